@@ -1,0 +1,30 @@
+//! Hadoop IPC, as spoken by Hadoop 2.x/3.x's `ProtobufRpcEngine2`.
+//!
+//! Layers, one module each:
+//! - [`frame`]: the preamble, length-prefixed frames, delimited messages;
+//! - [`sasl`]: the SASL negotiation state machine (SIMPLE now; token auth plugs in);
+//! - [`server`]: connections, the connection context, dispatch by protocol and method;
+//! - [`client`]: a pipelined client connection (what the NodeManager uses);
+//! - [`error`]: Java exception names and messages as they travel on the wire.
+
+pub mod client;
+pub mod error;
+pub mod frame;
+pub mod sasl;
+pub mod server;
+
+pub use client::{ClientOptions, IpcClient};
+pub use error::{class, IpcError, RpcError};
+pub use sasl::{AuthMethod, Mechanism};
+pub use server::{CallContext, RpcServer, ServerConfig, Service};
+
+/// The protocol names Java clients put in the connection context and request header.
+pub mod protocols {
+    pub const APPLICATION_CLIENT: &str = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB";
+    pub const APPLICATION_MASTER: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
+    pub const CONTAINER_MANAGEMENT: &str =
+        "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB";
+    pub const RESOURCE_MANAGER_ADMINISTRATION: &str =
+        "org.apache.hadoop.yarn.server.api.ResourceManagerAdministrationProtocolPB";
+    pub const RESOURCE_TRACKER: &str = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB";
+}
