@@ -79,7 +79,10 @@ impl IpcClient {
             .map_err(|_| {
                 io_err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
-                    format!("connect timed out after {} ms", options.connect_timeout.as_millis()),
+                    format!(
+                        "connect timed out after {} ms",
+                        options.connect_timeout.as_millis()
+                    ),
                 ))
             })?
             .map_err(io_err)?;
@@ -124,14 +127,15 @@ impl IpcClient {
                         Ok(h) => h,
                         Err(e) => break format!("undecodable response header: {e}"),
                     };
-                    let status = RpcStatusProto::try_from(header.status).unwrap_or(RpcStatusProto::Fatal);
+                    let status =
+                        RpcStatusProto::try_from(header.status).unwrap_or(RpcStatusProto::Fatal);
                     let result = match status {
-                        RpcStatusProto::Success => frame::take_delimited(&mut body).map_err(|e| {
-                            IpcError::Protocol {
+                        RpcStatusProto::Success => {
+                            frame::take_delimited(&mut body).map_err(|e| IpcError::Protocol {
                                 addr: addr.clone(),
                                 detail: format!("bad response body: {e}"),
-                            }
-                        }),
+                            })
+                        }
                         RpcStatusProto::Error | RpcStatusProto::Fatal => Err(IpcError::Remote {
                             class_name: header.exception_class_name.clone().unwrap_or_default(),
                             message: header.error_msg.clone().unwrap_or_default(),
@@ -210,11 +214,7 @@ impl IpcClient {
         };
         let frame = frame::encode_frame(&[&header, &req_header, req]);
         let (tx, rx) = oneshot::channel();
-        inner
-            .pending
-            .lock()
-            .map_err(|_| closed())?
-            .insert(cid, tx);
+        inner.pending.lock().map_err(|_| closed())?.insert(cid, tx);
         if inner.writer.send(frame).await.is_err() {
             self.forget(cid);
             return Err(closed());

@@ -203,9 +203,15 @@ mod tests {
                 auth: 0
             }
         );
-        assert_eq!(Preamble::parse(b"hrpc\x07\x00\x00"), Preamble::WrongVersion(7));
+        assert_eq!(
+            Preamble::parse(b"hrpc\x07\x00\x00"),
+            Preamble::WrongVersion(7)
+        );
         assert_eq!(Preamble::parse(b"GET / H"), Preamble::Http);
-        assert_eq!(Preamble::parse(b"\x00\x01\x02\x03\x04\x05\x06"), Preamble::Garbage);
+        assert_eq!(
+            Preamble::parse(b"\x00\x01\x02\x03\x04\x05\x06"),
+            Preamble::Garbage
+        );
         assert_eq!(Preamble::encode(AUTH_SASL), *b"hrpc\x09\x00\xdf");
     }
 
@@ -231,9 +237,15 @@ mod tests {
         ));
         let neg = (-5i32).to_be_bytes();
         let mut r = &neg[..];
-        assert!(matches!(read_frame(&mut r, 100).await, Err(FrameError::Negative(-5))));
+        assert!(matches!(
+            read_frame(&mut r, 100).await,
+            Err(FrameError::Negative(-5))
+        ));
         let mut r: &[u8] = &[];
-        assert!(matches!(read_frame(&mut r, 100).await, Err(FrameError::Eof)));
+        assert!(matches!(
+            read_frame(&mut r, 100).await,
+            Err(FrameError::Eof)
+        ));
     }
 
     #[test]

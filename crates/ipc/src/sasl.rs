@@ -17,7 +17,11 @@ pub enum AuthMethod {
     /// whatever the connection context claims.
     Simple,
     /// A token proved by DIGEST-MD5: the user is the token identifier's user.
-    Token { kind: String, user: String, identifier: Vec<u8> },
+    Token {
+        kind: String,
+        user: String,
+        identifier: Vec<u8>,
+    },
 }
 
 /// The authentication methods a server offers, in preference order.
@@ -83,7 +87,10 @@ impl SaslServer {
                 if self.offered == [Mechanism::Simple] {
                     // SIMPLE only: SUCCESS without auths tells the Java client to
                     // continue with the connection context, unauthenticated.
-                    return Ok(SaslStep::Done(Some(sasl_message(SaslState::Success)), AuthMethod::Simple));
+                    return Ok(SaslStep::Done(
+                        Some(sasl_message(SaslState::Success)),
+                        AuthMethod::Simple,
+                    ));
                 }
                 let mut reply = sasl_message(SaslState::Negotiate);
                 reply.auths = self.offered.iter().map(Mechanism::auth).collect();
@@ -108,9 +115,11 @@ impl SaslServer {
                     ))),
                 }
             }
-            SaslState::Response | SaslState::Challenge | SaslState::Success | SaslState::Wrap => Err(
-                SaslFailure(format!("unexpected SASL state {state:?} from client")),
-            ),
+            SaslState::Response | SaslState::Challenge | SaslState::Success | SaslState::Wrap => {
+                Err(SaslFailure(format!(
+                    "unexpected SASL state {state:?} from client"
+                )))
+            }
         }
     }
 }
@@ -131,7 +140,9 @@ mod tests {
     #[test]
     fn simple_only_answers_negotiate_with_success() {
         let mut s = SaslServer::new(vec![Mechanism::Simple]);
-        let step = s.step(&sasl_message(SaslState::Negotiate)).expect("negotiate");
+        let step = s
+            .step(&sasl_message(SaslState::Negotiate))
+            .expect("negotiate");
         match step {
             SaslStep::Done(Some(reply), AuthMethod::Simple) => {
                 assert_eq!(reply.state, SaslState::Success as i32);

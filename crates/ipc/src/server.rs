@@ -244,7 +244,11 @@ async fn serve_connection(
     let mut reader = BufReader::with_capacity(64 * 1024, read_half);
 
     let mut preamble = [0u8; 7];
-    match tokio::time::timeout(shared.config.frame_timeout, reader.read_exact(&mut preamble)).await
+    match tokio::time::timeout(
+        shared.config.frame_timeout,
+        reader.read_exact(&mut preamble),
+    )
+    .await
     {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
@@ -274,7 +278,9 @@ async fn serve_connection(
         }
         Preamble::Garbage => {
             let _ = write_half.shutdown().await;
-            return Err(format!("bad preamble {preamble:02x?}; expected 'hrpc' and version 9"));
+            return Err(format!(
+                "bad preamble {preamble:02x?}; expected 'hrpc' and version 9"
+            ));
         }
     };
 
@@ -364,30 +370,28 @@ async fn read_loop(
                 continue;
             }
         }
-        let body = match tokio::time::timeout(
-            cfg.frame_timeout,
-            read_frame(reader, cfg.max_frame_bytes),
-        )
-        .await
-        {
-            Err(_) => return Err("frame not completed within the frame timeout".into()),
-            Ok(Ok(body)) => body,
-            Ok(Err(FrameError::Eof)) => return Ok(()),
-            Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
-                let msg = e.to_string();
-                let _ = tx
-                    .send(fatal_frame(
-                        call_id::AUTHORIZATION_FAILED,
-                        &[],
-                        class::RPC_SERVER,
-                        &msg,
-                        RpcErrorCodeProto::FatalInvalidRpcHeader,
-                    ))
-                    .await;
-                return Err(msg);
-            }
-            Ok(Err(e)) => return Err(e.to_string()),
-        };
+        let body =
+            match tokio::time::timeout(cfg.frame_timeout, read_frame(reader, cfg.max_frame_bytes))
+                .await
+            {
+                Err(_) => return Err("frame not completed within the frame timeout".into()),
+                Ok(Ok(body)) => body,
+                Ok(Err(FrameError::Eof)) => return Ok(()),
+                Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
+                    let msg = e.to_string();
+                    let _ = tx
+                        .send(fatal_frame(
+                            call_id::AUTHORIZATION_FAILED,
+                            &[],
+                            class::RPC_SERVER,
+                            &msg,
+                            RpcErrorCodeProto::FatalInvalidRpcHeader,
+                        ))
+                        .await;
+                    return Err(msg);
+                }
+                Ok(Err(e)) => return Err(e.to_string()),
+            };
         match handle_frame(body, conn, shared, tx, in_flight).await {
             Ok(Flow::Continue) => {}
             Ok(Flow::Close) => return Ok(()),
@@ -405,7 +409,13 @@ struct Fatal {
 }
 
 impl Fatal {
-    fn new(call: i32, client_id: &[u8], class_name: &str, msg: String, code: RpcErrorCodeProto) -> Fatal {
+    fn new(
+        call: i32,
+        client_id: &[u8],
+        class_name: &str,
+        msg: String,
+        code: RpcErrorCodeProto,
+    ) -> Fatal {
         Fatal {
             frame: fatal_frame(call, client_id, class_name, &msg, code),
             reason: msg,
@@ -432,7 +442,13 @@ async fn handle_frame(
     let cid = header.call_id;
     let client_id = header.client_id.clone();
     let invalid = |msg: String| {
-        Fatal::new(cid, &client_id, class::RPC_SERVER, msg, RpcErrorCodeProto::FatalInvalidRpcHeader)
+        Fatal::new(
+            cid,
+            &client_id,
+            class::RPC_SERVER,
+            msg,
+            RpcErrorCodeProto::FatalInvalidRpcHeader,
+        )
     };
     match header.rpc_kind.map(RpcKindProto::try_from) {
         Some(Ok(RpcKindProto::RpcProtocolBuffer)) => {}
@@ -441,17 +457,33 @@ async fn handle_frame(
                 cid,
                 &client_id,
                 class::RPC_SERVER,
-                format!("unsupported RPC kind {:?}; only protocol buffers are served", header.rpc_kind),
+                format!(
+                    "unsupported RPC kind {:?}; only protocol buffers are served",
+                    header.rpc_kind
+                ),
                 RpcErrorCodeProto::FatalUnsupportedSerialization,
             ))
         }
-        None => return Err(invalid("the RPC kind is missing from the request header".into())),
+        None => {
+            return Err(invalid(
+                "the RPC kind is missing from the request header".into(),
+            ))
+        }
     }
     match header.rpc_op.map(OperationProto::try_from) {
         Some(Ok(OperationProto::RpcFinalPacket)) => {}
         Some(Ok(OperationProto::RpcCloseConnection)) => return Ok(Flow::Close),
-        Some(_) => return Err(invalid(format!("unsupported RPC operation {:?}", header.rpc_op))),
-        None => return Err(invalid("the RPC operation is missing from the request header".into())),
+        Some(_) => {
+            return Err(invalid(format!(
+                "unsupported RPC operation {:?}",
+                header.rpc_op
+            )))
+        }
+        None => {
+            return Err(invalid(
+                "the RPC operation is missing from the request header".into(),
+            ))
+        }
     }
 
     if cid == call_id::SASL {
@@ -491,22 +523,27 @@ async fn handle_frame(
                         cid,
                         &client_id,
                         class::ACCESS_CONTROL,
-                        format!("authenticated as {user} but the connection context claims {claimed}"),
+                        format!(
+                            "authenticated as {user} but the connection context claims {claimed}"
+                        ),
                         RpcErrorCodeProto::FatalUnauthorized,
                     ));
                 }
                 conn.user = Some(user.clone());
             }
             _ => {
-                let user = info.effective_user.filter(|u| !u.is_empty()).ok_or_else(|| {
-                    Fatal::new(
-                        cid,
-                        &client_id,
-                        class::ACCESS_CONTROL,
-                        "the connection context names no user".into(),
-                        RpcErrorCodeProto::FatalUnauthorized,
-                    )
-                })?;
+                let user = info
+                    .effective_user
+                    .filter(|u| !u.is_empty())
+                    .ok_or_else(|| {
+                        Fatal::new(
+                            cid,
+                            &client_id,
+                            class::ACCESS_CONTROL,
+                            "the connection context names no user".into(),
+                            RpcErrorCodeProto::FatalUnauthorized,
+                        )
+                    })?;
                 conn.user = Some(user);
                 conn.real_user = info.real_user;
             }
@@ -554,7 +591,9 @@ async fn handle_frame(
     let payload = match frame::take_delimited(&mut body) {
         Ok(p) => p,
         Err(e) => {
-            let err = RpcError::io(format!("cannot read the request body of {protocol}.{method}: {e}"));
+            let err = RpcError::io(format!(
+                "cannot read the request body of {protocol}.{method}: {e}"
+            ));
             send_error(tx, cid, &client_id, retry, &err).await;
             return Ok(Flow::Continue);
         }
@@ -599,15 +638,29 @@ async fn handle_frame(
     Ok(Flow::Continue)
 }
 
-async fn handle_sasl(mut body: Bytes, conn: &mut Conn, tx: &mpsc::Sender<Bytes>) -> Result<Flow, Fatal> {
+async fn handle_sasl(
+    mut body: Bytes,
+    conn: &mut Conn,
+    tx: &mpsc::Sender<Bytes>,
+) -> Result<Flow, Fatal> {
     let unauthorized = |msg: String| {
-        Fatal::new(call_id::SASL, &[], class::ACCESS_CONTROL, msg, RpcErrorCodeProto::FatalUnauthorized)
+        Fatal::new(
+            call_id::SASL,
+            &[],
+            class::ACCESS_CONTROL,
+            msg,
+            RpcErrorCodeProto::FatalUnauthorized,
+        )
     };
     let Some(sasl) = conn.sasl.as_mut() else {
-        return Err(unauthorized("SASL message on a connection that did not ask for SASL".into()));
+        return Err(unauthorized(
+            "SASL message on a connection that did not ask for SASL".into(),
+        ));
     };
     if conn.auth.is_some() {
-        return Err(unauthorized("SASL message after authentication finished".into()));
+        return Err(unauthorized(
+            "SASL message after authentication finished".into(),
+        ));
     }
     let msg: RpcSaslProto = decode_delimited(&mut body)
         .map_err(|e| unauthorized(format!("cannot decode the SASL message: {e}")))?;
@@ -626,7 +679,12 @@ async fn handle_sasl(mut body: Bytes, conn: &mut Conn, tx: &mpsc::Sender<Bytes>)
     Ok(Flow::Continue)
 }
 
-fn response_header(cid: i32, client_id: &[u8], retry: i32, status: RpcStatusProto) -> RpcResponseHeaderProto {
+fn response_header(
+    cid: i32,
+    client_id: &[u8],
+    retry: i32,
+    status: RpcStatusProto,
+) -> RpcResponseHeaderProto {
     RpcResponseHeaderProto {
         // The response call id is uint32 on the wire: −33 goes out as 4294967263.
         call_id: cid as u32,
@@ -638,7 +696,13 @@ fn response_header(cid: i32, client_id: &[u8], retry: i32, status: RpcStatusProt
     }
 }
 
-async fn send_error(tx: &mpsc::Sender<Bytes>, cid: i32, client_id: &[u8], retry: i32, err: &RpcError) {
+async fn send_error(
+    tx: &mpsc::Sender<Bytes>,
+    cid: i32,
+    client_id: &[u8],
+    retry: i32,
+    err: &RpcError,
+) {
     let mut header = response_header(cid, client_id, retry, RpcStatusProto::Error);
     header.exception_class_name = Some(err.class_name.clone());
     header.error_msg = Some(err.message.clone());
@@ -646,7 +710,13 @@ async fn send_error(tx: &mpsc::Sender<Bytes>, cid: i32, client_id: &[u8], retry:
     let _ = tx.send(encode_frame_raw(&header, None)).await;
 }
 
-fn fatal_frame(cid: i32, client_id: &[u8], class_name: &str, msg: &str, code: RpcErrorCodeProto) -> Bytes {
+fn fatal_frame(
+    cid: i32,
+    client_id: &[u8],
+    class_name: &str,
+    msg: &str,
+    code: RpcErrorCodeProto,
+) -> Bytes {
     let mut header = response_header(cid, client_id, -1, RpcStatusProto::Fatal);
     header.exception_class_name = Some(class_name.to_string());
     header.error_msg = Some(msg.to_string());

@@ -1,0 +1,452 @@
+//! Applications as the RM records them: ids, submission, state and kill.
+//!
+//! Pure state like `nodes`: time comes in as an argument. Launching the AM (attempts,
+//! containers) builds on this in the application-lifecycle work; here an accepted
+//! application waits in ACCEPTED until it is killed.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use spindle_common::ids::ApplicationId;
+use spindle_common::resource::Resource;
+
+/// YarnApplicationStateProto without the enum prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AppState {
+    New,
+    NewSaving,
+    Submitted,
+    Accepted,
+    Running,
+    Finished,
+    Failed,
+    Killed,
+}
+
+impl AppState {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            AppState::Finished | AppState::Failed | AppState::Killed
+        )
+    }
+}
+
+/// FinalApplicationStatusProto without the `APP_` prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalStatus {
+    Undefined,
+    Succeeded,
+    Failed,
+    Killed,
+    Ended,
+}
+
+/// What a client submitted, in domain terms. The raw launch context travels beside
+/// it (opaque here) for the AM launcher.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub id: ApplicationId,
+    pub name: String,
+    pub queue: String,
+    pub app_type: String,
+    pub tags: BTreeSet<String>,
+    pub priority: i32,
+    pub am_resource: Resource,
+    pub max_attempts: i32,
+    pub unmanaged_am: bool,
+    pub keep_containers: bool,
+}
+
+/// One application.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub id: ApplicationId,
+    pub user: String,
+    pub name: String,
+    pub queue: String,
+    pub app_type: String,
+    pub tags: BTreeSet<String>,
+    pub priority: i32,
+    pub am_resource: Resource,
+    pub max_attempts: i32,
+    pub unmanaged_am: bool,
+    pub keep_containers: bool,
+    pub state: AppState,
+    pub final_status: FinalStatus,
+    pub diagnostics: String,
+    pub submit_ms: u64,
+    pub start_ms: u64,
+    pub launch_ms: u64,
+    pub finish_ms: u64,
+    pub progress: f32,
+    pub am_host: String,
+    pub am_rpc_port: i32,
+    pub tracking_url: String,
+}
+
+/// Why a submission was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The id was not handed out by this RM.
+    UnknownId(String),
+    /// The AM asks for more than one container may have.
+    ResourceTooLarge(String),
+    /// Anything else a client must fix.
+    Invalid(String),
+}
+
+/// Filters of `getApplications`; empty sets mean "any".
+#[derive(Debug, Clone, Default)]
+pub struct AppFilter {
+    pub states: BTreeSet<AppState>,
+    pub types: BTreeSet<String>,
+    pub queues: BTreeSet<String>,
+    pub users: BTreeSet<String>,
+    pub tags: BTreeSet<String>,
+    pub name: Option<String>,
+    pub limit: Option<usize>,
+    pub started: Option<(u64, u64)>,
+    pub finished: Option<(u64, u64)>,
+}
+
+/// All applications this RM remembers.
+#[derive(Debug)]
+pub struct AppTable {
+    cluster_ts: i64,
+    next_id: i32,
+    apps: BTreeMap<ApplicationId, App>,
+    completed: VecDeque<ApplicationId>,
+    max_completed: usize,
+    pub max_allocation: Resource,
+    pub global_max_attempts: i32,
+}
+
+impl AppTable {
+    pub fn new(
+        cluster_ts: i64,
+        max_completed: usize,
+        max_allocation: Resource,
+        global_max_attempts: i32,
+    ) -> Self {
+        AppTable {
+            cluster_ts,
+            next_id: 0,
+            apps: BTreeMap::new(),
+            completed: VecDeque::new(),
+            max_completed,
+            max_allocation,
+            global_max_attempts,
+        }
+    }
+
+    /// `getNewApplication`: the next id. Ids count up from 1 for this RM's lifetime.
+    pub fn new_id(&mut self) -> ApplicationId {
+        self.next_id += 1;
+        ApplicationId::new(self.cluster_ts, self.next_id)
+    }
+
+    /// `submitApplication`. Submitting an id that is already known succeeds without
+    /// change, as Hadoop does (YarnClient re-submits after a lost answer).
+    pub fn submit(
+        &mut self,
+        sub: Submission,
+        user: &str,
+        now_ms: u64,
+    ) -> Result<&App, SubmitError> {
+        if self.apps.contains_key(&sub.id) {
+            return Ok(&self.apps[&sub.id]);
+        }
+        if sub.id.cluster_timestamp != self.cluster_ts || sub.id.id < 1 || sub.id.id > self.next_id
+        {
+            return Err(SubmitError::UnknownId(format!(
+                "Application {} was not created by this ResourceManager (cluster timestamp {}); \
+                 call getNewApplication first",
+                sub.id, self.cluster_ts
+            )));
+        }
+        let max = self.max_allocation;
+        let r = sub.am_resource;
+        if r.memory_mb < 0 || r.vcores < 0 {
+            return Err(SubmitError::ResourceTooLarge(format!(
+                "Invalid resource request! Cannot allocate containers as requested resource is less \
+                 than 0! Requested resource type=[memory-mb or vcores], Requested resource={r}"
+            )));
+        }
+        if r.memory_mb > max.memory_mb || r.vcores > max.vcores {
+            return Err(SubmitError::ResourceTooLarge(format!(
+                "Invalid resource request! Cannot allocate containers as requested resource is greater \
+                 than maximum allowed allocation. Requested resource={r}, maximum allowed allocation={max}, \
+                 please note that maximum allowed allocation is calculated by scheduler based on maximum \
+                 resource of registered NodeManagers, which might be less than configured maximum allocation={max}"
+            )));
+        }
+        let max_attempts = if sub.max_attempts <= 0 || sub.max_attempts > self.global_max_attempts {
+            self.global_max_attempts
+        } else {
+            sub.max_attempts
+        };
+        let app = App {
+            id: sub.id,
+            user: user.to_string(),
+            name: sub.name,
+            queue: sub.queue,
+            app_type: sub.app_type,
+            tags: sub.tags,
+            priority: sub.priority,
+            am_resource: sub.am_resource,
+            max_attempts,
+            unmanaged_am: sub.unmanaged_am,
+            keep_containers: sub.keep_containers,
+            state: AppState::Submitted,
+            final_status: FinalStatus::Undefined,
+            diagnostics: String::new(),
+            submit_ms: now_ms,
+            start_ms: now_ms,
+            launch_ms: 0,
+            finish_ms: 0,
+            progress: 0.0,
+            am_host: "N/A".into(),
+            am_rpc_port: -1,
+            tracking_url: String::new(),
+        };
+        self.apps.insert(sub.id, app);
+        Ok(&self.apps[&sub.id])
+    }
+
+    /// SUBMITTED → ACCEPTED once the queue took the application.
+    pub fn accept(&mut self, id: ApplicationId) {
+        if let Some(app) = self.apps.get_mut(&id) {
+            if app.state == AppState::Submitted {
+                app.state = AppState::Accepted;
+            }
+        }
+    }
+
+    /// Ends an application that a queue refused or that failed.
+    pub fn fail(&mut self, id: ApplicationId, diagnostics: String, now_ms: u64) {
+        self.finish(
+            id,
+            AppState::Failed,
+            FinalStatus::Failed,
+            diagnostics,
+            now_ms,
+        );
+    }
+
+    /// `forceKillApplication`: `None` when unknown, else whether the kill is complete
+    /// (always, as nothing runs yet that must be stopped first).
+    pub fn kill(&mut self, id: ApplicationId, diagnostics: String, now_ms: u64) -> Option<bool> {
+        let app = self.apps.get(&id)?;
+        if !app.state.is_final() {
+            self.finish(
+                id,
+                AppState::Killed,
+                FinalStatus::Killed,
+                diagnostics,
+                now_ms,
+            );
+        }
+        Some(true)
+    }
+
+    fn finish(
+        &mut self,
+        id: ApplicationId,
+        state: AppState,
+        status: FinalStatus,
+        diagnostics: String,
+        now_ms: u64,
+    ) {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        if app.state.is_final() {
+            return;
+        }
+        app.state = state;
+        app.final_status = status;
+        app.diagnostics = diagnostics;
+        app.finish_ms = now_ms;
+        app.progress = 1.0;
+        self.completed.push_back(id);
+        while self.completed.len() > self.max_completed {
+            if let Some(old) = self.completed.pop_front() {
+                self.apps.remove(&old);
+            }
+        }
+    }
+
+    pub fn get(&self, id: &ApplicationId) -> Option<&App> {
+        self.apps.get(id)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &App> {
+        self.apps.values()
+    }
+
+    /// Applications matching `filter`, in id order, at most `limit`.
+    pub fn list(&self, filter: &AppFilter) -> Vec<&App> {
+        let lower_tags: BTreeSet<String> = filter.tags.iter().map(|t| t.to_lowercase()).collect();
+        let within =
+            |range: Option<(u64, u64)>, t: u64| range.is_none_or(|(lo, hi)| t >= lo && t <= hi);
+        self.apps
+            .values()
+            .filter(|a| filter.states.is_empty() || filter.states.contains(&a.state))
+            .filter(|a| {
+                filter.types.is_empty()
+                    || filter
+                        .types
+                        .iter()
+                        .any(|t| t.eq_ignore_ascii_case(&a.app_type))
+            })
+            .filter(|a| filter.queues.is_empty() || filter.queues.contains(&a.queue))
+            .filter(|a| filter.users.is_empty() || filter.users.contains(&a.user))
+            .filter(|a| {
+                lower_tags.is_empty()
+                    || a.tags
+                        .iter()
+                        .any(|t| lower_tags.contains(&t.to_lowercase()))
+            })
+            .filter(|a| filter.name.as_ref().is_none_or(|n| n == &a.name))
+            .filter(|a| within(filter.started, a.start_ms))
+            .filter(|a| within(filter.finished, a.finish_ms))
+            .take(filter.limit.unwrap_or(usize::MAX))
+            .collect()
+    }
+
+    pub fn count(&self, state: AppState) -> usize {
+        self.apps.values().filter(|a| a.state == state).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> AppTable {
+        AppTable::new(1000, 2, Resource::new(8192, 4), 2)
+    }
+
+    fn sub(id: ApplicationId) -> Submission {
+        Submission {
+            id,
+            name: "job".into(),
+            queue: "default".into(),
+            app_type: "SPARK".into(),
+            tags: BTreeSet::new(),
+            priority: 0,
+            am_resource: Resource::new(1024, 1),
+            max_attempts: 0,
+            unmanaged_am: false,
+            keep_containers: false,
+        }
+    }
+
+    #[test]
+    fn ids_count_up_and_only_issued_ids_submit() {
+        let mut t = table();
+        let a = t.new_id();
+        assert_eq!(a.to_string(), "application_1000_0001");
+        assert!(matches!(
+            t.submit(sub(ApplicationId::new(1000, 5)), "u", 0),
+            Err(SubmitError::UnknownId(_))
+        ));
+        assert!(matches!(
+            t.submit(sub(ApplicationId::new(999, 1)), "u", 0),
+            Err(SubmitError::UnknownId(_))
+        ));
+        let app = t.submit(sub(a), "alice", 10).expect("submit");
+        assert_eq!(
+            (app.state, app.user.as_str(), app.max_attempts),
+            (AppState::Submitted, "alice", 2)
+        );
+        t.accept(a);
+        // Resubmission of a known id is a no-op success.
+        let again = t.submit(sub(a), "bob", 20).expect("resubmit");
+        assert_eq!(
+            (again.state, again.user.as_str()),
+            (AppState::Accepted, "alice")
+        );
+    }
+
+    #[test]
+    fn oversized_am_is_refused() {
+        let mut t = table();
+        let id = t.new_id();
+        let mut s = sub(id);
+        s.am_resource = Resource::new(16384, 1);
+        match t.submit(s, "u", 0) {
+            Err(SubmitError::ResourceTooLarge(msg)) => {
+                assert!(msg.contains("maximum allowed"), "{msg}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn kill_is_final_and_idempotent() {
+        let mut t = table();
+        let id = t.new_id();
+        t.submit(sub(id), "u", 0).expect("submit");
+        assert_eq!(t.kill(id, "killed by user".into(), 5), Some(true));
+        let app = t.get(&id).expect("app");
+        assert_eq!(
+            (app.state, app.final_status, app.finish_ms),
+            (AppState::Killed, FinalStatus::Killed, 5)
+        );
+        assert_eq!(t.kill(id, "again".into(), 9), Some(true));
+        assert_eq!(t.get(&id).map(|a| a.finish_ms), Some(5));
+        assert_eq!(t.kill(ApplicationId::new(1000, 77), String::new(), 0), None);
+    }
+
+    #[test]
+    fn completed_apps_are_bounded() {
+        let mut t = table();
+        let ids: Vec<_> = (0..3).map(|_| t.new_id()).collect();
+        for id in &ids {
+            t.submit(sub(*id), "u", 0).expect("submit");
+            t.kill(*id, String::new(), 1);
+        }
+        assert!(t.get(&ids[0]).is_none(), "oldest completed app evicted");
+        assert!(t.get(&ids[2]).is_some());
+    }
+
+    #[test]
+    fn filters() {
+        let mut t = AppTable::new(1000, 100, Resource::new(8192, 4), 2);
+        let a = t.new_id();
+        let b = t.new_id();
+        t.submit(sub(a), "alice", 0).expect("a");
+        let mut sb = sub(b);
+        sb.queue = "etl".into();
+        sb.app_type = "MAPREDUCE".into();
+        sb.tags.insert("Nightly".into());
+        t.submit(sb, "bob", 0).expect("b");
+        t.accept(b);
+        let ids = |f: &AppFilter| t.list(f).iter().map(|x| x.id).collect::<Vec<_>>();
+        let mut f = AppFilter::default();
+        assert_eq!(ids(&f), vec![a, b]);
+        f.states.insert(AppState::Accepted);
+        assert_eq!(ids(&f), vec![b]);
+        let f = AppFilter {
+            types: ["mapreduce".to_string()].into(),
+            ..Default::default()
+        };
+        assert_eq!(ids(&f), vec![b]);
+        let f = AppFilter {
+            users: ["alice".to_string()].into(),
+            ..Default::default()
+        };
+        assert_eq!(ids(&f), vec![a]);
+        let f = AppFilter {
+            tags: ["nightly".to_string()].into(),
+            ..Default::default()
+        };
+        assert_eq!(ids(&f), vec![b]);
+        let f = AppFilter {
+            limit: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(ids(&f), vec![a]);
+    }
+}

@@ -1,0 +1,508 @@
+//! ApplicationClientProtocol: what `yarn application|node|queue|cluster` and
+//! YarnClient (Spark's submitter) call on the RM's client port.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use hadoop_protos::yarn as pb;
+use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
+
+use crate::apps::{AppFilter, Submission, SubmitError};
+use crate::convert::{
+    app_id_from_pb, app_id_to_pb, app_report, app_state_from_pb, node_report, node_state_from_pb,
+    resource_from_pb, resource_to_pb,
+};
+use crate::nodes::NodeState;
+use crate::queues::{Queue, QueueState};
+use crate::RmContext;
+
+/// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
+const UNSUPPORTED: &[&str] = &[
+    "failApplicationAttempt",
+    "getDelegationToken",
+    "renewDelegationToken",
+    "cancelDelegationToken",
+    "moveApplicationAcrossQueues",
+    "getContainerReport",
+    "getNewReservation",
+    "submitReservation",
+    "updateReservation",
+    "deleteReservation",
+    "listReservations",
+    "updateApplicationPriority",
+    "signalToContainer",
+    "updateApplicationTimeouts",
+    "getResourceProfiles",
+    "getResourceProfile",
+];
+
+fn not_found(id: &impl std::fmt::Display) -> RpcError {
+    RpcError::new(
+        class::APPLICATION_NOT_FOUND,
+        format!("Application with id '{id}' doesn't exist in RM. Please check that the job submission was successful."),
+    )
+}
+
+pub fn service(ctx: Arc<RmContext>) -> Service {
+    let c = ctx.clone();
+    let s = Service::new(protocols::APPLICATION_CLIENT).method(
+        "getNewApplication",
+        move |_call: CallContext, _req: pb::GetNewApplicationRequestProto| {
+            let c = c.clone();
+            async move {
+                let max = c.max_allocation;
+                let id = c.core.with(|s, _| s.apps.new_id()).await?;
+                Ok(pb::GetNewApplicationResponseProto {
+                    application_id: Some(app_id_to_pb(&id)),
+                    maximum_capability: Some(resource_to_pb(max)),
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "submitApplication",
+        move |call: CallContext, req: pb::SubmitApplicationRequestProto| {
+            let c = c.clone();
+            async move {
+                let asc = req.application_submission_context.ok_or_else(|| {
+                    RpcError::yarn("submitApplication carries no application submission context")
+                })?;
+                let sub = submission_from_pb(&asc, c.min_allocation)?;
+                let user = call.user.clone();
+                let result = c.core.with(move |s, now| s.submit(sub, &user, now)).await?;
+                match result {
+                    Ok(_) => Ok(pb::SubmitApplicationResponseProto {}),
+                    Err(SubmitError::ResourceTooLarge(m)) => {
+                        Err(RpcError::new(class::INVALID_RESOURCE_REQUEST, m))
+                    }
+                    Err(SubmitError::UnknownId(m)) | Err(SubmitError::Invalid(m)) => {
+                        Err(RpcError::yarn(m))
+                    }
+                }
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getApplicationReport",
+        move |_call: CallContext, req: pb::GetApplicationReportRequestProto| {
+            let c = c.clone();
+            async move {
+                let id = app_id_from_pb(req.application_id.as_ref())?;
+                let report = c
+                    .core
+                    .with(move |s, _| {
+                        let total = s.nodes.cluster_capability();
+                        s.apps.get(&id).map(|a| app_report(a, total))
+                    })
+                    .await?
+                    .ok_or_else(|| not_found(&id))?;
+                Ok(pb::GetApplicationReportResponseProto {
+                    application_report: Some(report),
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "forceKillApplication",
+        move |call: CallContext, req: pb::KillApplicationRequestProto| {
+            let c = c.clone();
+            async move {
+                let id = app_id_from_pb(req.application_id.as_ref())?;
+                let diagnostics = req
+                    .diagnostics
+                    .filter(|d| !d.is_empty())
+                    .map(|d| format!("Application killed by user {}: {d}", call.user))
+                    .unwrap_or_else(|| format!("Application killed by user {}.", call.user));
+                let done = c
+                    .core
+                    .with(move |s, now| s.apps.kill(id, diagnostics, now))
+                    .await?
+                    .ok_or_else(|| {
+                        RpcError::new(
+                            class::APPLICATION_NOT_FOUND,
+                            format!("Trying to kill an absent application {id}"),
+                        )
+                    })?;
+                Ok(pb::KillApplicationResponseProto {
+                    is_kill_completed: Some(done),
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getApplications",
+        move |_call: CallContext, req: pb::GetApplicationsRequestProto| {
+            let c = c.clone();
+            async move {
+                let filter = filter_from_pb(&req);
+                let reports = c
+                    .core
+                    .with(move |s, _| {
+                        let total = s.nodes.cluster_capability();
+                        s.apps
+                            .list(&filter)
+                            .into_iter()
+                            .map(|a| app_report(a, total))
+                            .collect::<Vec<_>>()
+                    })
+                    .await?;
+                Ok(pb::GetApplicationsResponseProto {
+                    applications: reports,
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getClusterMetrics",
+        move |_call: CallContext, _req: pb::GetClusterMetricsRequestProto| {
+            let c = c.clone();
+            async move {
+                let m = c
+                    .core
+                    .with(|s, _| {
+                        let n = |st| s.nodes.count(st) as i32;
+                        pb::YarnClusterMetricsProto {
+                            num_node_managers: Some(s.nodes.active().count() as i32),
+                            num_decommissioned_nms: Some(n(NodeState::Decommissioned)),
+                            num_active_nms: Some(n(NodeState::Running)),
+                            num_lost_nms: Some(n(NodeState::Lost)),
+                            num_unhealthy_nms: Some(n(NodeState::Unhealthy)),
+                            num_rebooted_nms: Some(n(NodeState::Rebooted)),
+                            num_decommissioning_nms: Some(n(NodeState::Decommissioning)),
+                            num_shutdown_nms: Some(n(NodeState::Shutdown)),
+                        }
+                    })
+                    .await?;
+                Ok(pb::GetClusterMetricsResponseProto {
+                    cluster_metrics: Some(m),
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getClusterNodes",
+        move |_call: CallContext, req: pb::GetClusterNodesRequestProto| {
+            let c = c.clone();
+            async move {
+                let mut states: BTreeSet<NodeState> = req
+                    .node_states
+                    .iter()
+                    .filter_map(|v| node_state_from_pb(*v))
+                    .collect();
+                if req.node_states.is_empty() {
+                    // No filter means every state, as in Hadoop's ClientRMService.
+                    states = [
+                        NodeState::New,
+                        NodeState::Running,
+                        NodeState::Unhealthy,
+                        NodeState::Decommissioned,
+                        NodeState::Lost,
+                        NodeState::Rebooted,
+                        NodeState::Decommissioning,
+                        NodeState::Shutdown,
+                    ]
+                    .into();
+                }
+                let reports = c
+                    .core
+                    .with(move |s, _| {
+                        s.nodes
+                            .all()
+                            .filter(|n| states.contains(&n.state))
+                            .map(node_report)
+                            .collect::<Vec<_>>()
+                    })
+                    .await?;
+                Ok(pb::GetClusterNodesResponseProto {
+                    node_reports: reports,
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getQueueInfo",
+        move |_call: CallContext, req: pb::GetQueueInfoRequestProto| {
+            let c = c.clone();
+            async move {
+                let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
+                let with_apps = req.include_applications.unwrap_or(false);
+                let with_children = req.include_child_queues.unwrap_or(false);
+                let info = c
+                    .core
+                    .with(move |s, _| {
+                        let total = s.nodes.cluster_capability();
+                        let leaf_info = |q: &Queue| {
+                            let apps: Vec<_> = s.apps.all().filter(|a| a.queue == q.name).collect();
+                            pb::QueueInfoProto {
+                                applications: if with_apps {
+                                    apps.iter().map(|a| app_report(a, total)).collect()
+                                } else {
+                                    Vec::new()
+                                },
+                                ..queue_info(q)
+                            }
+                        };
+                        if name == "root" {
+                            let children = s.queues.leaves().map(leaf_info).collect::<Vec<_>>();
+                            Some(pb::QueueInfoProto {
+                                queue_name: Some("root".into()),
+                                queue_path: Some("root".into()),
+                                capacity: Some(1.0),
+                                maximum_capacity: Some(1.0),
+                                current_capacity: Some(0.0),
+                                state: Some(pb::QueueStateProto::QRunning as i32),
+                                child_queues: if with_children { children } else { Vec::new() },
+                                accessible_node_labels: vec!["*".into()],
+                                scheduler_type: Some("CapacityScheduler".into()),
+                                ..Default::default()
+                            })
+                        } else {
+                            s.queues.get(&name).map(leaf_info)
+                        }
+                    })
+                    .await?;
+                // Like Hadoop, an unknown queue is an answer without queue info; the
+                // CLI then prints that it cannot find the queue.
+                Ok(pb::GetQueueInfoResponseProto { queue_info: info })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getQueueUserAcls",
+        move |_call: CallContext, _req: pb::GetQueueUserAclsInfoRequestProto| {
+            let c = c.clone();
+            async move {
+                let names = c
+                    .core
+                    .with(|s, _| {
+                        s.queues
+                            .leaves()
+                            .map(|q| q.name.clone())
+                            .collect::<Vec<_>>()
+                    })
+                    .await?;
+                // ACLs are not enforced (yarn.acl.enable=false semantics): everyone may
+                // submit to and administer every queue.
+                let acls = vec![
+                    pb::QueueAclProto::QaclSubmitApplications as i32,
+                    pb::QueueAclProto::QaclAdministerQueue as i32,
+                ];
+                let queue_user_acls = std::iter::once("root".to_string())
+                    .chain(names)
+                    .map(|q| pb::QueueUserAclInfoProto {
+                        queue_name: Some(q),
+                        user_acls: acls.clone(),
+                    })
+                    .collect();
+                Ok(pb::GetQueueUserAclsInfoResponseProto { queue_user_acls })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getApplicationAttempts",
+        move |_call: CallContext, req: pb::GetApplicationAttemptsRequestProto| {
+            let c = c.clone();
+            async move {
+                let id = app_id_from_pb(req.application_id.as_ref())?;
+                let known = c.core.with(move |s, _| s.apps.get(&id).is_some()).await?;
+                if !known {
+                    return Err(not_found(&id));
+                }
+                // No attempt exists until AMs are launched.
+                Ok(pb::GetApplicationAttemptsResponseProto {
+                    application_attempts: Vec::new(),
+                })
+            }
+        },
+    );
+    let s = s.method(
+        "getApplicationAttemptReport",
+        move |_call: CallContext, req: pb::GetApplicationAttemptReportRequestProto| async move {
+            let attempt = req
+                .application_attempt_id
+                .map(|a| attempt_string(&a))
+                .unwrap_or_else(|| "(none)".into());
+            Err::<pb::GetApplicationAttemptReportResponseProto, _>(RpcError::new(
+                class::APPLICATION_ATTEMPT_NOT_FOUND,
+                format!("ApplicationAttempt with id '{attempt}' doesn't exist in RM."),
+            ))
+        },
+    );
+    let s = s.method(
+        "getContainers",
+        move |_call: CallContext, req: pb::GetContainersRequestProto| async move {
+            let attempt = req
+                .application_attempt_id
+                .map(|a| attempt_string(&a))
+                .unwrap_or_else(|| "(none)".into());
+            Err::<pb::GetContainersResponseProto, _>(RpcError::new(
+                class::APPLICATION_ATTEMPT_NOT_FOUND,
+                format!("ApplicationAttempt with id '{attempt}' doesn't exist in RM."),
+            ))
+        },
+    );
+    // Node labels and attributes: Spindle has none, so the answers are empty.
+    let s = s
+        .method(
+            "getClusterNodeLabels",
+            |_c: CallContext, _r: pb::GetClusterNodeLabelsRequestProto| async {
+                Ok(pb::GetClusterNodeLabelsResponseProto::default())
+            },
+        )
+        .method(
+            "getNodeToLabels",
+            |_c: CallContext, _r: pb::GetNodesToLabelsRequestProto| async {
+                Ok(pb::GetNodesToLabelsResponseProto::default())
+            },
+        )
+        .method(
+            "getLabelsToNodes",
+            |_c: CallContext, _r: pb::GetLabelsToNodesRequestProto| async {
+                Ok(pb::GetLabelsToNodesResponseProto::default())
+            },
+        )
+        .method(
+            "getClusterNodeAttributes",
+            |_c: CallContext, _r: pb::GetClusterNodeAttributesRequestProto| async {
+                Ok(pb::GetClusterNodeAttributesResponseProto::default())
+            },
+        )
+        .method(
+            "getAttributesToNodes",
+            |_c: CallContext, _r: pb::GetAttributesToNodesRequestProto| async {
+                Ok(pb::GetAttributesToNodesResponseProto::default())
+            },
+        )
+        .method(
+            "getNodesToAttributes",
+            |_c: CallContext, _r: pb::GetNodesToAttributesRequestProto| async {
+                Ok(pb::GetNodesToAttributesResponseProto::default())
+            },
+        )
+        .method(
+            "getResourceTypeInfo",
+            |_c: CallContext, _r: pb::GetAllResourceTypeInfoRequestProto| async {
+                Ok(pb::GetAllResourceTypeInfoResponseProto {
+                    resource_type_info: vec![
+                        pb::ResourceTypeInfoProto {
+                            name: "memory-mb".into(),
+                            units: Some("Mi".into()),
+                            r#type: Some(pb::ResourceTypesProto::Countable as i32),
+                        },
+                        pb::ResourceTypeInfoProto {
+                            name: "vcores".into(),
+                            units: Some(String::new()),
+                            r#type: Some(pb::ResourceTypesProto::Countable as i32),
+                        },
+                    ],
+                })
+            },
+        );
+    s.unsupported(UNSUPPORTED)
+}
+
+fn attempt_string(a: &pb::ApplicationAttemptIdProto) -> String {
+    let app = a.application_id.clone().unwrap_or_default();
+    format!(
+        "appattempt_{}_{:04}_{:06}",
+        app.cluster_timestamp.unwrap_or(0),
+        app.id.unwrap_or(0),
+        a.attempt_id.unwrap_or(0)
+    )
+}
+
+fn queue_info(q: &Queue) -> pb::QueueInfoProto {
+    pb::QueueInfoProto {
+        queue_name: Some(q.name.clone()),
+        queue_path: Some(q.path.clone()),
+        capacity: Some(q.capacity_pct / 100.0),
+        maximum_capacity: Some(q.max_capacity_pct / 100.0),
+        current_capacity: Some(0.0),
+        state: Some(match q.state {
+            QueueState::Running => pb::QueueStateProto::QRunning,
+            QueueState::Stopped => pb::QueueStateProto::QStopped,
+        } as i32),
+        accessible_node_labels: vec!["*".into()],
+        default_node_label_expression: Some(String::new()),
+        preemption_disabled: Some(true),
+        intra_queue_preemption_disabled: Some(true),
+        scheduler_type: Some("CapacityScheduler".into()),
+        weight: Some(-1.0),
+        max_parallel_apps: Some(i32::MAX),
+        ..Default::default()
+    }
+}
+
+fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
+    let range = |lo: Option<i64>, hi: Option<i64>| match (lo, hi) {
+        (None, None) => None,
+        (lo, hi) => Some((
+            lo.unwrap_or(0).max(0) as u64,
+            hi.map_or(u64::MAX, |h| h.max(0) as u64),
+        )),
+    };
+    AppFilter {
+        states: req
+            .application_states
+            .iter()
+            .filter_map(|v| app_state_from_pb(*v))
+            .collect(),
+        types: req.application_types.iter().cloned().collect(),
+        queues: req.queues.iter().cloned().collect(),
+        users: req.users.iter().cloned().collect(),
+        tags: req.application_tags.iter().cloned().collect(),
+        name: req.name.clone().filter(|n| !n.is_empty()),
+        limit: req.limit.filter(|l| *l > 0).map(|l| l as usize),
+        started: range(req.start_begin, req.start_end),
+        finished: range(req.finish_begin, req.finish_end),
+    }
+}
+
+fn submission_from_pb(
+    asc: &pb::ApplicationSubmissionContextProto,
+    min_allocation: spindle_common::resource::Resource,
+) -> Result<Submission, RpcError> {
+    let id = app_id_from_pb(asc.application_id.as_ref())?;
+    // The AM's resource comes in field 9, or (with an AM node label) in field 17.
+    let am = match (&asc.resource, asc.am_container_resource_request.first()) {
+        (Some(r), _) => resource_from_pb(Some(r)),
+        (None, Some(rr)) => resource_from_pb(rr.capability.as_ref()),
+        (None, None) => min_allocation,
+    };
+    if asc.am_container_spec.is_none() && !asc.unmanaged_am.unwrap_or(false) {
+        return Err(RpcError::new(
+            class::INVALID_RESOURCE_REQUEST,
+            format!("Application {id} carries no AM container launch context"),
+        ));
+    }
+    Ok(Submission {
+        id,
+        name: asc.application_name.clone().unwrap_or_else(|| "N/A".into()),
+        queue: asc
+            .queue
+            .clone()
+            .filter(|q| !q.is_empty())
+            .unwrap_or_else(|| "default".into()),
+        app_type: asc
+            .application_type
+            .clone()
+            .unwrap_or_else(|| "YARN".into()),
+        tags: asc.application_tags.iter().cloned().collect(),
+        priority: asc.priority.as_ref().and_then(|p| p.priority).unwrap_or(0),
+        am_resource: am,
+        max_attempts: asc.max_app_attempts.unwrap_or(0),
+        unmanaged_am: asc.unmanaged_am.unwrap_or(false),
+        keep_containers: asc
+            .keep_containers_across_application_attempts
+            .unwrap_or(false),
+    })
+}

@@ -1,0 +1,276 @@
+//! The Spindle ResourceManager: Hadoop's RM protocols over Hadoop IPC.
+//!
+//! - [`core`]: the RM state (nodes, applications, queues) and the task that owns it;
+//! - [`nodes`], [`apps`], [`queues`], [`hosts`], [`acl`]: pure domain logic, time passed in;
+//! - [`client_service`], [`tracker_service`], [`admin_service`]: the wire protocols,
+//!   converting with [`convert`] and calling into the core.
+
+pub mod acl;
+pub mod admin_service;
+pub mod apps;
+pub mod client_service;
+pub mod convert;
+pub mod core;
+pub mod hosts;
+pub mod nodes;
+pub mod queues;
+pub mod tracker_service;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::resource::Resource;
+use spindle_ipc::{protocols, RpcServer, ServerConfig, Service};
+use tracing::info;
+
+use crate::acl::Acl;
+use crate::apps::AppTable;
+use crate::core::{CoreHandle, RmState};
+use crate::nodes::{NodeConfig, NodeTable};
+use crate::queues::Queues;
+
+/// What every service handler shares.
+pub struct RmContext {
+    pub core: CoreHandle,
+    /// Where refreshes re-read configuration from.
+    pub conf_dir: Option<PathBuf>,
+    /// The RM's start time: cluster timestamp in ids and NM `rm_identifier`.
+    pub cluster_ts: i64,
+    pub rm_version: String,
+    pub min_allocation: Resource,
+    pub max_allocation: Resource,
+}
+
+/// Why the RM could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RmError {
+    #[error(transparent)]
+    Conf(#[from] ConfError),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+    #[error("cannot resolve {key} = '{value}': {detail}")]
+    Resolve {
+        key: String,
+        value: String,
+        detail: String,
+    },
+    #[error("cannot listen on {addr} ({key}): {source}")]
+    Bind {
+        key: String,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The addresses the RM actually listens on.
+#[derive(Debug, Clone, Copy)]
+pub struct RmAddresses {
+    pub client: SocketAddr,
+    pub scheduler: SocketAddr,
+    pub resource_tracker: SocketAddr,
+    pub admin: SocketAddr,
+}
+
+/// A running ResourceManager. Dropping it stops the listeners.
+pub struct ResourceManager {
+    addresses: RmAddresses,
+    context: Arc<RmContext>,
+    _servers: Vec<RpcServer>,
+}
+
+/// Resolves `key` (host:port) to a listen address, honouring
+/// `yarn.resourcemanager.bind-host` like Hadoop.
+async fn listen_addr(
+    conf: &Configuration,
+    key: &str,
+    bind_host_key: &str,
+) -> Result<SocketAddr, RmError> {
+    let (host, port) = conf.get_socket_addr(key)?;
+    let host = conf
+        .get(bind_host_key)
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or(host);
+    let text = format!("{host}:{port}");
+    let first = tokio::net::lookup_host(text.as_str())
+        .await
+        .map_err(|e| RmError::Resolve {
+            key: key.to_string(),
+            value: text.clone(),
+            detail: e.to_string(),
+        })?
+        .next();
+    first.ok_or_else(|| RmError::Resolve {
+        key: key.to_string(),
+        value: text,
+        detail: "no address".into(),
+    })
+}
+
+fn positive(conf: &Configuration, key: &str) -> Result<i64, RmError> {
+    let v = conf.get_i64(key)?;
+    if v <= 0 {
+        return Err(RmError::Invalid(format!("{key} must be positive, not {v}")));
+    }
+    Ok(v)
+}
+
+/// The server settings Hadoop's `ipc.*` keys describe.
+pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfig, RmError> {
+    let max_frame = positive(conf, "ipc.maximum.data.length")? as usize;
+    let idle_ms = positive(conf, "ipc.client.connection.maxidletime")? as u64 * 2;
+    Ok(ServerConfig {
+        max_frame_bytes: max_frame,
+        idle_timeout: Duration::from_millis(idle_ms),
+        name: name.to_string(),
+        ..ServerConfig::default()
+    })
+}
+
+impl ResourceManager {
+    /// Reads the configuration, binds the four RM ports and starts serving.
+    pub async fn start(
+        conf: &Configuration,
+        conf_dir: Option<PathBuf>,
+    ) -> Result<ResourceManager, RmError> {
+        let cluster_ts = crate::core::now_ms() as i64;
+        let min_allocation = Resource::new(
+            positive(conf, "yarn.scheduler.minimum-allocation-mb")?,
+            positive(conf, "yarn.scheduler.minimum-allocation-vcores")? as i32,
+        );
+        let max_allocation = Resource::new(
+            positive(conf, "yarn.scheduler.maximum-allocation-mb")?,
+            positive(conf, "yarn.scheduler.maximum-allocation-vcores")? as i32,
+        );
+        if max_allocation.memory_mb < min_allocation.memory_mb
+            || max_allocation.vcores < min_allocation.vcores
+        {
+            return Err(RmError::Invalid(format!(
+                "yarn.scheduler.maximum-allocation-* ({max_allocation}) is below the minimum allocation ({min_allocation})"
+            )));
+        }
+        let expiry_ms = positive(conf, "yarn.nm.liveness-monitor.expiry-interval-ms")? as u64;
+        let heartbeat_ms = positive(
+            conf,
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+        )?;
+        let graceful_s =
+            conf.get_i64("yarn.resourcemanager.nodemanager-graceful-decommission-timeout-secs")?;
+        let max_completed = conf
+            .get_i64("yarn.resourcemanager.max-completed-applications")?
+            .max(0) as usize;
+        let am_max_attempts = positive(conf, "yarn.resourcemanager.am.max-attempts")? as i32;
+        let hosts = admin_service::host_files(conf)
+            .read()
+            .map_err(RmError::Invalid)?;
+        let queues = Queues::load(conf_dir.as_deref()).map_err(RmError::Invalid)?;
+        let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+
+        let state = RmState {
+            cluster_ts,
+            nodes: NodeTable::new(
+                NodeConfig {
+                    liveness_expiry_ms: expiry_ms,
+                    heartbeat_interval_ms: heartbeat_ms,
+                    min_allocation,
+                    default_graceful_timeout_ms: graceful_s.max(0) as u64 * 1000,
+                    default_rack: "/default-rack".into(),
+                },
+                hosts,
+            ),
+            apps: AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
+            queues,
+            admin_acl,
+        };
+        // Check liveness often enough that expiry is noticed within a tenth of its interval.
+        let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
+        let core = CoreHandle::spawn(state, tick);
+        let context = Arc::new(RmContext {
+            core,
+            conf_dir,
+            cluster_ts,
+            rm_version: format!("spindle-{}", env!("CARGO_PKG_VERSION")),
+            min_allocation,
+            max_allocation,
+        });
+
+        let bind_key = "yarn.resourcemanager.bind-host";
+        let mut servers = Vec::new();
+        let bind = |key: &'static str, addr: SocketAddr, service: Service, name: &str| {
+            let cfg = ipc_server_config(conf, name);
+            async move {
+                let cfg = cfg?;
+                RpcServer::bind(addr, vec![service], cfg)
+                    .await
+                    .map_err(|source| RmError::Bind {
+                        key: key.to_string(),
+                        addr,
+                        source,
+                    })
+            }
+        };
+        let client_key = "yarn.resourcemanager.address";
+        let client = bind(
+            client_key,
+            listen_addr(conf, client_key, bind_key).await?,
+            client_service::service(context.clone()),
+            "rm-client",
+        )
+        .await?;
+        let sched_key = "yarn.resourcemanager.scheduler.address";
+        // The ApplicationMaster protocol is served once AM launch exists; until then
+        // every call gets a clear error naming the method.
+        let scheduler = bind(
+            sched_key,
+            listen_addr(conf, sched_key, bind_key).await?,
+            Service::new(protocols::APPLICATION_MASTER).unsupported(&[
+                "registerApplicationMaster",
+                "allocate",
+                "finishApplicationMaster",
+            ]),
+            "rm-scheduler",
+        )
+        .await?;
+        let tracker_key = "yarn.resourcemanager.resource-tracker.address";
+        let tracker = bind(
+            tracker_key,
+            listen_addr(conf, tracker_key, bind_key).await?,
+            tracker_service::service(context.clone()),
+            "rm-tracker",
+        )
+        .await?;
+        let admin_key = "yarn.resourcemanager.admin.address";
+        let admin = bind(
+            admin_key,
+            listen_addr(conf, admin_key, bind_key).await?,
+            admin_service::service(context.clone()),
+            "rm-admin",
+        )
+        .await?;
+        let addresses = RmAddresses {
+            client: client.local_addr(),
+            scheduler: scheduler.local_addr(),
+            resource_tracker: tracker.local_addr(),
+            admin: admin.local_addr(),
+        };
+        servers.extend([client, scheduler, tracker, admin]);
+        info!(?addresses, cluster_ts, "ResourceManager started");
+        Ok(ResourceManager {
+            addresses,
+            context,
+            _servers: servers,
+        })
+    }
+
+    pub fn addresses(&self) -> RmAddresses {
+        self.addresses
+    }
+
+    pub fn context(&self) -> &Arc<RmContext> {
+        &self.context
+    }
+}
