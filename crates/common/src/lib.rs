@@ -1,0 +1,32 @@
+//! Shared building blocks of Spindle, the Rust replacement for the YARN
+//! ResourceManager and NodeManager:
+//!
+//! * [`conf`]: Hadoop-style XML configuration (`core-site.xml`,
+//!   `yarn-site.xml`) with Hadoop's precedence, `final` and `${...}`
+//!   expansion rules, built-in Hadoop 3.3 defaults, and errors that name
+//!   the file, line and key;
+//! * [`ids`]: application, attempt, container and node ids with Hadoop's
+//!   string forms;
+//! * [`resource`]: memory + vcores arithmetic.
+//!
+//! This crate knows nothing about the wire: conversions to and from the
+//! protobuf records live in the crates that speak the protocols.
+//!
+//! ```
+//! use spindle_common::conf::{keys, Configuration};
+//!
+//! let mut conf = Configuration::with_defaults();
+//! conf.set(keys::RM_HOSTNAME, "rm.example.internal");
+//! assert_eq!(
+//!     conf.get_socket_addr(keys::RM_ADDRESS).ok(),
+//!     Some(("rm.example.internal".to_string(), 8032))
+//! );
+//! ```
+
+pub mod conf;
+pub mod ids;
+pub mod resource;
+
+pub use conf::{current_user, ConfError, Configuration};
+pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError, NodeId};
+pub use resource::Resource;
