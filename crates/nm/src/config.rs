@@ -1,0 +1,655 @@
+//! The NodeManager's settings, read once from the Hadoop-style configuration.
+//!
+//! Every value an operator can get wrong is checked here, so that a bad
+//! `yarn-site.xml` stops the daemon at start-up with a message naming the key,
+//! the value and the file it came from.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use spindle_common::conf::keys;
+use spindle_common::{current_user, ConfError, Configuration, Resource};
+
+use crate::disks::DiskHealthConfig;
+use crate::error::NmError;
+use crate::hardware::{self, HostHardware, ResourceSettings};
+
+/// What this NodeManager reports as its version (`nm_version` at registration).
+pub const NM_VERSION: &str = concat!("spindle-", env!("CARGO_PKG_VERSION"));
+
+/// Keys this crate reads that the shared key list does not name. Hadoop
+/// ships them without a value in `yarn-default.xml` or added them in 3.3.x;
+/// each falls back to Hadoop's behaviour when unset.
+pub mod extra_keys {
+    /// Low watermark of disk utilization; defaults to the high one.
+    pub const DISK_UTILIZATION_WATERMARK_LOW: &str =
+        "yarn.nodemanager.disk-health-checker.disk-utilization-watermark-low-per-disk-percentage";
+    /// Free space a bad dir needs before it turns good again; defaults to
+    /// `min-free-space-per-disk-mb`.
+    pub const DISK_FREE_SPACE_WATERMARK_HIGH_MB: &str =
+        "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-watermark-high-mb";
+    /// Whether the utilization limit is checked (default true).
+    pub const DISK_UTILIZATION_THRESHOLD_ENABLED: &str =
+        "yarn.nodemanager.disk-health-checker.disk-utilization-threshold.enabled";
+    /// Whether the free-space limit is checked (default true).
+    pub const DISK_FREE_SPACE_THRESHOLD_ENABLED: &str =
+        "yarn.nodemanager.disk-health-checker.disk-free-space-threshold.enabled";
+    /// Prefix of the per-RM host names in an HA setup (`<prefix>.<rm-id>`).
+    pub const RM_HOSTNAME_PREFIX: &str = "yarn.resourcemanager.hostname";
+}
+
+/// Everything the NodeManager agent needs to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NmConfig {
+    /// The host of the NodeId, i.e. the name the ResourceManager and
+    /// ApplicationMasters use to reach this node.
+    pub node_host: String,
+    /// Host the container-management server listens on.
+    pub bind_host: String,
+    /// Port of the container-management server; 0 picks a free port, and
+    /// the port actually bound becomes the NodeId port.
+    pub bind_port: u16,
+    /// `host:port` of the ResourceManager resource tracker(s). More than
+    /// one with RM HA: the agent moves to the next one when the current
+    /// one is unreachable or standby.
+    pub resource_tracker_addrs: Vec<String>,
+    /// Port of the NodeManager web UI as reported to the ResourceManager
+    /// (from `yarn.nodemanager.webapp.address`). Spindle's NodeManager does
+    /// not serve HTTP yet; the port is reported so that links the RM builds
+    /// (`node_http_address`) have Hadoop's shape.
+    pub http_port: i32,
+    /// Resources offered to containers.
+    pub resource: Resource,
+    /// The machine's memory and processors, when they could be read.
+    pub physical_resource: Option<Resource>,
+    /// `yarn.nodemanager.local-dirs`, absolute.
+    pub local_dirs: Vec<PathBuf>,
+    /// `yarn.nodemanager.log-dirs`, absolute.
+    pub log_dirs: Vec<PathBuf>,
+    pub disk_health: DiskHealthConfig,
+    /// Heartbeat interval until the ResourceManager says otherwise.
+    pub heartbeat_interval: Duration,
+    /// The user the agent names in its IPC connection context.
+    pub user: String,
+    /// Version string sent at registration.
+    pub version: String,
+    /// Time allowed to open a connection to the ResourceManager.
+    pub rm_connect_timeout: Duration,
+    /// Time allowed for one call to the ResourceManager.
+    pub rm_call_timeout: Duration,
+    /// Time allowed for `unRegisterNodeManager` on a clean stop.
+    pub unregister_timeout: Duration,
+}
+
+impl NmConfig {
+    /// Reads and checks the NodeManager settings.
+    pub fn from_conf(conf: &Configuration) -> Result<NmConfig, NmError> {
+        let (address_host, _) = conf.get_socket_addr(keys::NM_ADDRESS)?;
+        let (bind_host, bind_port) = conf.get_bind_addr(keys::NM_BIND_HOST, keys::NM_ADDRESS)?;
+        let node_host = node_host(conf, &address_host)?;
+
+        let (_, http_port) = conf.get_socket_addr(keys::NM_WEBAPP_ADDRESS)?;
+
+        let resource_tracker_addrs = resource_tracker_addrs(conf)?;
+
+        let settings = resource_settings(conf)?;
+        let hardware = match HostHardware::detect() {
+            Ok(hw) => Some(hw),
+            Err(e) => {
+                if settings.detect_hardware {
+                    tracing::warn!(
+                        "hardware detection is on but the host could not be read ({e}); \
+                         using the default node resources"
+                    );
+                }
+                None
+            }
+        };
+        let resource = node_resource(&settings, hardware.as_ref())?;
+        let physical_resource =
+            hardware.map(|hw| Resource::new(hw.physical_memory_mb, hw.logical_processors));
+
+        let local_dirs = dir_list(conf, keys::NM_LOCAL_DIRS)?;
+        let log_dirs = dir_list(conf, keys::NM_LOG_DIRS)?;
+        let disk_health = disk_health_config(conf)?;
+
+        let heartbeat_ms = conf.get_i64(keys::RM_NODEMANAGERS_HEARTBEAT_INTERVAL_MS)?;
+        if heartbeat_ms <= 0 {
+            return Err(conf
+                .invalid_value(
+                    keys::RM_NODEMANAGERS_HEARTBEAT_INTERVAL_MS,
+                    "must be greater than 0",
+                )
+                .into());
+        }
+        let connect_ms = optional(conf, keys::IPC_CLIENT_CONNECT_TIMEOUT, 20_000, |c, k| {
+            c.get_u64(k)
+        })?;
+
+        Ok(NmConfig {
+            node_host,
+            bind_host,
+            bind_port,
+            resource_tracker_addrs,
+            http_port: i32::from(http_port),
+            resource,
+            physical_resource,
+            local_dirs,
+            log_dirs,
+            disk_health,
+            heartbeat_interval: Duration::from_millis(heartbeat_ms.unsigned_abs()),
+            user: current_user(),
+            version: NM_VERSION.to_string(),
+            rm_connect_timeout: Duration::from_millis(connect_ms.max(1)),
+            rm_call_timeout: Duration::from_secs(60),
+            unregister_timeout: Duration::from_secs(5),
+        })
+    }
+}
+
+/// True for the addresses that mean "every interface".
+pub(crate) fn is_wildcard(host: &str) -> bool {
+    let h = host.trim();
+    h.is_empty() || h == "0.0.0.0" || h == "::" || h == "[::]" || h == "*"
+}
+
+/// The NodeId host: the host of `yarn.nodemanager.address` unless that is a
+/// wildcard, then `yarn.nodemanager.hostname` unless that is one too, then
+/// the machine's host name.
+fn node_host(conf: &Configuration, address_host: &str) -> Result<String, NmError> {
+    if !is_wildcard(address_host) {
+        return Ok(address_host.to_string());
+    }
+    if let Some(h) = conf.get_trimmed(keys::NM_HOSTNAME) {
+        if !is_wildcard(&h) {
+            return Ok(h);
+        }
+    }
+    machine_hostname()
+}
+
+/// The machine's host name, from `gethostname(2)`.
+pub fn machine_hostname() -> Result<String, NmError> {
+    let name = nix::unistd::gethostname().map_err(|e| NmError::Hostname(e.to_string()))?;
+    let name = name
+        .into_string()
+        .map_err(|raw| NmError::Hostname(format!("host name {raw:?} is not valid UTF-8")))?;
+    if name.trim().is_empty() {
+        return Err(NmError::Hostname(format!(
+            "the machine has no host name; set {} or {}",
+            keys::NM_HOSTNAME,
+            keys::NM_ADDRESS
+        )));
+    }
+    Ok(name.trim().to_string())
+}
+
+fn format_addr(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// The resource tracker address, or one per RM id when RM HA is on
+/// (`<key>.<rm-id>`, else `yarn.resourcemanager.hostname.<rm-id>` with the
+/// port of the plain key).
+fn resource_tracker_addrs(conf: &Configuration) -> Result<Vec<String>, NmError> {
+    let (host, port) = conf.get_socket_addr(keys::RM_RESOURCE_TRACKER_ADDRESS)?;
+    let ha = optional(conf, keys::RM_HA_ENABLED, false, |c, k| c.get_bool(k))?;
+    if !ha {
+        return Ok(vec![format_addr(&host, port)]);
+    }
+    let ids = conf.get_strings(keys::RM_HA_RM_IDS);
+    if ids.is_empty() {
+        return Err(NmError::Config {
+            key: keys::RM_HA_RM_IDS.to_string(),
+            message: format!(
+                "{} is true but no ResourceManager ids are configured",
+                keys::RM_HA_ENABLED
+            ),
+        });
+    }
+    let mut addrs = Vec::with_capacity(ids.len());
+    for id in ids {
+        let addr_key = format!("{}.{id}", keys::RM_RESOURCE_TRACKER_ADDRESS);
+        let host_key = format!("{}.{id}", extra_keys::RM_HOSTNAME_PREFIX);
+        if conf.get(&addr_key).is_some() {
+            let (h, p) = conf.get_socket_addr(&addr_key)?;
+            addrs.push(format_addr(&h, p));
+        } else if let Some(h) = conf.get_trimmed(&host_key).filter(|h| !h.is_empty()) {
+            addrs.push(format_addr(&h, port));
+        } else {
+            return Err(NmError::Config {
+                key: host_key.clone(),
+                message: format!(
+                    "ResourceManager '{id}' listed in {} has neither {addr_key} nor {host_key}",
+                    keys::RM_HA_RM_IDS
+                ),
+            });
+        }
+    }
+    Ok(addrs)
+}
+
+fn resource_settings(conf: &Configuration) -> Result<ResourceSettings, NmError> {
+    let d = ResourceSettings::default();
+    Ok(ResourceSettings {
+        memory_mb: optional(conf, keys::NM_RESOURCE_MEMORY_MB, d.memory_mb, |c, k| {
+            c.get_i64(k)
+        })?,
+        vcores: optional(conf, keys::NM_RESOURCE_CPU_VCORES, d.vcores, |c, k| {
+            c.get_i32(k)
+        })?,
+        detect_hardware: optional(
+            conf,
+            keys::NM_RESOURCE_DETECT_HARDWARE_CAPABILITIES,
+            d.detect_hardware,
+            |c, k| c.get_bool(k),
+        )?,
+        system_reserved_memory_mb: optional(
+            conf,
+            keys::NM_RESOURCE_SYSTEM_RESERVED_MEMORY_MB,
+            d.system_reserved_memory_mb,
+            |c, k| c.get_i64(k),
+        )?,
+        count_logical_processors_as_cores: optional(
+            conf,
+            keys::NM_RESOURCE_COUNT_LOGICAL_PROCESSORS_AS_CORES,
+            d.count_logical_processors_as_cores,
+            |c, k| c.get_bool(k),
+        )?,
+        pcores_vcores_multiplier: optional(
+            conf,
+            keys::NM_RESOURCE_PCORES_VCORES_MULTIPLIER,
+            d.pcores_vcores_multiplier,
+            |c, k| c.get_f64(k),
+        )?,
+        physical_cpu_limit_percent: optional(
+            conf,
+            keys::NM_RESOURCE_PERCENTAGE_PHYSICAL_CPU_LIMIT,
+            d.physical_cpu_limit_percent,
+            |c, k| c.get_i32(k),
+        )?,
+    })
+}
+
+fn node_resource(
+    settings: &ResourceSettings,
+    hardware: Option<&HostHardware>,
+) -> Result<Resource, NmError> {
+    let to_err = |e: hardware::ResourceError| NmError::Config {
+        key: e.key.to_string(),
+        message: e.message,
+    };
+    let memory_mb = hardware::node_memory_mb(settings, hardware).map_err(to_err)?;
+    let vcores = hardware::node_vcores(settings, hardware).map_err(to_err)?;
+    Ok(Resource::new(memory_mb, vcores))
+}
+
+/// Reads `key` with `get`, or returns `default` when the key has no value
+/// at all (neither configured nor built in).
+fn optional<T>(
+    conf: &Configuration,
+    key: &str,
+    default: T,
+    get: impl FnOnce(&Configuration, &str) -> Result<T, ConfError>,
+) -> Result<T, NmError> {
+    if conf.get(key).is_none() {
+        return Ok(default);
+    }
+    Ok(get(conf, key)?)
+}
+
+/// A comma-separated list of local directories. Entries may be plain paths
+/// or `file:` URIs; relative paths are taken from the working directory.
+fn dir_list(conf: &Configuration, key: &str) -> Result<Vec<PathBuf>, NmError> {
+    let entries = conf.get_strings(key);
+    if entries.is_empty() {
+        return Err(NmError::Config {
+            key: key.to_string(),
+            message: "no directory is configured; give at least one".to_string(),
+        });
+    }
+    let mut dirs: Vec<PathBuf> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let path = local_path(&entry).map_err(|problem| NmError::Config {
+            key: key.to_string(),
+            message: format!("'{entry}' {problem}"),
+        })?;
+        if !dirs.contains(&path) {
+            dirs.push(path);
+        }
+    }
+    Ok(dirs)
+}
+
+fn local_path(entry: &str) -> Result<PathBuf, String> {
+    if entry.contains("${") {
+        return Err("contains a ${...} reference that could not be resolved".to_string());
+    }
+    let path = match entry.split_once(':') {
+        Some((scheme, rest))
+            if scheme.len() > 1
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            if !scheme.eq_ignore_ascii_case("file") {
+                return Err(format!(
+                    "is not a local path: only file: URIs or plain paths are accepted, not {scheme}:"
+                ));
+            }
+            // file:///x, file://localhost/x and file:/x all name /x.
+            match rest.strip_prefix("//") {
+                Some(after) => match after.find('/') {
+                    Some(i) if after[..i].is_empty() || after[..i] == *"localhost" => {
+                        after[i..].to_string()
+                    }
+                    _ => {
+                        return Err("names a remote host; only local paths can be used".to_string())
+                    }
+                },
+                None => rest.to_string(),
+            }
+        }
+        _ => entry.to_string(),
+    };
+    if path.is_empty() {
+        return Err("is an empty path".to_string());
+    }
+    std::path::absolute(Path::new(&path)).map_err(|e| format!("cannot be made absolute: {e}"))
+}
+
+fn disk_health_config(conf: &Configuration) -> Result<DiskHealthConfig, NmError> {
+    let d = DiskHealthConfig::default();
+    let enabled = optional(
+        conf,
+        keys::NM_DISK_HEALTH_CHECKER_ENABLE,
+        d.enabled,
+        |c, k| c.get_bool(k),
+    )?;
+    let interval_ms = optional(
+        conf,
+        keys::NM_DISK_HEALTH_CHECKER_INTERVAL_MS,
+        d.interval.as_millis() as u64,
+        |c, k| c.get_u64(k),
+    )?;
+    if interval_ms == 0 {
+        return Err(conf
+            .invalid_value(
+                keys::NM_DISK_HEALTH_CHECKER_INTERVAL_MS,
+                "must be greater than 0",
+            )
+            .into());
+    }
+    let min_healthy = optional(
+        conf,
+        keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS,
+        f64::from(d.min_healthy_fraction),
+        |c, k| c.get_f64(k),
+    )?;
+    if !(0.0..=1.0).contains(&min_healthy) {
+        return Err(conf
+            .invalid_value(
+                keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS,
+                "must be a fraction between 0.0 and 1.0",
+            )
+            .into());
+    }
+    let high = optional(
+        conf,
+        keys::NM_DISK_HEALTH_CHECKER_MAX_DISK_UTILIZATION_PER_DISK_PERCENTAGE,
+        f64::from(d.max_utilization_percent),
+        |c, k| c.get_f64(k),
+    )?;
+    let low = optional(
+        conf,
+        extra_keys::DISK_UTILIZATION_WATERMARK_LOW,
+        high,
+        |c, k| c.get_f64(k),
+    )?;
+    if low > high {
+        tracing::warn!(
+            "{} ({low}) is above {} ({high}); using {high} for both",
+            extra_keys::DISK_UTILIZATION_WATERMARK_LOW,
+            keys::NM_DISK_HEALTH_CHECKER_MAX_DISK_UTILIZATION_PER_DISK_PERCENTAGE
+        );
+    }
+    let min_free = optional(
+        conf,
+        keys::NM_DISK_HEALTH_CHECKER_MIN_FREE_SPACE_PER_DISK_MB,
+        d.min_free_space_mb,
+        |c, k| c.get_u64(k),
+    )?;
+    let min_free_high = optional(
+        conf,
+        extra_keys::DISK_FREE_SPACE_WATERMARK_HIGH_MB,
+        min_free,
+        |c, k| c.get_u64(k),
+    )?;
+    if min_free_high < min_free {
+        tracing::warn!(
+            "{} ({min_free_high}) is below {} ({min_free}); using {min_free} for both",
+            extra_keys::DISK_FREE_SPACE_WATERMARK_HIGH_MB,
+            keys::NM_DISK_HEALTH_CHECKER_MIN_FREE_SPACE_PER_DISK_MB
+        );
+    }
+    Ok(DiskHealthConfig {
+        enabled,
+        interval: Duration::from_millis(interval_ms),
+        min_healthy_fraction: min_healthy as f32,
+        utilization_check_enabled: optional(
+            conf,
+            extra_keys::DISK_UTILIZATION_THRESHOLD_ENABLED,
+            d.utilization_check_enabled,
+            |c, k| c.get_bool(k),
+        )?,
+        max_utilization_percent: high as f32,
+        low_utilization_percent: low as f32,
+        free_space_check_enabled: optional(
+            conf,
+            extra_keys::DISK_FREE_SPACE_THRESHOLD_ENABLED,
+            d.free_space_check_enabled,
+            |c, k| c.get_bool(k),
+        )?,
+        min_free_space_mb: min_free,
+        min_free_space_high_mb: min_free_high,
+    }
+    .normalized())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(tmp: &Path) -> Configuration {
+        let mut conf = Configuration::with_defaults();
+        conf.set(keys::NM_LOCAL_DIRS, tmp.join("local").display().to_string());
+        conf.set(keys::NM_LOG_DIRS, tmp.join("logs").display().to_string());
+        conf
+    }
+
+    fn config_err(conf: &Configuration) -> String {
+        match NmConfig::from_conf(conf) {
+            Ok(c) => panic!("expected an error, got {c:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let c = NmConfig::from_conf(&base(tmp.path())).expect("valid");
+        assert_eq!(c.bind_host, "0.0.0.0");
+        assert_eq!(c.bind_port, 0);
+        assert_eq!(c.node_host, machine_hostname().expect("hostname"));
+        assert_eq!(c.resource_tracker_addrs, vec!["0.0.0.0:8031".to_string()]);
+        assert_eq!(c.http_port, 8042);
+        assert_eq!(c.resource, Resource::new(8192, 8));
+        assert_eq!(c.heartbeat_interval, Duration::from_millis(1000));
+        assert_eq!(c.local_dirs, vec![tmp.path().join("local")]);
+        assert_eq!(c.log_dirs, vec![tmp.path().join("logs")]);
+        assert_eq!(c.disk_health, DiskHealthConfig::default());
+        assert!(c.physical_resource.is_some());
+    }
+
+    #[test]
+    fn addresses_and_host() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::NM_HOSTNAME, "nm1.example");
+        conf.set(keys::RM_HOSTNAME, "rm.example");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.node_host, "nm1.example");
+        assert_eq!(c.bind_host, "nm1.example");
+        assert_eq!(
+            c.resource_tracker_addrs,
+            vec!["rm.example:8031".to_string()]
+        );
+
+        conf.set(keys::NM_ADDRESS, "0.0.0.0:45454");
+        conf.set(keys::NM_BIND_HOST, "127.0.0.1");
+        conf.set(keys::NM_WEBAPP_ADDRESS, "0.0.0.0:18042");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.node_host, "nm1.example");
+        assert_eq!((c.bind_host.as_str(), c.bind_port), ("127.0.0.1", 45454));
+        assert_eq!(c.http_port, 18042);
+    }
+
+    #[test]
+    fn ha_tracker_addresses() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::RM_HA_ENABLED, "true");
+        conf.set(keys::RM_HA_RM_IDS, "rm1,rm2");
+        conf.set("yarn.resourcemanager.hostname.rm1", "a.example");
+        conf.set(
+            "yarn.resourcemanager.resource-tracker.address.rm2",
+            "b.example:9031",
+        );
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(
+            c.resource_tracker_addrs,
+            vec!["a.example:8031".to_string(), "b.example:9031".to_string()]
+        );
+        conf.set(keys::RM_HA_RM_IDS, "rm1,rm3");
+        assert!(config_err(&conf).contains("rm3"));
+    }
+
+    #[test]
+    fn configured_resources_and_errors() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::NM_RESOURCE_MEMORY_MB, "2048");
+        conf.set(keys::NM_RESOURCE_CPU_VCORES, "2");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.resource, Resource::new(2048, 2));
+
+        conf.set(keys::NM_RESOURCE_MEMORY_MB, "lots");
+        let err = config_err(&conf);
+        assert!(
+            err.contains(keys::NM_RESOURCE_MEMORY_MB) && err.contains("lots"),
+            "{err}"
+        );
+
+        conf.set(keys::NM_RESOURCE_MEMORY_MB, "0");
+        let err = config_err(&conf);
+        assert!(err.contains(keys::NM_RESOURCE_MEMORY_MB), "{err}");
+
+        conf.set(keys::NM_RESOURCE_MEMORY_MB, "2048");
+        conf.set(keys::NM_RESOURCE_CPU_VCORES, "-3");
+        let err = config_err(&conf);
+        assert!(err.contains(keys::NM_RESOURCE_CPU_VCORES), "{err}");
+    }
+
+    #[test]
+    fn detected_resources_follow_the_host() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::NM_RESOURCE_DETECT_HARDWARE_CAPABILITIES, "true");
+        conf.set(keys::NM_RESOURCE_COUNT_LOGICAL_PROCESSORS_AS_CORES, "true");
+        conf.set(keys::NM_RESOURCE_SYSTEM_RESERVED_MEMORY_MB, "100");
+        let host = HostHardware::detect().expect("readable host");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(
+            c.resource,
+            Resource::new(host.physical_memory_mb - 100, host.logical_processors)
+        );
+        assert_eq!(
+            c.physical_resource,
+            Some(Resource::new(
+                host.physical_memory_mb,
+                host.logical_processors
+            ))
+        );
+    }
+
+    #[test]
+    fn dir_lists() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        conf.set(
+            keys::NM_LOCAL_DIRS,
+            format!(" file://{} , {},{} ", a.display(), b.display(), a.display()),
+        );
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.local_dirs, vec![a, b]);
+
+        conf.set(keys::NM_LOCAL_DIRS, "hdfs://nn:8020/tmp");
+        let err = config_err(&conf);
+        assert!(
+            err.contains(keys::NM_LOCAL_DIRS) && err.contains("hdfs"),
+            "{err}"
+        );
+
+        conf.set(keys::NM_LOCAL_DIRS, " , ");
+        let err = config_err(&conf);
+        assert!(err.contains("no directory"), "{err}");
+
+        conf.set(keys::NM_LOCAL_DIRS, "file://otherhost/tmp");
+        assert!(config_err(&conf).contains("remote host"));
+    }
+
+    #[test]
+    fn disk_health_settings() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(
+            keys::NM_DISK_HEALTH_CHECKER_MAX_DISK_UTILIZATION_PER_DISK_PERCENTAGE,
+            "95.5",
+        );
+        conf.set(extra_keys::DISK_UTILIZATION_WATERMARK_LOW, "85");
+        conf.set(
+            keys::NM_DISK_HEALTH_CHECKER_MIN_FREE_SPACE_PER_DISK_MB,
+            "100",
+        );
+        conf.set(keys::NM_DISK_HEALTH_CHECKER_INTERVAL_MS, "5000");
+        conf.set(keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS, "0.5");
+        let d = NmConfig::from_conf(&conf).expect("valid").disk_health;
+        assert_eq!(d.max_utilization_percent, 95.5);
+        assert_eq!(d.low_utilization_percent, 85.0);
+        assert_eq!(d.min_free_space_mb, 100);
+        assert_eq!(d.min_free_space_high_mb, 100);
+        assert_eq!(d.interval, Duration::from_millis(5000));
+        assert_eq!(d.min_healthy_fraction, 0.5);
+
+        conf.set(keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS, "1.5");
+        assert!(config_err(&conf).contains(keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS));
+    }
+
+    #[test]
+    fn bad_heartbeat_interval_and_address() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::RM_NODEMANAGERS_HEARTBEAT_INTERVAL_MS, "0");
+        assert!(config_err(&conf).contains(keys::RM_NODEMANAGERS_HEARTBEAT_INTERVAL_MS));
+
+        let mut conf = base(tmp.path());
+        conf.set(keys::NM_ADDRESS, "no-port-here");
+        assert!(config_err(&conf).contains(keys::NM_ADDRESS));
+    }
+}

@@ -1,0 +1,317 @@
+//! Spindle's NodeManager agent.
+//!
+//! A NodeManager offers one machine's memory and cores to the
+//! ResourceManager. This crate currently provides:
+//!
+//! - [`NmConfig`]: the node's settings from `yarn-site.xml` (addresses,
+//!   resources with Hadoop's hardware detection, local and log dirs, disk
+//!   health limits);
+//! - [`disks`]: the disk health checker for the local and log dirs;
+//! - the node status updater: registration with the ResourceManager's
+//!   resource tracker, heartbeats with response-id sequencing, RESYNC and
+//!   SHUTDOWN handling, unregistration on a clean stop;
+//! - the ContainerManagementProtocol server on `yarn.nodemanager.address`,
+//!   bound first so the NodeId carries the real port. It answers every
+//!   container method with a clear "not supported" error for now.
+//!
+//! The NodeManager web UI is not served yet; its port is only reported to
+//! the ResourceManager.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), spindle_nm::NmError> {
+//! let conf = spindle_common::Configuration::load(None)?;
+//! let nm = spindle_nm::NodeManager::start(&conf).await?;
+//! println!("running as {}", nm.node_id());
+//! tokio::select! {
+//!     exit = nm.wait() => println!("NodeManager ended: {exit}"),
+//!     _ = tokio::signal::ctrl_c() => {
+//!         let exit = nm.stop().await;
+//!         println!("NodeManager {exit}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod agent;
+pub mod config;
+pub mod container_manager;
+pub mod disks;
+pub mod error;
+pub mod hardware;
+pub mod wire;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use spindle_common::{Configuration, NodeId};
+use spindle_ipc::{RpcServer, ServerConfig};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::{info, warn};
+
+pub use agent::{NmExit, NmState, RmSession, DEFAULT_HEARTBEAT_INTERVAL};
+pub use config::{NmConfig, NM_VERSION};
+pub use disks::{
+    DiskHealthChecker, DiskHealthConfig, DiskUsage, NodeHealth, SpaceSource, StatvfsSpace,
+};
+pub use error::NmError;
+pub use wire::MasterKey;
+
+use agent::Agent;
+
+/// Starts NodeManagers.
+pub struct NodeManager;
+
+impl NodeManager {
+    /// Reads the settings from `conf` and starts the NodeManager (see
+    /// [`start_with_config`](Self::start_with_config)).
+    pub async fn start(conf: &Configuration) -> Result<NodeManagerHandle, NmError> {
+        let cfg = NmConfig::from_conf(conf)?;
+        Self::start_with_config(cfg).await
+    }
+
+    /// Starts a NodeManager with checked settings, measuring disks with
+    /// `statvfs(3)`.
+    ///
+    /// Creates missing local and log dirs, checks their health, binds the
+    /// container-management server, and starts registering with the
+    /// ResourceManager in the background: this returns once the node is
+    /// listening, without waiting for the ResourceManager (see
+    /// [`NodeManagerHandle::wait_registered`]).
+    pub async fn start_with_config(cfg: NmConfig) -> Result<NodeManagerHandle, NmError> {
+        Self::start_with_space_source(cfg, StatvfsSpace).await
+    }
+
+    /// Like [`start_with_config`](Self::start_with_config), with file-system
+    /// usage taken from `space`.
+    pub async fn start_with_space_source<S: SpaceSource>(
+        cfg: NmConfig,
+        space: S,
+    ) -> Result<NodeManagerHandle, NmError> {
+        let cfg = Arc::new(cfg);
+
+        for dir in cfg.local_dirs.iter().chain(&cfg.log_dirs) {
+            if let Err(e) = disks::create_dir(dir) {
+                // The health check marks it bad and reports it to the RM.
+                warn!(dir = %dir.display(), error = %e, "cannot create a NodeManager directory");
+            }
+        }
+        let checker = Arc::new(Mutex::new(DiskHealthChecker::new(
+            cfg.disk_health.clone(),
+            cfg.local_dirs.clone(),
+            cfg.log_dirs.clone(),
+            space,
+            disks::now_ms(),
+        )));
+        let initial_health = disks::run_check(checker.clone())
+            .await
+            .ok_or_else(|| NmError::Internal("the first disk health check panicked".into()))?;
+        if !initial_health.healthy {
+            warn!(report = %initial_health.report, "the node starts unhealthy");
+        }
+
+        let bind_text = format!("{}:{}", cfg.bind_host, cfg.bind_port);
+        let bind_addr = resolve(&cfg.bind_host, cfg.bind_port, &bind_text).await?;
+        let server = RpcServer::bind(
+            bind_addr,
+            vec![container_manager::service()],
+            ServerConfig {
+                name: "nm-container-manager".into(),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .map_err(|source| NmError::Bind {
+            addr: bind_text.clone(),
+            source,
+        })?;
+        let local_addr = server.local_addr();
+        let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
+        info!(
+            node = %node_id,
+            listen = %local_addr,
+            resource = %cfg.resource,
+            rm = ?cfg.resource_tracker_addrs,
+            version = %cfg.version,
+            "NodeManager starting"
+        );
+
+        let (health_tx, health_rx) = watch::channel(initial_health);
+        let (state_tx, state_rx) = watch::channel(NmState::Registering);
+        let (session_tx, session_rx) = watch::channel(RmSession {
+            total_resource: cfg.resource,
+            ..RmSession::default()
+        });
+        let (stop_tx, stop_rx) = watch::channel(false);
+
+        let monitor = cfg.disk_health.enabled.then(|| {
+            tokio::spawn(disks::monitor(
+                checker,
+                health_tx,
+                stop_rx.clone(),
+                cfg.disk_health.interval,
+            ))
+        });
+
+        let stop_timeout = cfg.unregister_timeout + Duration::from_secs(2);
+        let mut agent = Agent::new(
+            cfg,
+            node_id.clone(),
+            health_rx.clone(),
+            state_tx,
+            session_tx,
+            stop_rx,
+        );
+        let task = tokio::spawn(async move {
+            let exit = agent.run().await;
+            match &exit {
+                NmExit::Stopped => info!("NodeManager stopped"),
+                other => warn!("NodeManager ended: {other}"),
+            }
+            if let Some(m) = monitor {
+                m.abort();
+            }
+            drop(server);
+            agent.finish(exit);
+        });
+
+        Ok(NodeManagerHandle {
+            node_id,
+            container_manager_addr: local_addr,
+            state: state_rx,
+            session: session_rx,
+            health: health_rx,
+            stop: stop_tx,
+            task: Some(task),
+            stop_timeout,
+        })
+    }
+}
+
+async fn resolve(host: &str, port: u16, shown: &str) -> Result<SocketAddr, NmError> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let mut addrs = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| NmError::Resolve {
+            addr: shown.to_string(),
+            detail: e.to_string(),
+        })?;
+    addrs.next().ok_or_else(|| NmError::Resolve {
+        addr: shown.to_string(),
+        detail: "the name has no addresses".to_string(),
+    })
+}
+
+/// A running NodeManager. Dropping the handle asks the node to stop.
+pub struct NodeManagerHandle {
+    node_id: NodeId,
+    container_manager_addr: SocketAddr,
+    state: watch::Receiver<NmState>,
+    session: watch::Receiver<RmSession>,
+    health: watch::Receiver<NodeHealth>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+    stop_timeout: Duration,
+}
+
+impl NodeManagerHandle {
+    /// The NodeId: the node host and the port the container-management
+    /// server is bound to.
+    pub fn node_id(&self) -> &NodeId {
+        &self.node_id
+    }
+
+    /// The address the container-management server listens on.
+    pub fn container_manager_addr(&self) -> SocketAddr {
+        self.container_manager_addr
+    }
+
+    /// Where the node is now.
+    pub fn state(&self) -> NmState {
+        self.state.borrow().clone()
+    }
+
+    /// What the node currently knows from the ResourceManager.
+    pub fn session(&self) -> RmSession {
+        self.session.borrow().clone()
+    }
+
+    /// Follows [`session`](Self::session) as it changes (re-registration,
+    /// rolled master keys).
+    pub fn subscribe_session(&self) -> watch::Receiver<RmSession> {
+        self.session.clone()
+    }
+
+    /// The latest disk health, as sent in the next heartbeat.
+    pub fn health(&self) -> NodeHealth {
+        self.health.borrow().clone()
+    }
+
+    /// Waits until the node is registered (`Ok`) or has ended (`Err` with
+    /// how). Returns at once if it is registered already.
+    pub async fn wait_registered(&self) -> Result<(), NmExit> {
+        let mut rx = self.state.clone();
+        let state = rx
+            .wait_for(|s| !matches!(s, NmState::Registering))
+            .await
+            .map(|s| s.clone());
+        match state {
+            Ok(NmState::Running) => Ok(()),
+            Ok(NmState::Exited(exit)) => Err(exit),
+            Ok(NmState::Registering) | Err(_) => Err(agent_vanished()),
+        }
+    }
+
+    /// Waits until the node ends on its own (SHUTDOWN from the RM, rejected
+    /// registration) or after [`stop`](Self::stop). Cancel-safe: it can be
+    /// raced against a signal and the handle stopped afterwards.
+    pub async fn wait(&self) -> NmExit {
+        let mut rx = self.state.clone();
+        let state = rx
+            .wait_for(|s| matches!(s, NmState::Exited(_)))
+            .await
+            .map(|s| s.clone());
+        match state {
+            Ok(NmState::Exited(exit)) => exit,
+            _ => agent_vanished(),
+        }
+    }
+
+    /// Stops the node: unregisters from the ResourceManager if registered
+    /// (bounded by the unregister timeout) and closes the server. If the
+    /// node had already ended, returns how.
+    pub async fn stop(mut self) -> NmExit {
+        let _ = self.stop.send(true);
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(self.stop_timeout, &mut task)
+                .await
+                .is_err()
+            {
+                warn!(
+                    "the NodeManager did not stop within {} ms; abandoning it",
+                    self.stop_timeout.as_millis()
+                );
+                task.abort();
+                return NmExit::Stopped;
+            }
+        }
+        let state = self.state.borrow().clone();
+        match state {
+            NmState::Exited(exit) => exit,
+            _ => agent_vanished(),
+        }
+    }
+}
+
+impl Drop for NodeManagerHandle {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+fn agent_vanished() -> NmExit {
+    NmExit::Failed {
+        message: "the NodeManager agent task ended without a result".to_string(),
+    }
+}

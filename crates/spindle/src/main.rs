@@ -1,0 +1,207 @@
+//! `spindle`: the one binary.
+//!
+//! - `spindle resourcemanager` runs the RM where Hadoop's stood;
+//! - `spindle nodemanager` runs the NM agent on a host;
+//! - `spindle standalone` runs an RM and one NM in one process, with Hadoop's default
+//!   addresses, so the stock `yarn` CLI finds it without any configuration.
+//!
+//! Configuration comes from `--conf DIR`, else `YARN_CONF_DIR`, else `HADOOP_CONF_DIR`,
+//! like Hadoop's daemons.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use spindle_common::conf::Configuration;
+use tracing::{error, info};
+
+#[derive(Parser)]
+#[command(
+    name = "spindle",
+    version,
+    about = "A ResourceManager for Hadoop YARN clusters"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the ResourceManager.
+    Resourcemanager(ConfArgs),
+    /// Run a NodeManager.
+    Nodemanager(ConfArgs),
+    /// Run a ResourceManager and one NodeManager in this process.
+    Standalone(ConfArgs),
+}
+
+#[derive(clap::Args)]
+struct ConfArgs {
+    /// Directory with core-site.xml, yarn-site.xml and capacity-scheduler.xml.
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
+}
+
+impl ConfArgs {
+    fn load(&self) -> Result<(Configuration, Option<PathBuf>), String> {
+        let dir = Configuration::resolve_conf_dir(self.conf.clone());
+        if let Some(d) = &dir {
+            if !d.is_dir() {
+                return Err(format!(
+                    "configuration directory {} does not exist",
+                    d.display()
+                ));
+            }
+        }
+        let conf = Configuration::load(dir.as_deref()).map_err(|e| e.to_string())?;
+        Ok((conf, dir))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SPINDLE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("spindle: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Resourcemanager(args) => run_rm(args).await,
+            Command::Nodemanager(args) => run_nm(args).await,
+            Command::Standalone(args) => run_standalone(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            error!("{msg}");
+            eprintln!("spindle: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+fn print_rm(rm: &spindle_rm::ResourceManager) {
+    let a = rm.addresses();
+    println!(
+        "ResourceManager client address (yarn.resourcemanager.address): {}",
+        a.client
+    );
+    println!(
+        "ResourceManager scheduler address (yarn.resourcemanager.scheduler.address): {}",
+        a.scheduler
+    );
+    println!(
+        "ResourceManager resource-tracker address (yarn.resourcemanager.resource-tracker.address): {}",
+        a.resource_tracker
+    );
+    println!(
+        "ResourceManager admin address (yarn.resourcemanager.admin.address): {}",
+        a.admin
+    );
+}
+
+async fn run_rm(args: ConfArgs) -> Result<(), String> {
+    let (conf, dir) = args.load()?;
+    let rm = spindle_rm::ResourceManager::start(&conf, dir)
+        .await
+        .map_err(|e| e.to_string())?;
+    print_rm(&rm);
+    shutdown_signal().await;
+    info!("ResourceManager stopping");
+    drop(rm);
+    Ok(())
+}
+
+async fn run_nm(args: ConfArgs) -> Result<(), String> {
+    let (conf, _dir) = args.load()?;
+    let nm = spindle_nm::NodeManager::start(&conf)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("NodeManager {} started", nm.node_id());
+    run_nm_until_stopped(nm).await
+}
+
+async fn run_nm_until_stopped(nm: spindle_nm::NodeManagerHandle) -> Result<(), String> {
+    let exit = tokio::select! {
+        _ = shutdown_signal() => None,
+        exit = nm.wait() => Some(exit),
+    };
+    let exit = match exit {
+        Some(exit) => exit,
+        None => {
+            info!("NodeManager stopping");
+            nm.stop().await
+        }
+    };
+    if exit.is_clean() {
+        Ok(())
+    } else {
+        Err(format!("NodeManager ended: {exit}"))
+    }
+}
+
+async fn run_standalone(args: ConfArgs) -> Result<(), String> {
+    let (conf, dir) = args.load()?;
+    let rm = spindle_rm::ResourceManager::start(&conf, dir)
+        .await
+        .map_err(|e| e.to_string())?;
+    print_rm(&rm);
+    // The NM reaches the RM at the address the RM actually bound.
+    let mut nm_conf = conf.clone();
+    let tracker = rm.addresses().resource_tracker;
+    let tracker_host = if tracker.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        tracker.ip().to_string()
+    };
+    nm_conf.set(
+        "yarn.resourcemanager.resource-tracker.address",
+        &format!("{tracker_host}:{}", tracker.port()),
+    );
+    let nm = spindle_nm::NodeManager::start(&nm_conf)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("NodeManager {} started", nm.node_id());
+    println!("Spindle standalone is up: try `yarn node -list`.");
+    let result = run_nm_until_stopped(nm).await;
+    drop(rm);
+    result
+}

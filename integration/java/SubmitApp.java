@@ -1,0 +1,109 @@
+// Submits one application through Hadoop's own YarnClient (the same path Spark and
+// MapReduce clients take: getNewApplication, then submitApplication, then polling the
+// report until the RM has accepted it) and prints the application id on stdout.
+//
+// Usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD] [--memory-mb MB]
+//                  [--vcores N] [--max-attempts N] [--type TYPE]
+// The AM container runs CMD (default "sleep 1") through the NodeManager's launch script.
+// Exit status 0 with the id on stdout on success; 1 with a message on stderr otherwise.
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.hadoop.yarn.api.protocolrecords.GetNewApplicationResponse;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.client.api.YarnClientApplication;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+
+public final class SubmitApp {
+    private SubmitApp() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = parse(args);
+        String name = opts.get("--name");
+        if (name == null) {
+            usage("--name is required");
+        }
+        String queue = opts.getOrDefault("--queue", "default");
+        String command = opts.getOrDefault("--command", "sleep 1");
+        int memoryMb = intOption(opts, "--memory-mb", 256);
+        int vcores = intOption(opts, "--vcores", 1);
+        int maxAttempts = intOption(opts, "--max-attempts", 1);
+        String type = opts.getOrDefault("--type", "YARN");
+
+        YarnClient client = YarnClient.createYarnClient();
+        client.init(new YarnConfiguration());
+        client.start();
+        try {
+            YarnClientApplication app = client.createApplication();
+            GetNewApplicationResponse created = app.getNewApplicationResponse();
+            Resource max = created.getMaximumResourceCapability();
+            if (max == null) {
+                System.err.println("SubmitApp: getNewApplication returned no maximumCapability");
+                System.exit(1);
+            }
+            ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
+            ctx.setApplicationName(name);
+            ctx.setQueue(queue);
+            ctx.setApplicationType(type);
+            ctx.setMaxAppAttempts(maxAttempts);
+            ctx.setResource(Resource.newInstance(memoryMb, vcores));
+            ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(
+                    Collections.emptyMap(), Collections.emptyMap(),
+                    Collections.singletonList(command), null, null, null));
+            ApplicationId id = client.submitApplication(ctx);
+            System.out.println(id);
+        } finally {
+            client.stop();
+        }
+    }
+
+    private static Map<String, String> parse(String[] args) {
+        Map<String, String> opts = new HashMap<>();
+        for (int i = 0; i < args.length; i += 2) {
+            String key = args[i];
+            switch (key) {
+                case "--name":
+                case "--queue":
+                case "--command":
+                case "--memory-mb":
+                case "--vcores":
+                case "--max-attempts":
+                case "--type":
+                    break;
+                default:
+                    usage("unknown option " + key);
+            }
+            if (i + 1 >= args.length) {
+                usage(key + " needs a value");
+            }
+            opts.put(key, args[i + 1]);
+        }
+        return opts;
+    }
+
+    private static int intOption(Map<String, String> opts, String key, int fallback) {
+        String value = opts.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            usage(key + " must be an integer, got '" + value + "'");
+            return fallback;
+        }
+    }
+
+    private static void usage(String problem) {
+        System.err.println("SubmitApp: " + problem);
+        System.err.println("usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD]"
+                + " [--memory-mb MB] [--vcores N] [--max-attempts N] [--type TYPE]");
+        System.exit(1);
+    }
+}

@@ -1,0 +1,39 @@
+//! Test harness that drives real `spindle` processes with the real Hadoop 3.3.4 client.
+//!
+//! * [`HadoopClients`] finds the client jars that `integration/setup-clients.sh`
+//!   installs, runs `integration/bin/yarn` ([`YarnCommand`]) and compiles the helper
+//!   programs in `integration/java/`. [`HadoopClients::for_tests`] is the skip policy:
+//!   without the jars a test prints `SKIP:` and returns, except under CI where it fails.
+//! * [`Cluster`] starts `spindle resourcemanager` and N × `spindle nodemanager` on
+//!   loopback with their own configuration directories, kills them on drop, and prints
+//!   their logs when a test panics.
+//! * [`cli`] parses what the CLIs print; [`descriptors`] renders protobuf schemas in a
+//!   form that can be compared with Hadoop's own descriptors.
+//!
+//! A typical test:
+//!
+//! ```no_run
+//! use spindle_integration::{cli::NodeList, Cluster, HadoopClients};
+//!
+//! let Some(clients) = HadoopClients::for_tests() else { return };
+//! let cluster = Cluster::builder().nodemanagers(2).start(&clients).expect("cluster starts");
+//! let out = cluster.yarn(["node", "-list", "-all"]);
+//! out.assert_success();
+//! let nodes = NodeList::parse(&out.stdout).expect("node list");
+//! assert_eq!(nodes.total, 2);
+//! ```
+
+pub mod cli;
+pub mod clients;
+pub mod cluster;
+pub mod conf;
+pub mod descriptors;
+pub mod process;
+
+pub use clients::{HadoopClients, YarnCommand};
+pub use cluster::{
+    spindle_binary, wait_for, wait_until, AppSubmission, Cluster, ClusterBuilder, NodeManager,
+    NodeManagerSpec, RmAddresses,
+};
+pub use conf::HadoopConf;
+pub use process::CliOutput;
