@@ -13,8 +13,8 @@ pub const IPC_VERSION: u8 = 9;
 pub const AUTH_NONE: u8 = 0x00;
 /// Auth protocol byte for SASL (−33 as a signed byte).
 pub const AUTH_SASL: u8 = 0xDF;
-/// Default for `ipc.maximum.data.length`.
-pub const DEFAULT_MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+/// Default for `ipc.maximum.data.length` (Hadoop 3.3 core-default: 128 MiB).
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 128 * 1024 * 1024;
 
 /// Call ids with a special meaning (Hadoop's RpcConstants).
 pub mod call_id {
