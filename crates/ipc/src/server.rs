@@ -24,7 +24,7 @@ use prost::Message;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::{debug, info, warn};
 
 use crate::error::{class, RpcError};
@@ -84,8 +84,10 @@ impl Service {
             let handler = handler.clone();
             Box::pin(async move {
                 let req = Req::decode(body).map_err(|e| {
+                    let type_name = std::any::type_name::<Req>();
+                    let short = type_name.rsplit("::").next().unwrap_or(type_name);
                     RpcError::io(format!(
-                        "cannot decode the request of {}.{}: {e}",
+                        "cannot decode {short} for {}.{}: {e}",
                         ctx.protocol, ctx.method
                     ))
                 })?;
@@ -323,10 +325,33 @@ async fn serve_connection(
         }
     }
 
-    // Writer task: the only owner of the write half.
+    // Writer task: the only owner of the write half. A FATAL reply arrives on its own
+    // channel: it is written at once, the socket is shut, and replies of calls still in
+    // flight are dropped (a FATAL ends the connection, as in Hadoop).
     let (tx, mut rx) = mpsc::channel::<Bytes>(1024);
+    let (final_tx, final_rx) = oneshot::channel::<Bytes>();
     let writer = tokio::spawn(async move {
-        while let Some(frame) = rx.recv().await {
+        let mut final_rx = Some(final_rx);
+        loop {
+            let next = match final_rx.as_mut() {
+                Some(f) => tokio::select! {
+                    biased;
+                    fatal = f => {
+                        final_rx = None;
+                        match fatal {
+                            Ok(frame) => {
+                                let _ = write_half.write_all(&frame).await;
+                                break;
+                            }
+                            // Closed without a FATAL: drain the ordinary replies.
+                            Err(_) => continue,
+                        }
+                    }
+                    frame = rx.recv() => frame,
+                },
+                None => rx.recv().await,
+            };
+            let Some(frame) = next else { break };
             if let Err(e) = write_half.write_all(&frame).await {
                 debug!(error = %e, "write failed; dropping connection output");
                 return;
@@ -338,9 +363,30 @@ async fn serve_connection(
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection));
     let result = read_loop(&mut reader, &mut conn, &shared, &tx, &in_flight).await;
     drop(tx);
-    // Let responses already queued (including a final FATAL) reach the client.
+    let result = match result {
+        Ok(()) => Ok(()),
+        Err(Closing { reason, fatal }) => {
+            if let Some(frame) = fatal {
+                let _ = final_tx.send(frame);
+            }
+            Err(reason)
+        }
+    };
+    // Let queued replies (or the FATAL) reach the client before the socket closes.
     let _ = writer.await;
     result
+}
+
+/// Why a connection's read loop ended abnormally, with the FATAL reply to send if any.
+struct Closing {
+    reason: String,
+    fatal: Option<Bytes>,
+}
+
+impl From<String> for Closing {
+    fn from(reason: String) -> Closing {
+        Closing { reason, fatal: None }
+    }
 }
 
 enum Flow {
@@ -354,7 +400,7 @@ async fn read_loop(
     shared: &Arc<Shared>,
     tx: &mpsc::Sender<Bytes>,
     in_flight: &Arc<Semaphore>,
-) -> Result<(), String> {
+) -> Result<(), Closing> {
     let cfg = &shared.config;
     loop {
         // Wait for the next frame to start. Idle time only counts while nothing is
@@ -362,10 +408,10 @@ async fn read_loop(
         match tokio::time::timeout(cfg.idle_timeout, reader.fill_buf()).await {
             Ok(Ok(buf)) if buf.is_empty() => return Ok(()),
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(format!("read error: {e}")),
+            Ok(Err(e)) => return Err(format!("read error: {e}").into()),
             Err(_) => {
                 if in_flight.available_permits() == cfg.max_in_flight_per_connection {
-                    return Err(format!("idle for {} ms", cfg.idle_timeout.as_millis()));
+                    return Err(format!("idle for {} ms", cfg.idle_timeout.as_millis()).into());
                 }
                 continue;
             }
@@ -374,30 +420,33 @@ async fn read_loop(
             match tokio::time::timeout(cfg.frame_timeout, read_frame(reader, cfg.max_frame_bytes))
                 .await
             {
-                Err(_) => return Err("frame not completed within the frame timeout".into()),
+                Err(_) => return Err(String::from("frame not completed within the frame timeout").into()),
                 Ok(Ok(body)) => body,
                 Ok(Err(FrameError::Eof)) => return Ok(()),
                 Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
                     let msg = e.to_string();
-                    let _ = tx
-                        .send(fatal_frame(
-                            call_id::AUTHORIZATION_FAILED,
-                            &[],
-                            class::RPC_SERVER,
-                            &msg,
-                            RpcErrorCodeProto::FatalInvalidRpcHeader,
-                        ))
-                        .await;
-                    return Err(msg);
+                    let frame = fatal_frame(
+                        call_id::AUTHORIZATION_FAILED,
+                        &[],
+                        class::RPC_SERVER,
+                        &msg,
+                        RpcErrorCodeProto::FatalInvalidRpcHeader,
+                    );
+                    return Err(Closing {
+                        reason: msg,
+                        fatal: Some(frame),
+                    });
                 }
-                Ok(Err(e)) => return Err(e.to_string()),
+                Ok(Err(e)) => return Err(e.to_string().into()),
             };
         match handle_frame(body, conn, shared, tx, in_flight).await {
             Ok(Flow::Continue) => {}
             Ok(Flow::Close) => return Ok(()),
             Err(fatal) => {
-                let _ = tx.send(fatal.frame).await;
-                return Err(fatal.reason);
+                return Err(Closing {
+                    reason: fatal.reason,
+                    fatal: Some(fatal.frame),
+                })
             }
         }
     }
