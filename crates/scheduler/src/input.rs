@@ -1,0 +1,173 @@
+//! What the scheduler core is told: the closed set of [`Input`]s.
+
+use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
+
+/// The resource name that matches every node (Hadoop's `ResourceRequest.ANY`).
+pub const ANY: &str = "*";
+
+/// One row of an application's resource request table, as an AM sends it
+/// in an allocate call: "`num_containers` containers of `capability` at
+/// `priority`, located at `resource_name`".
+///
+/// A row is identified by (priority, allocation request id, capability,
+/// resource name) and its count is absolute: a new ask replaces the count
+/// of its row, and 0 removes the row. Including the allocation request id
+/// in the identity follows Hadoop 3, where it is part of the scheduler key;
+/// with the default id (-1) the key is the seed protocol's
+/// (priority, capability, resource name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceAsk {
+    /// Lower numbers are served first (YARN request priorities).
+    pub priority: i32,
+    /// A host name, a rack name (e.g. `/default-rack`) or [`ANY`].
+    pub resource_name: String,
+    /// The size of each container; rounded up to the configured minimum
+    /// allocation before it is stored.
+    pub capability: Resource,
+    /// Absolute count; 0 cancels the row. Negative counts are rejected.
+    pub num_containers: i32,
+    /// On a rack row: whether containers may go to other nodes of that
+    /// rack than the hosts asked for. On the [`ANY`] row: whether
+    /// containers may go off the racks asked for. Ignored on host rows,
+    /// as in Hadoop.
+    pub relax_locality: bool,
+    /// Echoed in the allocations that satisfy this row; -1 when unused.
+    pub allocation_request_id: i64,
+}
+
+impl ResourceAsk {
+    /// An ask with locality relaxation on and no allocation request id.
+    pub fn new(
+        priority: i32,
+        resource_name: impl Into<String>,
+        capability: Resource,
+        num_containers: i32,
+    ) -> ResourceAsk {
+        ResourceAsk {
+            priority,
+            resource_name: resource_name.into(),
+            capability,
+            num_containers,
+            relax_locality: true,
+            allocation_request_id: -1,
+        }
+    }
+
+    /// The same ask with `relax_locality` set.
+    pub fn relax(mut self, relax_locality: bool) -> ResourceAsk {
+        self.relax_locality = relax_locality;
+        self
+    }
+
+    /// The same ask with an allocation request id.
+    pub fn with_allocation_request_id(mut self, id: i64) -> ResourceAsk {
+        self.allocation_request_id = id;
+        self
+    }
+}
+
+/// Changes reported for a node. Every field is optional; an update with
+/// none set is a plain heartbeat. Any update of a healthy, schedulable
+/// node triggers a scheduling pass on that node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeUpdate {
+    /// New total capability (e.g. after the NM was reconfigured). It may
+    /// drop below what is in use; running containers keep running and
+    /// nothing new is placed until usage is under the new capability.
+    pub capability: Option<Resource>,
+    /// An unhealthy node gets no new containers; its containers keep
+    /// running. (Hadoop drops unhealthy nodes from the scheduler; an RM
+    /// that wants that behaviour sends [`Input::NodeRemoved`] instead.)
+    pub healthy: Option<bool>,
+    /// `false` while a node is being decommissioned: no new containers.
+    pub schedulable: Option<bool>,
+}
+
+impl NodeUpdate {
+    /// A heartbeat that changes nothing.
+    pub fn heartbeat() -> NodeUpdate {
+        NodeUpdate::default()
+    }
+}
+
+/// How a container ended, as reported to the core by the RM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContainerExit {
+    /// The NodeManager reported that the container's process finished.
+    Finished {
+        exit_status: i32,
+        diagnostics: String,
+    },
+    /// The RM gave up on an allocated container that was never launched
+    /// (allocation expiry). Reported as ABORTED.
+    Expired,
+    /// The RM killed the container (e.g. on an administrator's request).
+    /// Reported as KILLED_BY_RESOURCEMANAGER.
+    KilledByResourceManager { diagnostics: String },
+}
+
+/// Everything that can change the scheduler's state. Every input comes
+/// with the caller's clock (`now_ms`, see [`crate::Scheduler::handle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A NodeManager registered. `rack` is the node's topology path
+    /// (`/default-rack` when no topology is configured).
+    NodeAdded {
+        node: NodeId,
+        rack: String,
+        capability: Resource,
+    },
+    /// A heartbeat, possibly with changes; schedules on the node.
+    NodeUpdated { node: NodeId, update: NodeUpdate },
+    /// The node is gone (lost, decommissioned, shut down). Its containers
+    /// complete as ABORTED and are reported to their applications.
+    NodeRemoved { node: NodeId },
+    /// A new application attempt. `priority` is the application priority
+    /// (higher is more important, as in YARN). Containers of the attempt
+    /// are numbered from 1; the RM asks for the AM container first
+    /// (priority 0, [`ANY`], one container) so it gets number 1.
+    AppAdded {
+        attempt: ApplicationAttemptId,
+        queue: String,
+        user: String,
+        priority: i32,
+    },
+    /// The attempt finished or failed. Its live containers complete as
+    /// ABORTED and the NMs are told to kill them; its asks are dropped.
+    AppRemoved { attempt: ApplicationAttemptId },
+    /// An AM allocate call: request table updates, containers the AM gives
+    /// back and blacklist changes (host or rack names). Validated as a
+    /// whole: if any part is invalid nothing is applied.
+    AsksUpdated {
+        attempt: ApplicationAttemptId,
+        asks: Vec<ResourceAsk>,
+        releases: Vec<ContainerId>,
+        blacklist_add: Vec<String>,
+        blacklist_remove: Vec<String>,
+    },
+    /// A container ended. Reports for containers the core no longer knows
+    /// (already released, node already removed) are ignored.
+    ContainerCompleted {
+        container: ContainerId,
+        exit: ContainerExit,
+    },
+    /// Time passed. Only moves the core's clock today; time-based
+    /// policies (locality delay) will act on it.
+    Tick,
+}
+
+impl Input {
+    /// A short name of the input kind, for logs and errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::NodeAdded { .. } => "NodeAdded",
+            Input::NodeUpdated { .. } => "NodeUpdated",
+            Input::NodeRemoved { .. } => "NodeRemoved",
+            Input::AppAdded { .. } => "AppAdded",
+            Input::AppRemoved { .. } => "AppRemoved",
+            Input::AsksUpdated { .. } => "AsksUpdated",
+            Input::ContainerCompleted { .. } => "ContainerCompleted",
+            Input::Tick => "Tick",
+        }
+    }
+}
