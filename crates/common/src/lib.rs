@@ -7,9 +7,12 @@
 //!   the file, line and key;
 //! * [`ids`]: application, attempt, container and node ids with Hadoop's
 //!   string forms;
-//! * [`resource`]: memory + vcores arithmetic.
+//! * [`resource`]: memory + vcores arithmetic;
+//! * [`security`]: token identifiers, master keys and token passwords, and
+//!   Hadoop's credentials ("HDTS") format.
 //!
-//! This crate knows nothing about the wire: conversions to and from the
+//! Apart from [`security`], whose token identifiers *are* protobuf messages,
+//! this crate knows nothing about the wire: conversions to and from the
 //! protobuf records live in the crates that speak the protocols.
 //!
 //! ```
@@ -26,6 +29,7 @@
 pub mod conf;
 pub mod ids;
 pub mod resource;
+pub mod security;
 
 pub use conf::{current_user, ConfError, Configuration};
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError, NodeId};

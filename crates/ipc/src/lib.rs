@@ -2,20 +2,22 @@
 //!
 //! Layers, one module each:
 //! - [`frame`]: the preamble, length-prefixed frames, delimited messages;
-//! - [`sasl`]: the SASL negotiation state machine (SIMPLE now; token auth plugs in);
+//! - [`sasl`]: the SASL negotiation state machine (SIMPLE, and TOKEN via DIGEST-MD5);
+//! - [`digest`]: DIGEST-MD5 (RFC 2831) challenges, responses and digests;
 //! - [`server`]: connections, the connection context, dispatch by protocol and method;
 //! - [`client`]: a pipelined client connection (what the NodeManager uses);
 //! - [`error`]: Java exception names and messages as they travel on the wire.
 
 pub mod client;
+pub mod digest;
 pub mod error;
 pub mod frame;
 pub mod sasl;
 pub mod server;
 
-pub use client::{ClientOptions, IpcClient};
+pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
 pub use error::{class, IpcError, RpcError};
-pub use sasl::{AuthMethod, Mechanism};
+pub use sasl::{AuthMethod, Mechanism, TokenVerifier, VerifiedToken};
 pub use server::{CallContext, RpcServer, ServerConfig, Service};
 
 /// The protocol names Java clients put in the connection context and request header.

@@ -385,7 +385,10 @@ struct Closing {
 
 impl From<String> for Closing {
     fn from(reason: String) -> Closing {
-        Closing { reason, fatal: None }
+        Closing {
+            reason,
+            fatal: None,
+        }
     }
 }
 
@@ -406,7 +409,7 @@ async fn read_loop(
         // Wait for the next frame to start. Idle time only counts while nothing is
         // in flight: a client waiting for a long call is not idle.
         match tokio::time::timeout(cfg.idle_timeout, reader.fill_buf()).await {
-            Ok(Ok(buf)) if buf.is_empty() => return Ok(()),
+            Ok(Ok([])) => return Ok(()),
             Ok(Ok(_)) => {}
             Ok(Err(e)) => return Err(format!("read error: {e}").into()),
             Err(_) => {
@@ -420,7 +423,9 @@ async fn read_loop(
             match tokio::time::timeout(cfg.frame_timeout, read_frame(reader, cfg.max_frame_bytes))
                 .await
             {
-                Err(_) => return Err(String::from("frame not completed within the frame timeout").into()),
+                Err(_) => {
+                    return Err(String::from("frame not completed within the frame timeout").into())
+                }
                 Ok(Ok(body)) => body,
                 Ok(Err(FrameError::Eof)) => return Ok(()),
                 Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
