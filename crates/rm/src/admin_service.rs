@@ -208,7 +208,13 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 .with(move |s, _| {
                     updates
                         .into_iter()
-                        .filter(|(id, res)| !s.nodes.set_capability(id, *res))
+                        .filter(|(id, res)| {
+                            let ok = s.nodes.set_capability(id, *res);
+                            if ok {
+                                s.sync_node(id, s.scheduler.now_ms());
+                            }
+                            !ok
+                        })
                         .map(|(id, _)| id.to_string())
                         .collect::<Vec<_>>()
                 })

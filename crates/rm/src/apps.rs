@@ -233,6 +233,25 @@ impl AppTable {
         );
     }
 
+    /// The AM unregistered with a final status: the application is reported in its
+    /// final state (Hadoop maps FINISHING to FINISHED) while its containers wind down.
+    pub fn finish_by_am(
+        &mut self,
+        id: ApplicationId,
+        state: AppState,
+        status: FinalStatus,
+        diagnostics: String,
+        tracking_url: String,
+        now_ms: u64,
+    ) {
+        if let Some(app) = self.apps.get_mut(&id) {
+            if !tracking_url.is_empty() {
+                app.tracking_url = tracking_url;
+            }
+        }
+        self.finish(id, state, status, diagnostics, now_ms);
+    }
+
     /// `forceKillApplication`: `None` when unknown, else whether the kill is complete
     /// (always, as nothing runs yet that must be stopped first).
     pub fn kill(&mut self, id: ApplicationId, diagnostics: String, now_ms: u64) -> Option<bool> {
@@ -278,6 +297,10 @@ impl AppTable {
 
     pub fn get(&self, id: &ApplicationId) -> Option<&App> {
         self.apps.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: &ApplicationId) -> Option<&mut App> {
+        self.apps.get_mut(id)
     }
 
     pub fn all(&self) -> impl Iterator<Item = &App> {

@@ -9,8 +9,8 @@ use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 
 use crate::apps::{AppFilter, Submission, SubmitError};
 use crate::convert::{
-    app_id_from_pb, app_id_to_pb, app_report, app_state_from_pb, node_report, node_state_from_pb,
-    resource_from_pb, resource_to_pb,
+    app_id_from_pb, app_id_to_pb, app_state_from_pb, attempt_id_from_pb, attempt_report,
+    container_id_from_pb, node_report, node_state_from_pb, resource_from_pb, resource_to_pb,
 };
 use crate::nodes::NodeState;
 use crate::queues::{Queue, QueueState};
@@ -23,7 +23,6 @@ const UNSUPPORTED: &[&str] = &[
     "renewDelegationToken",
     "cancelDelegationToken",
     "moveApplicationAcrossQueues",
-    "getContainerReport",
     "getNewReservation",
     "submitReservation",
     "updateReservation",
@@ -69,8 +68,12 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                     RpcError::yarn("submitApplication carries no application submission context")
                 })?;
                 let sub = submission_from_pb(&asc, c.min_allocation)?;
+                let clc = asc.am_container_spec.clone().unwrap_or_default();
                 let user = call.user.clone();
-                let result = c.core.with(move |s, now| s.submit(sub, &user, now)).await?;
+                let result = c
+                    .core
+                    .with(move |s, now| s.submit(sub, clc, &user, now))
+                    .await?;
                 match result {
                     Ok(_) => Ok(pb::SubmitApplicationResponseProto {}),
                     Err(SubmitError::ResourceTooLarge(m)) => {
@@ -92,10 +95,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let id = app_id_from_pb(req.application_id.as_ref())?;
                 let report = c
                     .core
-                    .with(move |s, _| {
-                        let total = s.nodes.cluster_capability();
-                        s.apps.get(&id).map(|a| app_report(a, total))
-                    })
+                    .with(move |s, _| s.apps.get(&id).map(|a| s.report(a)))
                     .await?
                     .ok_or_else(|| not_found(&id))?;
                 Ok(pb::GetApplicationReportResponseProto {
@@ -118,7 +118,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                     .unwrap_or_else(|| format!("Application killed by user {}.", call.user));
                 let done = c
                     .core
-                    .with(move |s, now| s.apps.kill(id, diagnostics, now))
+                    .with(move |s, now| s.kill_app(id, diagnostics, now))
                     .await?
                     .ok_or_else(|| {
                         RpcError::new(
@@ -142,11 +142,10 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let reports = c
                     .core
                     .with(move |s, _| {
-                        let total = s.nodes.cluster_capability();
                         s.apps
                             .list(&filter)
                             .into_iter()
-                            .map(|a| app_report(a, total))
+                            .map(|a| s.report(a))
                             .collect::<Vec<_>>()
                     })
                     .await?;
@@ -237,12 +236,11 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let info = c
                     .core
                     .with(move |s, _| {
-                        let total = s.nodes.cluster_capability();
                         let leaf_info = |q: &Queue| {
                             let apps: Vec<_> = s.apps.all().filter(|a| a.queue == q.name).collect();
                             pb::QueueInfoProto {
                                 applications: if with_apps {
-                                    apps.iter().map(|a| app_report(a, total)).collect()
+                                    apps.iter().map(|a| s.report(a)).collect()
                                 } else {
                                     Vec::new()
                                 },
@@ -313,41 +311,98 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
             let c = c.clone();
             async move {
                 let id = app_id_from_pb(req.application_id.as_ref())?;
-                let known = c.core.with(move |s, _| s.apps.get(&id).is_some()).await?;
-                if !known {
-                    return Err(not_found(&id));
-                }
-                // No attempt exists until AMs are launched.
+                let reports = c
+                    .core
+                    .with(move |s, _| {
+                        s.apps.get(&id)?;
+                        let ids = s
+                            .launch
+                            .get(&id)
+                            .map(|l| l.attempts.clone())
+                            .unwrap_or_default();
+                        Some(
+                            ids.iter()
+                                .filter_map(|a| s.attempts.get(a))
+                                .map(attempt_report)
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .await?
+                    .ok_or_else(|| not_found(&id))?;
                 Ok(pb::GetApplicationAttemptsResponseProto {
-                    application_attempts: Vec::new(),
+                    application_attempts: reports,
                 })
             }
         },
     );
+    let c = ctx.clone();
     let s = s.method(
         "getApplicationAttemptReport",
-        move |_call: CallContext, req: pb::GetApplicationAttemptReportRequestProto| async move {
-            let attempt = req
-                .application_attempt_id
-                .map(|a| attempt_string(&a))
-                .unwrap_or_else(|| "(none)".into());
-            Err::<pb::GetApplicationAttemptReportResponseProto, _>(RpcError::new(
-                class::APPLICATION_ATTEMPT_NOT_FOUND,
-                format!("ApplicationAttempt with id '{attempt}' doesn't exist in RM."),
-            ))
+        move |_call: CallContext, req: pb::GetApplicationAttemptReportRequestProto| {
+            let c = c.clone();
+            async move {
+                let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
+                let report = c
+                    .core
+                    .with(move |s, _| s.attempts.get(&id).map(attempt_report))
+                    .await?;
+                let report = report.ok_or_else(|| attempt_not_found(&id))?;
+                Ok(pb::GetApplicationAttemptReportResponseProto {
+                    application_attempt_report: Some(report),
+                })
+            }
         },
     );
+    let c = ctx.clone();
     let s = s.method(
         "getContainers",
-        move |_call: CallContext, req: pb::GetContainersRequestProto| async move {
-            let attempt = req
-                .application_attempt_id
-                .map(|a| attempt_string(&a))
-                .unwrap_or_else(|| "(none)".into());
-            Err::<pb::GetContainersResponseProto, _>(RpcError::new(
-                class::APPLICATION_ATTEMPT_NOT_FOUND,
-                format!("ApplicationAttempt with id '{attempt}' doesn't exist in RM."),
-            ))
+        move |_call: CallContext, req: pb::GetContainersRequestProto| {
+            let c = c.clone();
+            async move {
+                let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
+                let reports = c
+                    .core
+                    .with(move |s, _| {
+                        let a = s.attempts.get(&id)?;
+                        Some(
+                            a.live
+                                .keys()
+                                .filter_map(|cid| s.container_report(cid))
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .await?
+                    .ok_or_else(|| attempt_not_found(&id))?;
+                Ok(pb::GetContainersResponseProto {
+                    containers: reports,
+                })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "getContainerReport",
+        move |_call: CallContext, req: pb::GetContainerReportRequestProto| {
+            let c = c.clone();
+            async move {
+                let cid = req
+                    .container_id
+                    .as_ref()
+                    .ok_or_else(|| {
+                        RpcError::new(class::ILLEGAL_ARGUMENT, "the request names no container id")
+                    })
+                    .and_then(container_id_from_pb)?;
+                let report = c.core.with(move |s, _| s.container_report(&cid)).await?;
+                let report = report.ok_or_else(|| {
+                    RpcError::new(
+                        class::CONTAINER_NOT_FOUND,
+                        format!("Container with id '{cid}' doesn't exist in RM."),
+                    )
+                })?;
+                Ok(pb::GetContainerReportResponseProto {
+                    container_report: Some(report),
+                })
+            }
         },
     );
     // Node labels and attributes: Spindle has none, so the answers are empty.
@@ -410,13 +465,10 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
     s.unsupported(UNSUPPORTED)
 }
 
-fn attempt_string(a: &pb::ApplicationAttemptIdProto) -> String {
-    let app = a.application_id.clone().unwrap_or_default();
-    format!(
-        "appattempt_{}_{:04}_{:06}",
-        app.cluster_timestamp.unwrap_or(0),
-        app.id.unwrap_or(0),
-        a.attempt_id.unwrap_or(0)
+fn attempt_not_found(id: &impl std::fmt::Display) -> RpcError {
+    RpcError::new(
+        class::APPLICATION_ATTEMPT_NOT_FOUND,
+        format!("ApplicationAttempt with id '{id}' doesn't exist in RM."),
     )
 }
 

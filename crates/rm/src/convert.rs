@@ -4,11 +4,12 @@
 //! null check (application state, final status, …) are always set on the way out.
 
 use hadoop_protos::yarn as pb;
-use spindle_common::ids::{ApplicationId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
 use spindle_ipc::RpcError;
 
 use crate::apps::{App, AppState, FinalStatus};
+use crate::attempts::{Attempt, AttemptState};
 use crate::nodes::{Health, Node, NodeState};
 
 pub fn app_id_to_pb(id: &ApplicationId) -> pb::ApplicationIdProto {
@@ -31,10 +32,44 @@ pub fn app_id_from_pb(p: Option<&pb::ApplicationIdProto>) -> Result<ApplicationI
     ))
 }
 
+pub fn attempt_id_to_pb(id: &ApplicationAttemptId) -> pb::ApplicationAttemptIdProto {
+    pb::ApplicationAttemptIdProto {
+        application_id: Some(app_id_to_pb(&id.app)),
+        attempt_id: Some(id.attempt_id),
+    }
+}
+
+pub fn attempt_id_from_pb(
+    p: Option<&pb::ApplicationAttemptIdProto>,
+) -> Result<ApplicationAttemptId, RpcError> {
+    let p = p.ok_or_else(|| {
+        RpcError::new(
+            spindle_ipc::class::ILLEGAL_ARGUMENT,
+            "the request names no application attempt id",
+        )
+    })?;
+    let app = app_id_from_pb(p.application_id.as_ref())?;
+    Ok(ApplicationAttemptId::new(app, p.attempt_id.unwrap_or(0)))
+}
+
+/// Java writes only the attempt and the 64-bit id (epoch in the high bits).
+pub fn container_id_to_pb(id: &ContainerId) -> pb::ContainerIdProto {
+    pb::ContainerIdProto {
+        app_id: None,
+        app_attempt_id: Some(attempt_id_to_pb(&id.attempt)),
+        id: Some(id.id),
+    }
+}
+
+pub fn container_id_from_pb(p: &pb::ContainerIdProto) -> Result<ContainerId, RpcError> {
+    let attempt = attempt_id_from_pb(p.app_attempt_id.as_ref())?;
+    Ok(ContainerId::new(attempt, p.id.unwrap_or(0)))
+}
+
 pub fn node_id_to_pb(id: &NodeId) -> pb::NodeIdProto {
     pb::NodeIdProto {
         host: Some(id.host.clone()),
-        port: Some(i32::from(id.port)),
+        port: Some(id.port),
     }
 }
 
@@ -46,9 +81,9 @@ pub fn node_id_from_pb(p: Option<&pb::NodeIdProto>) -> Result<NodeId, RpcError> 
         .filter(|h| !h.is_empty())
         .ok_or_else(|| RpcError::yarn("the node id has no host"))?;
     let port = p.port.unwrap_or(0);
-    let port = port
-        .try_into()
-        .map_err(|_| RpcError::yarn(format!("the node id port {port} is out of range")))?;
+    if !(0..=65535).contains(&port) {
+        return Err(RpcError::yarn(format!("the node id port {port} is out of range")));
+    }
     Ok(NodeId::new(host, port))
 }
 
@@ -201,7 +236,19 @@ pub fn final_status_to_pb(s: FinalStatus) -> pb::FinalApplicationStatusProto {
 
 /// An application report with every field Java clients dereference set.
 /// `cluster_total` is the cluster's capability, for the usage percentages.
-pub fn app_report(a: &App, cluster_total: Resource) -> pb::ApplicationReportProto {
+/// What the application currently holds, for its report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AppUsage {
+    pub containers: i32,
+    pub used: Resource,
+}
+
+pub fn app_report(
+    a: &App,
+    cluster_total: Resource,
+    usage: AppUsage,
+    attempt: Option<ApplicationAttemptId>,
+) -> pb::ApplicationReportProto {
     let pct = |used: i64, total: i64| {
         if total > 0 {
             used as f32 * 100.0 / total as f32
@@ -210,15 +257,15 @@ pub fn app_report(a: &App, cluster_total: Resource) -> pb::ApplicationReportProt
         }
     };
     let usage = pb::ApplicationResourceUsageReportProto {
-        num_used_containers: Some(0),
+        num_used_containers: Some(usage.containers),
         num_reserved_containers: Some(0),
-        used_resources: Some(resource_to_pb(Resource::default())),
+        used_resources: Some(resource_to_pb(usage.used)),
         reserved_resources: Some(resource_to_pb(Resource::default())),
         needed_resources: Some(resource_to_pb(Resource::default())),
         memory_seconds: Some(0),
         vcore_seconds: Some(0),
         queue_usage_percentage: Some(0.0),
-        cluster_usage_percentage: Some(pct(0, cluster_total.memory_mb)),
+        cluster_usage_percentage: Some(pct(usage.used.memory_mb, cluster_total.memory_mb)),
         preempted_memory_seconds: Some(0),
         preempted_vcore_seconds: Some(0),
         application_resource_usage_map: Vec::new(),
@@ -245,7 +292,7 @@ pub fn app_report(a: &App, cluster_total: Resource) -> pb::ApplicationReportProt
         final_application_status: Some(final_status_to_pb(a.final_status) as i32),
         app_resource_usage: Some(usage),
         original_tracking_url: Some(tracking),
-        current_application_attempt_id: None,
+        current_application_attempt_id: attempt.as_ref().map(attempt_id_to_pb),
         progress: Some(a.progress),
         application_type: Some(a.app_type.clone()),
         am_rm_token: None,
@@ -261,5 +308,34 @@ pub fn app_report(a: &App, cluster_total: Resource) -> pb::ApplicationReportProt
         launch_time: Some(a.launch_ms as i64),
         submit_time: Some(a.submit_ms as i64),
         rm_cluster_id: None,
+    }
+}
+
+pub fn attempt_state_to_pb(s: AttemptState) -> pb::YarnApplicationAttemptStateProto {
+    use pb::YarnApplicationAttemptStateProto as P;
+    match s {
+        AttemptState::Scheduled => P::AppAttemptScheduled,
+        AttemptState::Allocated => P::AppAttemptAllocated,
+        AttemptState::Launched => P::AppAttemptLaunched,
+        AttemptState::Running => P::AppAttemptRunning,
+        AttemptState::Finishing => P::AppAttemptFinishing,
+        AttemptState::Finished => P::AppAttemptFinished,
+        AttemptState::Failed => P::AppAttemptFailed,
+        AttemptState::Killed => P::AppAttemptKilled,
+    }
+}
+
+pub fn attempt_report<R>(a: &Attempt<R>) -> pb::ApplicationAttemptReportProto {
+    pb::ApplicationAttemptReportProto {
+        application_attempt_id: Some(attempt_id_to_pb(&a.id)),
+        host: Some(a.host.clone()),
+        rpc_port: Some(a.rpc_port),
+        tracking_url: Some(a.tracking_url.clone()),
+        diagnostics: Some(a.diagnostics.clone()),
+        yarn_application_attempt_state: Some(attempt_state_to_pb(a.state) as i32),
+        am_container_id: a.am_container.as_ref().map(container_id_to_pb),
+        original_tracking_url: Some(a.original_tracking_url.clone()),
+        start_time: Some(a.start_ms as i64),
+        finish_time: Some(a.finish_ms as i64),
     }
 }

@@ -5,14 +5,19 @@
 //! so there is no lock and every change happens in one place, in arrival order. Time is
 //! passed in by the owner, never read inside the state.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use spindle_common::ids::ApplicationId;
+use hadoop_protos::yarn as pb;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+use spindle_scheduler::Scheduler;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
 use crate::acl::Acl;
 use crate::apps::{AppTable, Submission, SubmitError};
+use crate::attempts::Attempt;
+use crate::lifecycle::{AllocateResponse, Effect, KeyRing, LaunchSpec, NodeWork, SchedNode};
 use crate::nodes::NodeTable;
 use crate::queues::{QueueState, Queues};
 
@@ -25,6 +30,26 @@ pub struct RmState {
     pub queues: Queues,
     /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
     pub admin_acl: Acl,
+    /// The scheduler core: allocation decisions.
+    pub scheduler: Scheduler,
+    /// Nodes as the scheduler knows them, to keep it in line with `nodes`.
+    pub(crate) sched_nodes: BTreeMap<NodeId, SchedNode>,
+    pub attempts: BTreeMap<ApplicationAttemptId, Attempt<AllocateResponse>>,
+    /// Per application: its AM launch context and attempt history.
+    pub launch: BTreeMap<ApplicationId, LaunchSpec>,
+    pub secrets: std::sync::Arc<KeyRing>,
+    /// Heartbeat-borne instructions per node.
+    pub node_work: BTreeMap<NodeId, NodeWork>,
+    /// Network work for the effect executor, drained after every command.
+    pub outbox: Vec<Effect>,
+    /// `yarn.am.liveness-monitor.expiry-interval-ms`.
+    pub am_expiry_ms: u64,
+    /// `yarn.resourcemanager.rm.container-allocation.expiry-interval-ms`.
+    pub container_token_expiry_ms: u64,
+    /// Containers one scheduling pass may hand out.
+    pub containers_per_pass: usize,
+    /// The scheduler address as a token service (`ip:port`).
+    pub scheduler_service: String,
 }
 
 impl RmState {
@@ -33,6 +58,7 @@ impl RmState {
     pub fn submit(
         &mut self,
         sub: Submission,
+        clc: pb::ContainerLaunchContextProto,
         user: &str,
         now_ms: u64,
     ) -> Result<ApplicationId, SubmitError> {
@@ -62,16 +88,88 @@ impl RmState {
             Some(_) => {
                 self.apps.accept(id);
                 info!(app = %id, %user, queue = %queue_name, "application accepted");
+                self.launch.insert(
+                    id,
+                    LaunchSpec {
+                        clc,
+                        submit_ms: now_ms,
+                        failed_attempts: 0,
+                        attempts: Vec::new(),
+                    },
+                );
+                self.start_attempt(id, now_ms);
             }
         }
         Ok(id)
     }
 
-    /// Periodic work: liveness expiry.
+    /// Periodic work: node and AM liveness, continuous scheduling.
     pub fn tick(&mut self, now_ms: u64) {
-        for id in self.nodes.expire(now_ms) {
+        let lost = self.nodes.expire(now_ms);
+        for id in &lost {
             warn!(node = %id, "node expired: no heartbeat within the liveness interval; now LOST");
         }
+        if !lost.is_empty() {
+            self.sync_all_nodes(now_ms);
+        }
+        self.lifecycle_tick(now_ms);
+    }
+
+    /// The application's report, with its current attempt and usage.
+    pub fn report(&self, app: &crate::apps::App) -> pb::ApplicationReportProto {
+        let total = self.nodes.cluster_capability();
+        let attempt = self.current_attempt(&app.id);
+        let mut usage = crate::convert::AppUsage::default();
+        if let Some(a) = attempt.filter(|a| !a.state.is_final()) {
+            for cid in a.live.keys() {
+                if let Some(c) = self.scheduler.container(cid) {
+                    usage.containers += 1;
+                    usage.used += c.resource;
+                }
+            }
+        }
+        let mut report = crate::convert::app_report(app, total, usage, attempt.map(|a| a.id));
+        if let Some(a) = attempt {
+            if !app.state.is_final() {
+                report.progress = Some(a.progress);
+            }
+        }
+        report
+    }
+
+    /// A container's report while the scheduler knows it.
+    pub fn container_report(
+        &self,
+        id: &spindle_common::ids::ContainerId,
+    ) -> Option<pb::ContainerReportProto> {
+        let c = self.scheduler.container(id)?;
+        let http = self.nodes.get(&c.node).map(|n| n.http_address());
+        Some(pb::ContainerReportProto {
+            container_id: Some(crate::convert::container_id_to_pb(id)),
+            resource: Some(crate::convert::resource_to_pb(c.resource)),
+            node_id: Some(crate::convert::node_id_to_pb(&c.node)),
+            priority: Some(pb::PriorityProto {
+                priority: Some(c.priority),
+            }),
+            creation_time: Some(c.allocated_at_ms as i64),
+            finish_time: Some(0),
+            diagnostics_info: Some(String::new()),
+            log_url: None,
+            container_exit_status: Some(0),
+            container_state: Some(pb::ContainerStateProto::CRunning as i32),
+            node_http_address: http,
+            execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
+            exposed_ports: None,
+        })
+    }
+
+    /// Ids of nodes the scheduler placed containers of `app` on (for reports).
+    pub fn app_nodes(&self, app: &ApplicationId) -> BTreeSet<NodeId> {
+        self.attempts
+            .values()
+            .filter(|a| a.id.app == *app)
+            .flat_map(|a| a.live.values().cloned())
+            .collect()
     }
 }
 
@@ -101,12 +199,20 @@ const COMMAND_QUEUE: usize = 4096;
 
 impl CoreHandle {
     /// Starts the owner task and a ticker that runs [`RmState::tick`] every `tick`.
-    pub fn spawn(state: RmState, tick: Duration) -> CoreHandle {
+    /// Effects the state leaves in its outbox go to `effects` after every command.
+    pub fn spawn(
+        state: RmState,
+        tick: Duration,
+        effects: mpsc::UnboundedSender<Effect>,
+    ) -> CoreHandle {
         let (tx, mut rx) = mpsc::channel::<Command>(COMMAND_QUEUE);
         tokio::spawn(async move {
             let mut state = state;
             while let Some(cmd) = rx.recv().await {
                 cmd(&mut state, now_ms());
+                for effect in state.outbox.drain(..) {
+                    let _ = effects.send(effect);
+                }
             }
         });
         let handle = CoreHandle { tx };

@@ -7,11 +7,15 @@
 
 pub mod acl;
 pub mod admin_service;
+pub mod ams_service;
 pub mod apps;
+pub mod attempts;
 pub mod client_service;
 pub mod convert;
 pub mod core;
 pub mod hosts;
+pub mod launcher;
+pub mod lifecycle;
 pub mod nodes;
 pub mod queues;
 pub mod tracker_service;
@@ -23,12 +27,14 @@ use std::time::Duration;
 
 use spindle_common::conf::{ConfError, Configuration};
 use spindle_common::resource::Resource;
-use spindle_ipc::{protocols, RpcServer, ServerConfig, Service};
+use spindle_ipc::{Mechanism, RpcServer, ServerConfig, Service};
+use spindle_scheduler::{Scheduler, SchedulerConfig};
 use tracing::info;
 
 use crate::acl::Acl;
 use crate::apps::AppTable;
 use crate::core::{CoreHandle, RmState};
+use crate::lifecycle::{AmrmVerifier, KeyRing};
 use crate::nodes::{NodeConfig, NodeTable};
 use crate::queues::Queues;
 
@@ -42,6 +48,8 @@ pub struct RmContext {
     pub rm_version: String,
     pub min_allocation: Resource,
     pub max_allocation: Resource,
+    /// Token master keys, shared with the token verifiers.
+    pub keys: Arc<KeyRing>,
 }
 
 /// Why the RM could not start.
@@ -169,6 +177,21 @@ impl ResourceManager {
             .map_err(RmError::Invalid)?;
         let queues = Queues::load(conf_dir.as_deref()).map_err(RmError::Invalid)?;
         let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+        let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
+        let container_token_expiry_ms = positive(
+            conf,
+            "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
+        )? as u64;
+        let scheduler = Scheduler::new(SchedulerConfig {
+            minimum_allocation: min_allocation,
+            maximum_allocation: max_allocation,
+            ..SchedulerConfig::default()
+        })
+        .map_err(|e| RmError::Invalid(e.to_string()))?;
+        let keys = Arc::new(KeyRing::generate());
+        let bind_key = "yarn.resourcemanager.bind-host";
+        let sched_key = "yarn.resourcemanager.scheduler.address";
+        let sched_addr = listen_addr(conf, sched_key, bind_key).await?;
 
         let state = RmState {
             cluster_ts,
@@ -185,10 +208,23 @@ impl ResourceManager {
             apps: AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
             queues,
             admin_acl,
+            scheduler,
+            sched_nodes: Default::default(),
+            attempts: Default::default(),
+            launch: Default::default(),
+            secrets: keys.clone(),
+            node_work: Default::default(),
+            outbox: Vec::new(),
+            am_expiry_ms,
+            container_token_expiry_ms,
+            containers_per_pass: 1000,
+            scheduler_service: String::new(),
         };
         // Check liveness often enough that expiry is noticed within a tenth of its interval.
         let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
-        let core = CoreHandle::spawn(state, tick);
+        let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
+        let core = CoreHandle::spawn(state, tick, effects_tx);
+        tokio::spawn(launcher::run(core.clone(), effects_rx));
         let context = Arc::new(RmContext {
             core,
             conf_dir,
@@ -196,9 +232,9 @@ impl ResourceManager {
             rm_version: format!("spindle-{}", env!("CARGO_PKG_VERSION")),
             min_allocation,
             max_allocation,
+            keys: keys.clone(),
         });
 
-        let bind_key = "yarn.resourcemanager.bind-host";
         let mut servers = Vec::new();
         let bind = |key: &'static str, addr: SocketAddr, service: Service, name: &str| {
             let cfg = ipc_server_config(conf, name);
@@ -221,20 +257,32 @@ impl ResourceManager {
             "rm-client",
         )
         .await?;
-        let sched_key = "yarn.resourcemanager.scheduler.address";
-        // The ApplicationMaster protocol is served once AM launch exists; until then
-        // every call gets a clear error naming the method.
-        let scheduler = bind(
-            sched_key,
-            listen_addr(conf, sched_key, bind_key).await?,
-            Service::new(protocols::APPLICATION_MASTER).unsupported(&[
-                "registerApplicationMaster",
-                "allocate",
-                "finishApplicationMaster",
-            ]),
-            "rm-scheduler",
+        // The scheduler port accepts only AMRMToken-authenticated connections.
+        let mut sched_cfg = ipc_server_config(conf, "rm-scheduler")?;
+        sched_cfg.mechanisms = vec![Mechanism::token(AmrmVerifier(keys.clone()))];
+        let scheduler = RpcServer::bind(
+            sched_addr,
+            vec![ams_service::service(context.clone())],
+            sched_cfg,
         )
-        .await?;
+        .await
+        .map_err(|source| RmError::Bind {
+            key: sched_key.to_string(),
+            addr: sched_addr,
+            source,
+        })?;
+        let sched_bound = scheduler.local_addr();
+        let service_host = if sched_bound.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            sched_bound.ip().to_string()
+        };
+        let service = format!("{service_host}:{}", sched_bound.port());
+        context
+            .core
+            .with(move |s, _| s.scheduler_service = service)
+            .await
+            .map_err(|e| RmError::Invalid(e.to_string()))?;
         let tracker_key = "yarn.resourcemanager.resource-tracker.address";
         let tracker = bind(
             tracker_key,

@@ -162,7 +162,7 @@ impl NodeTable {
 
     pub fn register(&mut self, reg: Registration, now_ms: u64) -> RegisterOutcome {
         let host = reg.id.host.clone();
-        let port = i32::from(reg.id.port);
+        let port = reg.id.port;
         if !self.hosts.is_valid(&host, port) {
             return RegisterOutcome::Rejected(format!(
                 "Disallowed NodeManager from {host}, Sending SHUTDOWN signal to the NodeManager."
@@ -211,7 +211,7 @@ impl NodeTable {
             diagnostics,
             next_interval_ms: interval,
         };
-        let port = i32::from(hb.id.port);
+        let port = hb.id.port;
         if !self.hosts.is_valid(&hb.id.host, port) && !self.active.contains_key(&hb.id) {
             return reply(
                 NodeAction::Shutdown,
@@ -346,7 +346,7 @@ impl NodeTable {
         self.hosts = hosts;
         let ids: Vec<NodeId> = self.active.keys().cloned().collect();
         for id in ids {
-            let valid = self.hosts.is_valid(&id.host, i32::from(id.port));
+            let valid = self.hosts.is_valid(&id.host, id.port);
             let Some(node) = self.active.get_mut(&id) else {
                 continue;
             };

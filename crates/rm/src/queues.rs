@@ -173,7 +173,7 @@ mod tests {
     fn conf(pairs: &[(&str, &str)]) -> Configuration {
         let mut c = Configuration::with_defaults();
         for (k, v) in pairs {
-            c.set(*k, *v);
+            c.set(k, *v);
         }
         c
     }

@@ -194,7 +194,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     };
     nm_conf.set(
         "yarn.resourcemanager.resource-tracker.address",
-        &format!("{tracker_host}:{}", tracker.port()),
+        format!("{tracker_host}:{}", tracker.port()),
     );
     let nm = spindle_nm::NodeManager::start(&nm_conf)
         .await

@@ -1,0 +1,1029 @@
+//! The application lifecycle on top of the scheduler core: attempts, the AM
+//! container, AM launch, registration, allocate, unregister, retries and cleanup.
+//!
+//! Everything here runs on the state's owner task with the time passed in. Work
+//! that needs the network (starting an AM container on a NodeManager) leaves as an
+//! [`Effect`] in `RmState::outbox`; its outcome comes back as another command.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, RwLock};
+
+use hadoop_protos::common::TokenProto;
+use hadoop_protos::yarn as pb;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::resource::Resource;
+use spindle_common::security::{
+    kind, AmRmTokenIdentifier, ContainerTokenIdentifier, Credentials, NmTokenIdentifier,
+    SecretManager, Token,
+};
+use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
+use spindle_ipc::{class, RpcError};
+use spindle_scheduler::{
+    exit_status, ContainerExit, Decisions, Input, NodeAction as SchedNodeAction, NodeUpdate,
+    ResourceAsk, ANY,
+};
+use tracing::{info, warn};
+
+use crate::apps::{AppState, FinalStatus};
+use crate::attempts::{
+    counts_towards_max_attempts, Attempt, AttemptState, Finished, Granted, ResponseIdCheck,
+};
+use crate::convert::{container_id_to_pb, node_id_to_pb, resource_to_pb};
+use crate::core::RmState;
+use crate::nodes::NodeState;
+
+/// The AM container's priority in the scheduler (Hadoop uses 0 for it).
+pub const AM_PRIORITY: i32 = 0;
+
+/// Network work the owner task hands to the effect executor.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Start the AM container on its NodeManager (the RM acting as a client with an
+    /// NMToken, as Hadoop's AMLauncher does).
+    LaunchAm {
+        attempt: ApplicationAttemptId,
+        node: NodeId,
+        nm_token: Token,
+        request: pb::StartContainersRequestProto,
+    },
+}
+
+/// Things a NodeManager must hear on its next heartbeat.
+#[derive(Debug, Default, Clone)]
+pub struct NodeWork {
+    pub cleanup_containers: BTreeSet<ContainerId>,
+    pub cleanup_apps: BTreeSet<ApplicationId>,
+    /// Completed containers the RM has taken note of (so the NM stops reporting them).
+    pub acked: BTreeSet<ContainerId>,
+}
+
+/// The RM's token secret managers. Shared by the state's owner (which mints tokens)
+/// and the IPC servers' token verifiers (which check them), so each sits behind a
+/// read-mostly lock; nothing else in the RM is locked.
+#[derive(Debug)]
+pub struct KeyRing {
+    pub amrm: RwLock<SecretManager>,
+    pub nm_token: RwLock<SecretManager>,
+    pub container_token: RwLock<SecretManager>,
+}
+
+impl KeyRing {
+    /// Fresh random keys.
+    pub fn generate() -> KeyRing {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let mut key = || random_master_key(rng.random_range(1..i32::MAX / 2));
+        KeyRing {
+            amrm: RwLock::new(SecretManager::new(key())),
+            nm_token: RwLock::new(SecretManager::new(key())),
+            container_token: RwLock::new(SecretManager::new(key())),
+        }
+    }
+}
+
+/// Reads a lock, tolerating poisoning (a panicked reader cannot corrupt a key).
+pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Checks AMRMTokens on the scheduler port; the connection's user becomes the attempt.
+pub struct AmrmVerifier(pub Arc<KeyRing>);
+
+impl TokenVerifier for AmrmVerifier {
+    fn kind(&self) -> &str {
+        kind::AM_RM
+    }
+
+    fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
+        let ident = AmRmTokenIdentifier::decode(identifier).map_err(|e| e.to_string())?;
+        let password = read(&self.0.amrm)
+            .retrieve_password(identifier, ident.key_id)
+            .map_err(|e| format!("AMRMToken for {} refused: {e}", ident.attempt))?;
+        Ok(VerifiedToken {
+            password,
+            user: ident.user(),
+        })
+    }
+}
+
+/// What the scheduler core knows about a node (mirrors the node table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SchedNode {
+    capability: Resource,
+    healthy: bool,
+    schedulable: bool,
+}
+
+/// What the submission carried that the AM launch needs later.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    pub clc: pb::ContainerLaunchContextProto,
+    pub submit_ms: u64,
+    pub failed_attempts: i32,
+    pub attempts: Vec<ApplicationAttemptId>,
+}
+
+/// A container status from a NodeManager heartbeat, converted.
+#[derive(Debug, Clone)]
+pub struct NmContainerStatus {
+    pub container: ContainerId,
+    pub running: bool,
+    pub complete: bool,
+    pub exit_status: i32,
+    pub diagnostics: String,
+}
+
+/// The wire answer to an allocate call, remembered for replay.
+pub type AllocateResponse = pb::AllocateResponseProto;
+
+fn not_registered(attempt: &ApplicationAttemptId) -> RpcError {
+    RpcError::new(
+        class::APPLICATION_MASTER_NOT_REGISTERED,
+        format!(
+            "AM is not registered for known application attempt: {attempt} or RM had restarted \
+             after AM registered. AM should re-register."
+        ),
+    )
+}
+
+impl RmState {
+    // ---- scheduler plumbing -------------------------------------------------
+
+    fn feed(&mut self, input: Input, now_ms: u64) {
+        let kind = input.kind();
+        match self.scheduler.handle(now_ms, input) {
+            Ok(d) => self.apply_decisions(d, now_ms),
+            Err(e) => warn!(input = kind, error = %e, "scheduler refused an input"),
+        }
+    }
+
+    /// One continuous-scheduling pass with bounded work.
+    pub fn schedule_pass(&mut self, now_ms: u64) {
+        match self.scheduler.schedule(now_ms, self.containers_per_pass) {
+            Ok(d) => self.apply_decisions(d, now_ms),
+            Err(e) => warn!(error = %e, "scheduling pass failed"),
+        }
+    }
+
+    /// Brings the scheduler's view of `id` in line with the node table.
+    pub(crate) fn sync_node(&mut self, id: &NodeId, now_ms: u64) {
+        let desired = self
+            .nodes
+            .get(id)
+            .filter(|n| n.state.is_active())
+            .map(|n| SchedNode {
+                capability: n.capability,
+                healthy: n.state != NodeState::Unhealthy,
+                schedulable: n.state != NodeState::Decommissioning,
+            });
+        let current = self.sched_nodes.get(id).copied();
+        match (current, desired) {
+            (None, None) => {}
+            (Some(_), None) => {
+                self.sched_nodes.remove(id);
+                self.feed(Input::NodeRemoved { node: id.clone() }, now_ms);
+            }
+            (None, Some(d)) => {
+                let rack = self
+                    .nodes
+                    .get(id)
+                    .map(|n| n.rack.clone())
+                    .unwrap_or_default();
+                self.sched_nodes.insert(id.clone(), d);
+                self.feed(
+                    Input::NodeAdded {
+                        node: id.clone(),
+                        rack,
+                        capability: d.capability,
+                    },
+                    now_ms,
+                );
+                if !d.healthy || !d.schedulable {
+                    self.feed(
+                        Input::NodeUpdated {
+                            node: id.clone(),
+                            update: NodeUpdate {
+                                capability: None,
+                                healthy: Some(d.healthy),
+                                schedulable: Some(d.schedulable),
+                            },
+                        },
+                        now_ms,
+                    );
+                }
+            }
+            (Some(c), Some(d)) if c != d => {
+                self.sched_nodes.insert(id.clone(), d);
+                self.feed(
+                    Input::NodeUpdated {
+                        node: id.clone(),
+                        update: NodeUpdate {
+                            capability: (c.capability != d.capability).then_some(d.capability),
+                            healthy: Some(d.healthy),
+                            schedulable: Some(d.schedulable),
+                        },
+                    },
+                    now_ms,
+                );
+            }
+            (Some(_), Some(_)) => {}
+        }
+    }
+
+    /// A (re-)registration: a node that was already known starts afresh, so the
+    /// containers it had are gone.
+    pub fn node_registered(&mut self, id: &NodeId, now_ms: u64) {
+        if self.sched_nodes.remove(id).is_some() {
+            self.feed(Input::NodeRemoved { node: id.clone() }, now_ms);
+        }
+        self.node_work.remove(id);
+        self.sync_node(id, now_ms);
+    }
+
+    /// Re-syncs every node the scheduler knows or the table has active (after bulk
+    /// changes such as refreshNodes or expiry).
+    pub fn sync_all_nodes(&mut self, now_ms: u64) {
+        let mut ids: BTreeSet<NodeId> = self.sched_nodes.keys().cloned().collect();
+        ids.extend(self.nodes.active().map(|n| n.id.clone()));
+        for id in ids {
+            self.sync_node(&id, now_ms);
+        }
+    }
+
+    fn apply_decisions(&mut self, d: Decisions, now_ms: u64) {
+        for alloc in d.allocations {
+            let attempt_id = alloc.attempt();
+            let Some(attempt) = self.attempts.get_mut(&attempt_id) else {
+                continue;
+            };
+            attempt.live.insert(alloc.container, alloc.node.clone());
+            if attempt.am_container.is_none() && attempt.state == AttemptState::Scheduled {
+                attempt.am_container = Some(alloc.container);
+                attempt.am_node = Some(alloc.node.clone());
+                attempt.state = AttemptState::Allocated;
+                info!(attempt = %attempt_id, container = %alloc.container, node = %alloc.node, "AM container allocated");
+                self.launch_am(attempt_id, now_ms);
+            } else {
+                attempt.granted.push(Granted {
+                    container: alloc.container,
+                    node: alloc.node,
+                    resource: alloc.resource,
+                    priority: alloc.priority,
+                    allocation_request_id: alloc.allocation_request_id,
+                });
+            }
+        }
+        for done in d.completed {
+            let attempt_id = done.attempt();
+            let Some(attempt) = self.attempts.get_mut(&attempt_id) else {
+                continue;
+            };
+            attempt.live.remove(&done.container);
+            if attempt.am_container == Some(done.container) {
+                self.am_container_completed(attempt_id, done.exit_status, done.diagnostics, now_ms);
+            } else if !attempt.state.is_final() {
+                attempt.finished.push(Finished {
+                    container: done.container,
+                    exit_status: done.exit_status,
+                    diagnostics: done.diagnostics,
+                    resource: done.resource,
+                });
+            }
+        }
+        for action in d.node_actions {
+            let SchedNodeAction::KillContainer { node, container } = action;
+            let work = self.node_work.entry(node).or_default();
+            work.cleanup_containers.insert(container);
+        }
+    }
+
+    // ---- applications and attempts -------------------------------------------
+
+    /// Starts the next attempt of an accepted application.
+    pub fn start_attempt(&mut self, app_id: ApplicationId, now_ms: u64) {
+        let Some(app) = self.apps.get(&app_id) else {
+            return;
+        };
+        let (queue, user, priority, am_resource) = (
+            app.queue.clone(),
+            app.user.clone(),
+            app.priority,
+            app.am_resource,
+        );
+        let Some(spec) = self.launch.get_mut(&app_id) else {
+            return;
+        };
+        let attempt_id = ApplicationAttemptId::new(app_id, spec.attempts.len() as i32 + 1);
+        spec.attempts.push(attempt_id);
+        self.attempts
+            .insert(attempt_id, Attempt::new(attempt_id, am_resource, now_ms));
+        info!(attempt = %attempt_id, "application attempt started");
+        self.feed(
+            Input::AppAdded {
+                attempt: attempt_id,
+                queue,
+                user,
+                priority,
+            },
+            now_ms,
+        );
+        self.feed(
+            Input::AsksUpdated {
+                attempt: attempt_id,
+                asks: vec![ResourceAsk::new(AM_PRIORITY, ANY, am_resource, 1)],
+                releases: Vec::new(),
+                blacklist_add: Vec::new(),
+                blacklist_remove: Vec::new(),
+            },
+            now_ms,
+        );
+        self.schedule_pass(now_ms);
+    }
+
+    /// The attempt currently running for an application, if any.
+    pub fn current_attempt(&self, app_id: &ApplicationId) -> Option<&Attempt<AllocateResponse>> {
+        let id = self.launch.get(app_id)?.attempts.last()?;
+        self.attempts.get(id)
+    }
+
+    fn launch_am(&mut self, attempt_id: ApplicationAttemptId, now_ms: u64) {
+        let Some(attempt) = self.attempts.get(&attempt_id) else {
+            return;
+        };
+        let (Some(container), Some(node)) = (attempt.am_container, attempt.am_node.clone()) else {
+            return;
+        };
+        let resource = attempt.am_resource;
+        let app_id = attempt_id.app;
+        let Some(app) = self.apps.get(&app_id) else {
+            return;
+        };
+        let user = app.user.clone();
+        let priority = app.priority;
+        let Some(spec) = self.launch.get(&app_id) else {
+            return;
+        };
+        let mut clc = spec.clc.clone();
+        let submit_ms = spec.submit_ms;
+
+        // Merge the AMRMToken into the credentials the client gave (never replace them).
+        let amrm = self.amrm_token(attempt_id);
+        let mut creds = match clc.tokens.as_deref().filter(|t| !t.is_empty()) {
+            None => Credentials::new(),
+            Some(bytes) => match Credentials::from_bytes(bytes) {
+                Ok(c) => c,
+                Err(e) => {
+                    let msg = format!("the AM launch context's tokens cannot be read: {e}");
+                    self.fail_attempt(attempt_id, msg, true, now_ms);
+                    return;
+                }
+            },
+        };
+        creds.add_token(amrm.service.clone(), amrm);
+        clc.tokens = Some(creds.to_bytes());
+        let max_attempts = self.apps.get(&app_id).map_or(1, |a| a.max_attempts);
+        for (k, v) in [
+            ("APPLICATION_WEB_PROXY_BASE", format!("/proxy/{app_id}")),
+            ("APP_SUBMIT_TIME_ENV", submit_ms.to_string()),
+            ("MAX_APP_ATTEMPTS", max_attempts.to_string()),
+        ] {
+            clc.environment.retain(|e| e.key.as_deref() != Some(k));
+            clc.environment.push(pb::StringStringMapProto {
+                key: Some(k.to_string()),
+                value: Some(v),
+            });
+        }
+        let container_token =
+            self.container_token(container, &node, &user, resource, priority, true, now_ms);
+        let nm_token = self.nm_token(attempt_id, &node, &user);
+        let request = pb::StartContainersRequestProto {
+            start_container_request: vec![pb::StartContainerRequestProto {
+                container_launch_context: Some(clc),
+                container_token: Some(container_token),
+            }],
+        };
+        self.outbox.push(Effect::LaunchAm {
+            attempt: attempt_id,
+            node,
+            nm_token,
+            request,
+        });
+    }
+
+    /// The AM container's NodeManager accepted the start request.
+    pub fn am_launched(&mut self, attempt_id: ApplicationAttemptId, now_ms: u64) {
+        if let Some(a) = self.attempts.get_mut(&attempt_id) {
+            if a.state == AttemptState::Allocated {
+                a.state = AttemptState::Launched;
+                a.last_contact_ms = now_ms;
+                if let Some(app) = self.apps.get_mut(&attempt_id.app) {
+                    app.launch_ms = now_ms;
+                }
+                info!(attempt = %attempt_id, "AM container launched");
+            }
+        }
+    }
+
+    /// Starting the AM container failed: the attempt fails.
+    pub fn am_launch_failed(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        reason: String,
+        now_ms: u64,
+    ) {
+        let diag = format!("Error launching {attempt_id}. Got exception: {reason}");
+        warn!(attempt = %attempt_id, %reason, "AM launch failed");
+        self.fail_attempt(attempt_id, diag, true, now_ms);
+    }
+
+    fn am_container_completed(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        exit: i32,
+        diagnostics: String,
+        now_ms: u64,
+    ) {
+        let Some(attempt) = self.attempts.get(&attempt_id) else {
+            return;
+        };
+        match attempt.state {
+            AttemptState::Finishing => {
+                self.end_attempt(attempt_id, AttemptState::Finished, String::new(), now_ms);
+                if let Some(app) = self.apps.get_mut(&attempt_id.app) {
+                    app.finish_ms = app.finish_ms.max(now_ms);
+                }
+            }
+            s if s.is_final() => {}
+            _ => {
+                let container = attempt
+                    .am_container
+                    .map(|c| c.to_string())
+                    .unwrap_or_default();
+                let diag = format!(
+                    "AM Container for {attempt_id} exited with  exitCode: {exit}\n\
+                     Failing this attempt.Diagnostics: [{container}] {diagnostics}"
+                );
+                self.fail_attempt(attempt_id, diag, counts_towards_max_attempts(exit), now_ms);
+            }
+        }
+    }
+
+    /// Removes an attempt from the scheduler and ends it; its containers are killed.
+    fn end_attempt(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        state: AttemptState,
+        diag: String,
+        now_ms: u64,
+    ) {
+        let nodes: BTreeSet<NodeId> = match self.attempts.get_mut(&attempt_id) {
+            Some(a) if !a.state.is_final() => {
+                a.end(state, diag, now_ms);
+                let mut nodes: BTreeSet<NodeId> = a.live.values().cloned().collect();
+                nodes.extend(a.am_node.clone());
+                nodes
+            }
+            _ => return,
+        };
+        for node in nodes {
+            self.node_work
+                .entry(node)
+                .or_default()
+                .cleanup_apps
+                .insert(attempt_id.app);
+        }
+        self.feed(
+            Input::AppRemoved {
+                attempt: attempt_id,
+            },
+            now_ms,
+        );
+    }
+
+    /// Fails an attempt; retries the application or fails it when attempts run out.
+    fn fail_attempt(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        diag: String,
+        counts: bool,
+        now_ms: u64,
+    ) {
+        self.end_attempt(attempt_id, AttemptState::Failed, diag.clone(), now_ms);
+        let app_id = attempt_id.app;
+        let Some(app) = self.apps.get(&app_id) else {
+            return;
+        };
+        if app.state.is_final() {
+            return;
+        }
+        let max = app.max_attempts;
+        let Some(spec) = self.launch.get_mut(&app_id) else {
+            return;
+        };
+        if counts {
+            spec.failed_attempts += 1;
+        }
+        if spec.failed_attempts >= max {
+            let msg = format!(
+                "Application {app_id} failed {max} times due to {diag}. Failing the application."
+            );
+            info!(app = %app_id, "application failed: attempts exhausted");
+            self.apps.fail(app_id, msg, now_ms);
+        } else {
+            if let Some(app) = self.apps.get_mut(&app_id) {
+                app.state = AppState::Accepted;
+            }
+            self.start_attempt(app_id, now_ms);
+        }
+    }
+
+    /// `forceKillApplication`: ends the running attempt and the application.
+    pub fn kill_app(
+        &mut self,
+        app_id: ApplicationId,
+        diagnostics: String,
+        now_ms: u64,
+    ) -> Option<bool> {
+        if let Some(attempt) = self.current_attempt(&app_id).map(|a| a.id) {
+            self.end_attempt(attempt, AttemptState::Killed, diagnostics.clone(), now_ms);
+        }
+        self.apps.kill(app_id, diagnostics, now_ms)
+    }
+
+    /// Periodic work: node liveness, AM liveness, a scheduling pass.
+    pub fn lifecycle_tick(&mut self, now_ms: u64) {
+        let expiry = self.am_expiry_ms;
+        let expired: Vec<ApplicationAttemptId> = self
+            .attempts
+            .values()
+            .filter(|a| {
+                matches!(
+                    a.state,
+                    AttemptState::Launched | AttemptState::Running | AttemptState::Finishing
+                ) && now_ms.saturating_sub(a.last_contact_ms) > expiry
+            })
+            .map(|a| a.id)
+            .collect();
+        for id in expired {
+            let finishing = self
+                .attempts
+                .get(&id)
+                .is_some_and(|a| a.state == AttemptState::Finishing);
+            if finishing {
+                // Unregistered but its container never exited: finish it anyway.
+                self.end_attempt(id, AttemptState::Finished, String::new(), now_ms);
+            } else {
+                warn!(attempt = %id, "ApplicationMaster timed out");
+                self.fail_attempt(
+                    id,
+                    format!("ApplicationMaster for attempt {id} timed out"),
+                    true,
+                    now_ms,
+                );
+            }
+        }
+        self.schedule_pass(now_ms);
+    }
+
+    // ---- NodeManager heartbeats ------------------------------------------------
+
+    /// Container statuses from a heartbeat: completions go to the scheduler (once),
+    /// running AM containers confirm their launch.
+    pub fn container_statuses(
+        &mut self,
+        node: &NodeId,
+        statuses: Vec<NmContainerStatus>,
+        now_ms: u64,
+    ) {
+        for st in statuses {
+            if st.complete {
+                let first_report = self
+                    .node_work
+                    .entry(node.clone())
+                    .or_default()
+                    .acked
+                    .insert(st.container);
+                if first_report {
+                    self.feed(
+                        Input::ContainerCompleted {
+                            container: st.container,
+                            exit: ContainerExit::Finished {
+                                exit_status: st.exit_status,
+                                diagnostics: st.diagnostics,
+                            },
+                        },
+                        now_ms,
+                    );
+                }
+            } else if st.running {
+                let attempt_id = st.container.attempt;
+                let is_am = self
+                    .attempts
+                    .get(&attempt_id)
+                    .is_some_and(|a| a.am_container == Some(st.container));
+                if is_am {
+                    self.am_launched(attempt_id, now_ms);
+                }
+            }
+        }
+        // The heartbeat itself lets the scheduler place containers on this node.
+        if self.sched_nodes.contains_key(node) {
+            self.feed(
+                Input::NodeUpdated {
+                    node: node.clone(),
+                    update: NodeUpdate::heartbeat(),
+                },
+                now_ms,
+            );
+        }
+    }
+
+    /// What the node must be told in this heartbeat's answer; clears it.
+    pub fn take_node_work(&mut self, node: &NodeId) -> NodeWork {
+        self.node_work.remove(node).unwrap_or_default()
+    }
+
+    // ---- tokens ------------------------------------------------------------------
+
+    pub fn amrm_token(&self, attempt: ApplicationAttemptId) -> Token {
+        let keys = read(&self.secrets.amrm);
+        let id = AmRmTokenIdentifier::new(attempt, keys.current_key().key_id).encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::AM_RM, self.scheduler_service.clone())
+    }
+
+    pub fn nm_token(&self, attempt: ApplicationAttemptId, node: &NodeId, user: &str) -> Token {
+        let keys = read(&self.secrets.nm_token);
+        let key_id = keys.current_key().key_id;
+        let id = NmTokenIdentifier::new(attempt, node.clone(), user, key_id).encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::NM, node.to_string())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn container_token(
+        &self,
+        container: ContainerId,
+        node: &NodeId,
+        user: &str,
+        resource: Resource,
+        priority: i32,
+        am: bool,
+        now_ms: u64,
+    ) -> TokenProto {
+        let keys = read(&self.secrets.container_token);
+        let key_id = keys.current_key().key_id;
+        let ident = ContainerTokenIdentifier::new(
+            container,
+            node.to_string(),
+            user,
+            resource,
+            (now_ms + self.container_token_expiry_ms) as i64,
+            key_id,
+            self.cluster_ts,
+            priority,
+            now_ms as i64,
+            if am {
+                pb::ContainerTypeProto::ApplicationMaster
+            } else {
+                pb::ContainerTypeProto::Task
+            },
+        );
+        let id = ident.encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::CONTAINER, node.to_string()).to_proto()
+    }
+
+    // ---- ApplicationMasterProtocol -------------------------------------------------
+
+    fn live_attempt(
+        &mut self,
+        attempt_id: &ApplicationAttemptId,
+    ) -> Result<&mut Attempt<AllocateResponse>, RpcError> {
+        let current = self
+            .launch
+            .get(&attempt_id.app)
+            .and_then(|s| s.attempts.last())
+            .copied();
+        if current != Some(*attempt_id) {
+            return Err(RpcError::new(
+                class::INVALID_APPLICATION_MASTER_REQUEST,
+                format!("Application attempt {attempt_id} is not the current attempt of its application"),
+            ));
+        }
+        self.attempts
+            .get_mut(attempt_id)
+            .ok_or_else(|| not_registered(attempt_id))
+    }
+
+    pub fn register_am(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        host: String,
+        rpc_port: i32,
+        tracking_url: String,
+        now_ms: u64,
+    ) -> Result<pb::RegisterApplicationMasterResponseProto, RpcError> {
+        let max = self.apps.max_allocation;
+        let queue = self
+            .apps
+            .get(&attempt_id.app)
+            .map(|a| a.queue.clone())
+            .unwrap_or_default();
+        let attempt = self.live_attempt(&attempt_id)?;
+        if attempt.is_registered() {
+            return Err(RpcError::new(
+                class::INVALID_APPLICATION_MASTER_REQUEST,
+                format!(
+                    "Application Master is already registered : {}",
+                    attempt_id.app
+                ),
+            ));
+        }
+        if attempt.state.is_final() {
+            return Err(RpcError::new(
+                class::INVALID_APPLICATION_MASTER_REQUEST,
+                format!(
+                    "Application attempt {attempt_id} has already ended ({:?})",
+                    attempt.state
+                ),
+            ));
+        }
+        attempt.state = AttemptState::Running;
+        attempt.last_response_id = 0;
+        attempt.last_response = None;
+        attempt.last_contact_ms = now_ms;
+        attempt.host = host.clone();
+        attempt.rpc_port = rpc_port;
+        attempt.tracking_url = tracking_url.clone();
+        attempt.original_tracking_url = tracking_url.clone();
+        if let Some(app) = self.apps.get_mut(&attempt_id.app) {
+            if !app.state.is_final() {
+                app.state = AppState::Running;
+            }
+            app.am_host = host;
+            app.am_rpc_port = rpc_port;
+            app.tracking_url = tracking_url;
+        }
+        info!(attempt = %attempt_id, "ApplicationMaster registered");
+        Ok(pb::RegisterApplicationMasterResponseProto {
+            maximum_capability: Some(resource_to_pb(max)),
+            queue: Some(queue),
+            scheduler_resource_types: vec![pb::SchedulerResourceTypes::Memory as i32],
+            resource_types: vec![
+                pb::ResourceTypeInfoProto {
+                    name: "memory-mb".into(),
+                    units: Some("Mi".into()),
+                    r#type: Some(pb::ResourceTypesProto::Countable as i32),
+                },
+                pb::ResourceTypeInfoProto {
+                    name: "vcores".into(),
+                    units: Some(String::new()),
+                    r#type: Some(pb::ResourceTypesProto::Countable as i32),
+                },
+            ],
+            ..Default::default()
+        })
+    }
+
+    pub fn allocate(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        req: pb::AllocateRequestProto,
+        now_ms: u64,
+    ) -> Result<AllocateResponse, RpcError> {
+        let attempt = self.live_attempt(&attempt_id)?;
+        if attempt.state.is_final() {
+            return Ok(AllocateResponse {
+                a_m_command: Some(pb::AmCommandProto::AmShutdown as i32),
+                response_id: Some(attempt.last_response_id),
+                ..Default::default()
+            });
+        }
+        if !attempt.is_registered() {
+            return Err(not_registered(&attempt_id));
+        }
+        let request_id = req.response_id.unwrap_or(0);
+        let next_id = match attempt.check_response_id(request_id) {
+            ResponseIdCheck::Duplicate => {
+                if let Some(last) = attempt.last_response.clone() {
+                    return Ok(last);
+                }
+                return Err(not_registered(&attempt_id));
+            }
+            ResponseIdCheck::Invalid { expected } => {
+                return Err(RpcError::new(
+                    class::INVALID_APPLICATION_MASTER_REQUEST,
+                    format!(
+                        "Invalid responseId in AllocateRequest from application attempt: {attempt_id}, \
+                         expect responseId to be {expected}, but get {request_id}"
+                    ),
+                ))
+            }
+            ResponseIdCheck::Next(n) => n,
+        };
+        attempt.last_contact_ms = now_ms;
+        if let Some(p) = req.progress {
+            attempt.progress = p.clamp(0.0, 1.0);
+        }
+        if let Some(url) = req.tracking_url.clone().filter(|u| !u.is_empty()) {
+            attempt.tracking_url = url;
+        }
+
+        let asks = req
+            .ask
+            .iter()
+            .map(|r| {
+                let cap = crate::convert::resource_from_pb(r.capability.as_ref());
+                ResourceAsk::new(
+                    r.priority.as_ref().and_then(|p| p.priority).unwrap_or(0),
+                    r.resource_name.clone().unwrap_or_else(|| ANY.to_string()),
+                    cap,
+                    r.num_containers.unwrap_or(0),
+                )
+                .relax(r.relax_locality.unwrap_or(true))
+                .with_allocation_request_id(r.allocation_request_id.unwrap_or(-1))
+            })
+            .collect::<Vec<_>>();
+        let releases = req
+            .release
+            .iter()
+            .filter_map(|c| crate::convert::container_id_from_pb(c).ok())
+            .collect::<Vec<_>>();
+        let blacklist = req.blacklist_request.clone().unwrap_or_default();
+        let input = Input::AsksUpdated {
+            attempt: attempt_id,
+            asks,
+            releases,
+            blacklist_add: blacklist.blacklist_additions,
+            blacklist_remove: blacklist.blacklist_removals,
+        };
+        match self.scheduler.handle(now_ms, input) {
+            Ok(d) => self.apply_decisions(d, now_ms),
+            Err(e) => {
+                return Err(RpcError::new(
+                    class::INVALID_RESOURCE_REQUEST,
+                    e.to_string(),
+                ))
+            }
+        }
+        self.schedule_pass(now_ms);
+
+        let user = self
+            .apps
+            .get(&attempt_id.app)
+            .map(|a| a.user.clone())
+            .unwrap_or_default();
+        let (granted, finished) = match self.attempts.get_mut(&attempt_id) {
+            Some(a) => (
+                std::mem::take(&mut a.granted),
+                std::mem::take(&mut a.finished),
+            ),
+            None => return Err(not_registered(&attempt_id)),
+        };
+        let mut allocated = Vec::with_capacity(granted.len());
+        let mut new_nodes = BTreeSet::new();
+        for g in &granted {
+            let http = self
+                .nodes
+                .get(&g.node)
+                .map(|n| n.http_address())
+                .unwrap_or_else(|| format!("{}:0", g.node.host));
+            let token = self.container_token(
+                g.container,
+                &g.node,
+                &user,
+                g.resource,
+                g.priority,
+                false,
+                now_ms,
+            );
+            allocated.push(pb::ContainerProto {
+                id: Some(container_id_to_pb(&g.container)),
+                node_id: Some(node_id_to_pb(&g.node)),
+                node_http_address: Some(http),
+                resource: Some(resource_to_pb(g.resource)),
+                priority: Some(pb::PriorityProto {
+                    priority: Some(g.priority),
+                }),
+                container_token: Some(token),
+                execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
+                allocation_request_id: Some(g.allocation_request_id),
+                version: Some(0),
+                allocation_tags: Vec::new(),
+                exposed_ports: None,
+            });
+            new_nodes.insert(g.node.clone());
+        }
+        let mut nm_tokens = Vec::new();
+        for node in new_nodes {
+            let already = self
+                .attempts
+                .get(&attempt_id)
+                .is_some_and(|a| a.nm_tokens_sent.contains(&node));
+            if !already {
+                let token = self.nm_token(attempt_id, &node, &user);
+                nm_tokens.push(pb::NmTokenProto {
+                    node_id: Some(node_id_to_pb(&node)),
+                    token: Some(token.to_proto()),
+                });
+                if let Some(a) = self.attempts.get_mut(&attempt_id) {
+                    a.nm_tokens_sent.insert(node);
+                }
+            }
+        }
+        let completed = finished
+            .into_iter()
+            .map(|f| pb::ContainerStatusProto {
+                container_id: Some(container_id_to_pb(&f.container)),
+                state: Some(pb::ContainerStateProto::CComplete as i32),
+                diagnostics: Some(f.diagnostics),
+                exit_status: Some(f.exit_status),
+                capability: Some(resource_to_pb(f.resource)),
+                ..Default::default()
+            })
+            .collect();
+        let headroom = self
+            .nodes
+            .cluster_capability()
+            .saturating_sub_non_negative(self.nodes.cluster_used());
+        let response = AllocateResponse {
+            response_id: Some(next_id),
+            allocated_containers: allocated,
+            completed_container_statuses: completed,
+            limit: Some(resource_to_pb(headroom)),
+            num_cluster_nodes: Some(self.nodes.running_count() as i32),
+            nm_tokens,
+            ..Default::default()
+        };
+        if let Some(a) = self.attempts.get_mut(&attempt_id) {
+            a.last_response_id = next_id;
+            a.last_response = Some(response.clone());
+        }
+        Ok(response)
+    }
+
+    pub fn finish_am(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        status: FinalStatus,
+        diagnostics: String,
+        tracking_url: String,
+        now_ms: u64,
+    ) -> Result<bool, RpcError> {
+        let attempt = self.live_attempt(&attempt_id)?;
+        if attempt.state == AttemptState::Finishing || attempt.state.is_final() {
+            return Ok(true);
+        }
+        if !attempt.is_registered() {
+            return Err(not_registered(&attempt_id));
+        }
+        attempt.state = AttemptState::Finishing;
+        attempt.final_status = status;
+        attempt.diagnostics = diagnostics.clone();
+        attempt.last_contact_ms = now_ms;
+        if !tracking_url.is_empty() {
+            attempt.tracking_url = tracking_url.clone();
+        }
+        // Hadoop reports an unregistered application as FINISHED with the AM's final
+        // status while its container winds down.
+        let state = match status {
+            FinalStatus::Killed => AppState::Killed,
+            FinalStatus::Failed => AppState::Failed,
+            _ => AppState::Finished,
+        };
+        self.apps.finish_by_am(
+            attempt_id.app,
+            state,
+            status,
+            diagnostics,
+            tracking_url,
+            now_ms,
+        );
+        info!(attempt = %attempt_id, ?status, "ApplicationMaster unregistered");
+        Ok(true)
+    }
+
+    /// The applications whose containers run on `node` (for cleanup bookkeeping).
+    pub fn apps_on_node(&self, node: &NodeId) -> BTreeMap<ApplicationId, usize> {
+        let mut out = BTreeMap::new();
+        for a in self.attempts.values() {
+            let n = a.live.values().filter(|n| *n == node).count();
+            if n > 0 {
+                *out.entry(a.id.app).or_insert(0) += n;
+            }
+        }
+        out
+    }
+}
+
+/// A fresh master key for a secret manager.
+pub fn random_master_key(key_id: i32) -> spindle_common::security::MasterKey {
+    use rand::RngCore;
+    let mut bytes = vec![0u8; spindle_common::security::secret::DEFAULT_KEY_BYTES];
+    rand::rng().fill_bytes(&mut bytes);
+    spindle_common::security::MasterKey::new(key_id, bytes)
+}
+
+/// The exit status used when the RM gives up on a container.
+pub const ABORTED: i32 = exit_status::ABORTED;
