@@ -82,7 +82,9 @@ pub fn node_id_from_pb(p: Option<&pb::NodeIdProto>) -> Result<NodeId, RpcError> 
         .ok_or_else(|| RpcError::yarn("the node id has no host"))?;
     let port = p.port.unwrap_or(0);
     if !(0..=65535).contains(&port) {
-        return Err(RpcError::yarn(format!("the node id port {port} is out of range")));
+        return Err(RpcError::yarn(format!(
+            "the node id port {port} is out of range"
+        )));
     }
     Ok(NodeId::new(host, port))
 }

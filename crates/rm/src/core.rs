@@ -53,6 +53,37 @@ pub struct RmState {
 }
 
 impl RmState {
+    /// A state with no nodes or applications; liveness and token settings take
+    /// Hadoop's defaults until set.
+    pub fn new(
+        cluster_ts: i64,
+        nodes: NodeTable,
+        apps: AppTable,
+        queues: Queues,
+        admin_acl: Acl,
+        scheduler: Scheduler,
+        secrets: std::sync::Arc<KeyRing>,
+    ) -> RmState {
+        RmState {
+            cluster_ts,
+            nodes,
+            apps,
+            queues,
+            admin_acl,
+            scheduler,
+            sched_nodes: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+            launch: BTreeMap::new(),
+            secrets,
+            node_work: BTreeMap::new(),
+            outbox: Vec::new(),
+            am_expiry_ms: 600_000,
+            container_token_expiry_ms: 600_000,
+            containers_per_pass: 1000,
+            scheduler_service: String::new(),
+        }
+    }
+
     /// Records a submission and hands it to its queue: ACCEPTED, or FAILED with the
     /// reason when the queue does not exist or is stopped (as Hadoop's schedulers do).
     pub fn submit(

@@ -193,9 +193,9 @@ impl ResourceManager {
         let sched_key = "yarn.resourcemanager.scheduler.address";
         let sched_addr = listen_addr(conf, sched_key, bind_key).await?;
 
-        let state = RmState {
+        let mut state = RmState::new(
             cluster_ts,
-            nodes: NodeTable::new(
+            NodeTable::new(
                 NodeConfig {
                     liveness_expiry_ms: expiry_ms,
                     heartbeat_interval_ms: heartbeat_ms,
@@ -205,21 +205,14 @@ impl ResourceManager {
                 },
                 hosts,
             ),
-            apps: AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
+            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
             queues,
             admin_acl,
             scheduler,
-            sched_nodes: Default::default(),
-            attempts: Default::default(),
-            launch: Default::default(),
-            secrets: keys.clone(),
-            node_work: Default::default(),
-            outbox: Vec::new(),
-            am_expiry_ms,
-            container_token_expiry_ms,
-            containers_per_pass: 1000,
-            scheduler_service: String::new(),
-        };
+            keys.clone(),
+        );
+        state.am_expiry_ms = am_expiry_ms;
+        state.container_token_expiry_ms = container_token_expiry_ms;
         // Check liveness often enough that expiry is noticed within a tenth of its interval.
         let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
         let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();

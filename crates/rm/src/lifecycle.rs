@@ -1027,3 +1027,7 @@ pub fn random_master_key(key_id: i32) -> spindle_common::security::MasterKey {
 
 /// The exit status used when the RM gives up on a container.
 pub const ABORTED: i32 = exit_status::ABORTED;
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;
