@@ -28,8 +28,40 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::config::NmConfig;
+use crate::containers::ContainerManager;
 use crate::disks::NodeHealth;
 use crate::wire::{self, MasterKey};
+
+/// Installs `new` as the current key; the one it replaces becomes the
+/// previous key (a re-sent current key changes nothing).
+fn roll_key(current: &mut Option<MasterKey>, previous: &mut Option<MasterKey>, new: MasterKey) {
+    if current.as_ref().is_some_and(|c| c.key_id == new.key_id) {
+        *current = Some(new);
+        return;
+    }
+    *previous = current.take();
+    *current = Some(new);
+}
+
+impl RmSession {
+    /// Applies keys sent by the ResourceManager.
+    fn apply_keys(&mut self, container: Option<MasterKey>, nm: Option<MasterKey>) {
+        if let Some(k) = container {
+            roll_key(
+                &mut self.container_token_master_key,
+                &mut self.previous_container_token_master_key,
+                k,
+            );
+        }
+        if let Some(k) = nm {
+            roll_key(
+                &mut self.nm_token_master_key,
+                &mut self.previous_nm_token_master_key,
+                k,
+            );
+        }
+    }
+}
 
 /// The heartbeat interval used when the RM does not give a positive one
 /// (Hadoop's `DEFAULT_RM_NM_HEARTBEAT_INTERVAL_MS`).
@@ -46,8 +78,13 @@ pub struct RmSession {
     pub rm_version: Option<String>,
     /// Key that signs container tokens.
     pub container_token_master_key: Option<MasterKey>,
+    /// The container-token key before the last roll (tokens signed with it
+    /// are still accepted).
+    pub previous_container_token_master_key: Option<MasterKey>,
     /// Key that signs NM tokens.
     pub nm_token_master_key: Option<MasterKey>,
+    /// The NM-token key before the last roll.
+    pub previous_nm_token_master_key: Option<MasterKey>,
     /// The resources this node offers (the configured ones unless the RM
     /// overrode them).
     pub total_resource: Resource,
@@ -235,6 +272,7 @@ pub(crate) struct Agent {
     health: watch::Receiver<NodeHealth>,
     state: watch::Sender<NmState>,
     session: watch::Sender<RmSession>,
+    containers: ContainerManager,
     stop: StopSignal,
     interval: Duration,
     token_sequence_no: i64,
@@ -250,6 +288,7 @@ impl Agent {
         health: watch::Receiver<NodeHealth>,
         state: watch::Sender<NmState>,
         session: watch::Sender<RmSession>,
+        containers: ContainerManager,
         stop: watch::Receiver<bool>,
     ) -> Agent {
         Agent {
@@ -260,6 +299,7 @@ impl Agent {
             health,
             state,
             session,
+            containers,
             stop: StopSignal(stop),
             token_sequence_no: 0,
             outage: None,
@@ -326,10 +366,20 @@ impl Agent {
             http_port: Some(self.cfg.http_port),
             resource: Some(wire::resource_proto(total)),
             nm_version: Some(self.cfg.version.clone()),
-            container_statuses: Vec::new(),
-            running_applications: Vec::new(),
+            container_statuses: self.containers.registration_statuses(),
+            running_applications: self
+                .containers
+                .running_applications()
+                .iter()
+                .map(wire::app_id_proto)
+                .collect(),
             physical_resource: self.cfg.physical_resource.map(wire::resource_proto),
-            node_status: Some(wire::node_status(&self.node_id, 0, &self.current_health())),
+            node_status: Some(wire::node_status(
+                &self.node_id,
+                0,
+                &self.current_health(),
+                Vec::new(),
+            )),
             ..Default::default()
         }
     }
@@ -381,11 +431,11 @@ impl Agent {
         let container_key = resp
             .container_token_master_key
             .as_ref()
-            .and_then(MasterKey::from_proto);
+            .and_then(wire::master_key_from_proto);
         let nm_key = resp
             .nm_token_master_key
             .as_ref()
-            .and_then(MasterKey::from_proto);
+            .and_then(wire::master_key_from_proto);
         let mut total = self.session.borrow().total_resource;
         if let Some(r) = resp.resource.as_ref().map(wire::resource_from_proto) {
             if r != total && r.memory_mb > 0 && r.vcores > 0 {
@@ -396,12 +446,7 @@ impl Agent {
         self.session.send_modify(|s| {
             s.rm_identifier = resp.rm_identifier;
             s.rm_version = resp.rm_version.clone();
-            if container_key.is_some() {
-                s.container_token_master_key = container_key;
-            }
-            if nm_key.is_some() {
-                s.nm_token_master_key = nm_key;
-            }
+            s.apply_keys(container_key, nm_key);
             s.total_resource = total;
             s.registrations += 1;
         });
@@ -423,6 +468,7 @@ impl Agent {
                 &self.node_id,
                 response_id,
                 &self.current_health(),
+                self.containers.heartbeat_statuses(),
             )),
             last_known_container_token_master_key: session
                 .container_token_master_key
@@ -486,25 +532,19 @@ impl Agent {
         let container_key = resp
             .container_token_master_key
             .as_ref()
-            .and_then(MasterKey::from_proto);
+            .and_then(wire::master_key_from_proto);
         let nm_key = resp
             .nm_token_master_key
             .as_ref()
-            .and_then(MasterKey::from_proto);
+            .and_then(wire::master_key_from_proto);
         if container_key.is_some() || nm_key.is_some() {
             debug!(
                 ?container_key,
                 ?nm_key,
                 "the ResourceManager rolled master keys"
             );
-            self.session.send_modify(|s| {
-                if container_key.is_some() {
-                    s.container_token_master_key = container_key;
-                }
-                if nm_key.is_some() {
-                    s.nm_token_master_key = nm_key;
-                }
-            });
+            self.session
+                .send_modify(|s| s.apply_keys(container_key, nm_key));
         }
         let diagnostics = resp.diagnostics_message.clone().unwrap_or_default();
         match resp.node_action() {
@@ -528,6 +568,24 @@ impl Agent {
         }
         if let Some(seq) = resp.token_sequence_no {
             self.token_sequence_no = seq;
+        }
+        self.containers.after_heartbeat();
+        self.containers
+            .acknowledge_completed(&resp.containers_to_be_removed_from_nm);
+        if !resp.containers_to_cleanup.is_empty() {
+            self.containers
+                .cleanup_containers(&resp.containers_to_cleanup);
+        }
+        if !resp.applications_to_cleanup.is_empty() {
+            let apps: Vec<_> = resp
+                .applications_to_cleanup
+                .iter()
+                .filter_map(wire::app_id_from_proto)
+                .collect();
+            self.containers.cleanup_applications(&apps);
+        }
+        if !resp.containers_to_signal.is_empty() {
+            self.containers.signal_from_rm(&resp.containers_to_signal);
         }
         if let Some(r) = resp.resource.as_ref().map(wire::resource_from_proto) {
             let total = self.session.borrow().total_resource;
@@ -561,5 +619,33 @@ impl Agent {
             ),
         }
         NmExit::Stopped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: i32) -> MasterKey {
+        MasterKey::new(id, vec![id as u8; 8])
+    }
+
+    #[test]
+    fn rolled_keys_keep_the_previous_one() {
+        let mut s = RmSession::default();
+        s.apply_keys(Some(key(1)), Some(key(10)));
+        assert_eq!(s.container_token_master_key, Some(key(1)));
+        assert_eq!(s.previous_container_token_master_key, None);
+        // The same key again (every registration sends it) changes nothing.
+        s.apply_keys(Some(key(1)), None);
+        assert_eq!(s.previous_container_token_master_key, None);
+        s.apply_keys(Some(key(2)), Some(key(11)));
+        assert_eq!(s.container_token_master_key, Some(key(2)));
+        assert_eq!(s.previous_container_token_master_key, Some(key(1)));
+        assert_eq!(s.nm_token_master_key, Some(key(11)));
+        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
+        s.apply_keys(Some(key(3)), None);
+        assert_eq!(s.previous_container_token_master_key, Some(key(2)));
+        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
     }
 }

@@ -4,6 +4,7 @@
 //! `yarn-site.xml` stops the daemon at start-up with a message naming the key,
 //! the value and the file it came from.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,6 +37,209 @@ pub mod extra_keys {
         "yarn.nodemanager.disk-health-checker.disk-free-space-threshold.enabled";
     /// Prefix of the per-RM host names in an HA setup (`<prefix>.<rm-id>`).
     pub const RM_HOSTNAME_PREFIX: &str = "yarn.resourcemanager.hostname";
+    /// `HOME` of containers (default `/home/`).
+    pub const NM_USER_HOME_DIR: &str = "yarn.nodemanager.user-home-dir";
+    /// How long a stopped container is remembered after the RM acknowledged
+    /// it (default 600000 ms).
+    pub const NM_DURATION_TO_TRACK_STOPPED_CONTAINERS: &str =
+        "yarn.nodemanager.duration-to-track-stopped-containers";
+}
+
+/// How containers are launched, watched and cleaned up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerSettings {
+    /// `yarn.nodemanager.container-monitor.interval-ms`.
+    pub monitor_interval: Duration,
+    /// `yarn.nodemanager.pmem-check-enabled`.
+    pub pmem_check_enabled: bool,
+    /// `yarn.nodemanager.vmem-check-enabled`.
+    pub vmem_check_enabled: bool,
+    /// `yarn.nodemanager.vmem-pmem-ratio`.
+    pub vmem_pmem_ratio: f64,
+    /// `yarn.nodemanager.sleep-delay-before-sigkill.ms`: SIGTERM to SIGKILL.
+    pub sigkill_delay: Duration,
+    /// `yarn.nodemanager.env-whitelist`.
+    pub env_whitelist: Vec<String>,
+    /// `yarn.nodemanager.admin-env` as `(name, value)` pairs.
+    pub admin_env: Vec<(String, String)>,
+    /// `yarn.nodemanager.user-home-dir`.
+    pub user_home_dir: String,
+    /// `yarn.nodemanager.delete.debug-delay-sec`: how long a finished
+    /// application's directories are kept.
+    pub delete_debug_delay: Duration,
+    /// `yarn.nodemanager.container.stderr.tail.bytes`: how much of a failed
+    /// container's error output goes into its diagnostics.
+    pub stderr_tail_bytes: u64,
+    /// `yarn.nodemanager.container-diagnostics-maximum-size` (characters).
+    pub diagnostics_max_chars: usize,
+    /// How long stopped containers are remembered once acknowledged.
+    pub track_stopped_for: Duration,
+    /// The node's own environment, the source of whitelisted variables
+    /// (with `JAVA_HOME` derived from `java` on `PATH` when unset).
+    pub nm_env: BTreeMap<String, String>,
+}
+
+impl Default for ContainerSettings {
+    /// Hadoop's defaults, with the current process environment.
+    fn default() -> Self {
+        ContainerSettings {
+            monitor_interval: Duration::from_millis(3000),
+            pmem_check_enabled: true,
+            vmem_check_enabled: true,
+            vmem_pmem_ratio: 2.1,
+            sigkill_delay: Duration::from_millis(250),
+            env_whitelist: [
+                "JAVA_HOME",
+                "HADOOP_COMMON_HOME",
+                "HADOOP_HDFS_HOME",
+                "HADOOP_CONF_DIR",
+                "CLASSPATH_PREPEND_DISTCACHE",
+                "HADOOP_YARN_HOME",
+                "HADOOP_HOME",
+                "PATH",
+                "LANG",
+                "TZ",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            admin_env: vec![(
+                "MALLOC_ARENA_MAX".to_string(),
+                "$MALLOC_ARENA_MAX".to_string(),
+            )],
+            user_home_dir: "/home/".to_string(),
+            delete_debug_delay: Duration::ZERO,
+            stderr_tail_bytes: 4096,
+            diagnostics_max_chars: 10_000,
+            track_stopped_for: Duration::from_millis(600_000),
+            nm_env: node_environment(),
+        }
+    }
+}
+
+/// The process environment, plus `JAVA_HOME` from `java` on `PATH` when the
+/// environment has none.
+pub fn node_environment() -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    if env.get("JAVA_HOME").is_none_or(|v| v.is_empty()) {
+        if let Some(home) = env
+            .get("PATH")
+            .and_then(|p| crate::launch::java_home_from_path(p))
+        {
+            env.insert("JAVA_HOME".to_string(), home);
+        }
+    }
+    env
+}
+
+/// Parses `K=V,K2=V2` (Hadoop's admin-env syntax). Entries without `=`
+/// are refused.
+fn parse_env_list(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((k, v)) = entry.split_once('=') else {
+            return Err(format!("'{entry}' is not NAME=VALUE"));
+        };
+        let k = k.trim();
+        if k.is_empty()
+            || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || k.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(format!("'{k}' is not a valid environment variable name"));
+        }
+        out.push((k.to_string(), v.to_string()));
+    }
+    Ok(out)
+}
+
+fn container_settings(conf: &Configuration) -> Result<ContainerSettings, NmError> {
+    let d = ContainerSettings::default();
+    let positive_ms = |key: &str, default: Duration| -> Result<Duration, NmError> {
+        let ms = optional(conf, key, default.as_millis() as i64, |c, k| c.get_i64(k))?;
+        if ms <= 0 {
+            return Err(conf.invalid_value(key, "must be greater than 0").into());
+        }
+        Ok(Duration::from_millis(ms.unsigned_abs()))
+    };
+    let monitor_interval = positive_ms(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, d.monitor_interval)?;
+    let sigkill_ms = optional(
+        conf,
+        keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS,
+        d.sigkill_delay.as_millis() as i64,
+        |c, k| c.get_i64(k),
+    )?;
+    let ratio = optional(conf, keys::NM_VMEM_PMEM_RATIO, d.vmem_pmem_ratio, |c, k| {
+        c.get_f64(k)
+    })?;
+    if !(ratio.is_finite() && ratio >= 1.0) {
+        return Err(conf
+            .invalid_value(keys::NM_VMEM_PMEM_RATIO, "must be a number of at least 1.0")
+            .into());
+    }
+    let whitelist = if conf.get(keys::NM_ENV_WHITELIST).is_some() {
+        conf.get_strings(keys::NM_ENV_WHITELIST)
+    } else {
+        d.env_whitelist.clone()
+    };
+    let admin_env = match conf.get(keys::NM_ADMIN_ENV) {
+        Some(text) => parse_env_list(&text).map_err(|problem| NmError::Config {
+            key: keys::NM_ADMIN_ENV.to_string(),
+            message: problem,
+        })?,
+        None => d.admin_env.clone(),
+    };
+    let debug_delay_s = optional(conf, keys::NM_DELETE_DEBUG_DELAY_SEC, 0, |c, k| {
+        c.get_i64(k)
+    })?;
+    Ok(ContainerSettings {
+        monitor_interval,
+        pmem_check_enabled: optional(
+            conf,
+            keys::NM_PMEM_CHECK_ENABLED,
+            d.pmem_check_enabled,
+            |c, k| c.get_bool(k),
+        )?,
+        vmem_check_enabled: optional(
+            conf,
+            keys::NM_VMEM_CHECK_ENABLED,
+            d.vmem_check_enabled,
+            |c, k| c.get_bool(k),
+        )?,
+        vmem_pmem_ratio: ratio,
+        sigkill_delay: Duration::from_millis(sigkill_ms.max(0).unsigned_abs()),
+        env_whitelist: whitelist,
+        admin_env,
+        user_home_dir: conf
+            .get(extra_keys::NM_USER_HOME_DIR)
+            .unwrap_or_else(|| d.user_home_dir.clone()),
+        // Negative means "keep forever" in Hadoop; a year is as good.
+        delete_debug_delay: if debug_delay_s < 0 {
+            Duration::from_secs(365 * 24 * 3600)
+        } else {
+            Duration::from_secs(debug_delay_s.unsigned_abs())
+        },
+        stderr_tail_bytes: optional(
+            conf,
+            keys::NM_CONTAINER_STDERR_TAIL_BYTES,
+            d.stderr_tail_bytes,
+            |c, k| c.get_u64(k),
+        )?,
+        diagnostics_max_chars: optional(
+            conf,
+            keys::NM_CONTAINER_DIAGNOSTICS_MAXIMUM_SIZE,
+            d.diagnostics_max_chars as u64,
+            |c, k| c.get_u64(k),
+        )?
+        .try_into()
+        .unwrap_or(usize::MAX),
+        track_stopped_for: positive_ms(
+            extra_keys::NM_DURATION_TO_TRACK_STOPPED_CONTAINERS,
+            d.track_stopped_for,
+        )?,
+        nm_env: d.nm_env,
+    })
 }
 
 /// Everything the NodeManager agent needs to run.
@@ -79,6 +283,8 @@ pub struct NmConfig {
     pub rm_call_timeout: Duration,
     /// Time allowed for `unRegisterNodeManager` on a clean stop.
     pub unregister_timeout: Duration,
+    /// Container launch, monitoring and cleanup.
+    pub containers: ContainerSettings,
 }
 
 impl NmConfig {
@@ -125,6 +331,7 @@ impl NmConfig {
         let connect_ms = optional(conf, keys::IPC_CLIENT_CONNECT_TIMEOUT, 20_000, |c, k| {
             c.get_u64(k)
         })?;
+        let containers = container_settings(conf)?;
 
         Ok(NmConfig {
             node_host,
@@ -143,6 +350,7 @@ impl NmConfig {
             rm_connect_timeout: Duration::from_millis(connect_ms.max(1)),
             rm_call_timeout: Duration::from_secs(60),
             unregister_timeout: Duration::from_secs(5),
+            containers,
         })
     }
 }
@@ -639,6 +847,68 @@ mod tests {
 
         conf.set(keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS, "1.5");
         assert!(config_err(&conf).contains(keys::NM_DISK_HEALTH_CHECKER_MIN_HEALTHY_DISKS));
+    }
+
+    #[test]
+    fn container_settings_defaults_and_overrides() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        let c = NmConfig::from_conf(&conf).expect("valid").containers;
+        assert_eq!(c.monitor_interval, Duration::from_millis(3000));
+        assert_eq!(c.sigkill_delay, Duration::from_millis(250));
+        assert!(c.pmem_check_enabled && c.vmem_check_enabled);
+        assert_eq!(c.vmem_pmem_ratio, 2.1);
+        assert_eq!(
+            c.env_whitelist.first().map(String::as_str),
+            Some("JAVA_HOME")
+        );
+        assert!(c.env_whitelist.iter().any(|v| v == "PATH"));
+        assert_eq!(
+            c.admin_env,
+            vec![(
+                "MALLOC_ARENA_MAX".to_string(),
+                "$MALLOC_ARENA_MAX".to_string()
+            )]
+        );
+        assert_eq!(c.user_home_dir, "/home/");
+        assert_eq!(c.delete_debug_delay, Duration::ZERO);
+        assert_eq!(c.stderr_tail_bytes, 4096);
+
+        conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "500");
+        conf.set(keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, "100");
+        conf.set(keys::NM_VMEM_CHECK_ENABLED, "false");
+        conf.set(keys::NM_VMEM_PMEM_RATIO, "3");
+        conf.set(keys::NM_ENV_WHITELIST, "JAVA_HOME, PATH");
+        conf.set(keys::NM_ADMIN_ENV, "A=1,B=$HOME/x");
+        conf.set(keys::NM_DELETE_DEBUG_DELAY_SEC, "60");
+        conf.set(extra_keys::NM_USER_HOME_DIR, "/srv/home");
+        let c = NmConfig::from_conf(&conf).expect("valid").containers;
+        assert_eq!(c.monitor_interval, Duration::from_millis(500));
+        assert_eq!(c.sigkill_delay, Duration::from_millis(100));
+        assert!(!c.vmem_check_enabled);
+        assert_eq!(c.vmem_pmem_ratio, 3.0);
+        assert_eq!(
+            c.env_whitelist,
+            vec!["JAVA_HOME".to_string(), "PATH".to_string()]
+        );
+        assert_eq!(
+            c.admin_env,
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("B".to_string(), "$HOME/x".to_string())
+            ]
+        );
+        assert_eq!(c.delete_debug_delay, Duration::from_secs(60));
+        assert_eq!(c.user_home_dir, "/srv/home");
+
+        conf.set(keys::NM_ADMIN_ENV, "NOEQUALS");
+        assert!(config_err(&conf).contains(keys::NM_ADMIN_ENV));
+        conf.set(keys::NM_ADMIN_ENV, "A=1");
+        conf.set(keys::NM_VMEM_PMEM_RATIO, "0.5");
+        assert!(config_err(&conf).contains(keys::NM_VMEM_PMEM_RATIO));
+        conf.set(keys::NM_VMEM_PMEM_RATIO, "2");
+        conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "0");
+        assert!(config_err(&conf).contains(keys::NM_CONTAINER_MONITOR_INTERVAL_MS));
     }
 
     #[test]

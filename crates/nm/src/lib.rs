@@ -11,8 +11,12 @@
 //!   resource tracker, heartbeats with response-id sequencing, RESYNC and
 //!   SHUTDOWN handling, unregistration on a clean stop;
 //! - the ContainerManagementProtocol server on `yarn.nodemanager.address`,
-//!   bound first so the NodeId carries the real port. It answers every
-//!   container method with a clear "not supported" error for now.
+//!   bound first so the NodeId carries the real port, with NMToken
+//!   authentication ([`security`]);
+//! - containers ([`containers`]): container-token checks, localization of
+//!   `file:` resources with a shared cache ([`localizer`], [`unpack`]),
+//!   Hadoop's launch contract ([`launch`]), process-group kills, memory
+//!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats.
 //!
 //! The NodeManager web UI is not served yet; its port is only reported to
 //! the ResourceManager.
@@ -35,9 +39,15 @@
 pub mod agent;
 pub mod config;
 pub mod container_manager;
+pub mod containers;
 pub mod disks;
 pub mod error;
 pub mod hardware;
+pub mod launch;
+pub mod localizer;
+pub mod procfs;
+pub mod security;
+pub mod unpack;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -45,17 +55,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spindle_common::{Configuration, NodeId};
-use spindle_ipc::{RpcServer, ServerConfig};
+use spindle_ipc::{Mechanism, RpcServer, ServerConfig};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 pub use agent::{NmExit, NmState, RmSession, DEFAULT_HEARTBEAT_INTERVAL};
-pub use config::{NmConfig, NM_VERSION};
+pub use config::{ContainerSettings, NmConfig, NM_VERSION};
+pub use containers::{
+    exit_status, ContainerManager, ContainerPhase, ContainerReport, KillOutcome, KillReason,
+};
 pub use disks::{
     DiskHealthChecker, DiskHealthConfig, DiskUsage, NodeHealth, SpaceSource, StatvfsSpace,
 };
 pub use error::NmError;
+pub use security::{KeyPurpose, NmTokenCaller, SessionSecrets, TokenSecrets};
+pub use spindle_common::security::{ContainerTokenIdentifier, NmTokenIdentifier};
 pub use wire::MasterKey;
 
 use agent::Agent;
@@ -89,6 +104,21 @@ impl NodeManager {
         cfg: NmConfig,
         space: S,
     ) -> Result<NodeManagerHandle, NmError> {
+        Self::start_with_secrets(cfg, space, |session| {
+            Arc::new(SessionSecrets::new(session)) as Arc<dyn TokenSecrets>
+        })
+        .await
+    }
+
+    /// Like [`start_with_space_source`](Self::start_with_space_source), with
+    /// token passwords from the [`TokenSecrets`] that `secrets` builds. It
+    /// receives the node's view of the ResourceManager session, whose
+    /// master keys the default [`SessionSecrets`] uses.
+    pub async fn start_with_secrets<S: SpaceSource>(
+        cfg: NmConfig,
+        space: S,
+        secrets: impl FnOnce(watch::Receiver<RmSession>) -> Arc<dyn TokenSecrets>,
+    ) -> Result<NodeManagerHandle, NmError> {
         let cfg = Arc::new(cfg);
 
         for dir in cfg.local_dirs.iter().chain(&cfg.log_dirs) {
@@ -111,13 +141,33 @@ impl NodeManager {
             warn!(report = %initial_health.report, "the node starts unhealthy");
         }
 
+        let (session_tx, session_rx) = watch::channel(RmSession {
+            total_resource: cfg.resource,
+            ..RmSession::default()
+        });
+        let secrets = secrets(session_rx.clone());
+        let shared_node_id: security::SharedNodeId = Arc::new(std::sync::OnceLock::new());
+        let containers = ContainerManager::new(
+            cfg.clone(),
+            shared_node_id.clone(),
+            session_rx.clone(),
+            secrets.clone(),
+        );
+
         let bind_text = format!("{}:{}", cfg.bind_host, cfg.bind_port);
         let bind_addr = resolve(&cfg.bind_host, cfg.bind_port, &bind_text).await?;
         let server = RpcServer::bind(
             bind_addr,
-            vec![container_manager::service()],
+            vec![container_manager::service(containers.clone())],
             ServerConfig {
                 name: "nm-container-manager".into(),
+                mechanisms: vec![
+                    Mechanism::token(security::NmTokenVerifier::new(
+                        shared_node_id.clone(),
+                        secrets,
+                    )),
+                    Mechanism::Simple,
+                ],
                 ..ServerConfig::default()
             },
         )
@@ -128,6 +178,7 @@ impl NodeManager {
         })?;
         let local_addr = server.local_addr();
         let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
+        let _ = shared_node_id.set(node_id.clone());
         info!(
             node = %node_id,
             listen = %local_addr,
@@ -139,10 +190,6 @@ impl NodeManager {
 
         let (health_tx, health_rx) = watch::channel(initial_health);
         let (state_tx, state_rx) = watch::channel(NmState::Registering);
-        let (session_tx, session_rx) = watch::channel(RmSession {
-            total_resource: cfg.resource,
-            ..RmSession::default()
-        });
         let (stop_tx, stop_rx) = watch::channel(false);
 
         let monitor = cfg.disk_health.enabled.then(|| {
@@ -154,15 +201,22 @@ impl NodeManager {
             ))
         });
 
-        let stop_timeout = cfg.unregister_timeout + Duration::from_secs(2);
+        let container_monitor = tokio::spawn(containers.clone().run_monitor(stop_rx.clone()));
+        // Killing a container takes up to the SIGKILL delay; allow for
+        // scripts that are slow to die and for localizations in flight.
+        let containers_stop_timeout = cfg.containers.sigkill_delay + Duration::from_secs(3);
+        let stop_timeout =
+            cfg.unregister_timeout + containers_stop_timeout + Duration::from_secs(2);
         let mut agent = Agent::new(
             cfg,
             node_id.clone(),
             health_rx.clone(),
             state_tx,
             session_tx,
+            containers.clone(),
             stop_rx,
         );
+        let task_containers = containers.clone();
         let task = tokio::spawn(async move {
             let exit = agent.run().await;
             match &exit {
@@ -173,11 +227,15 @@ impl NodeManager {
                 m.abort();
             }
             drop(server);
+            // No container outlives the node.
+            task_containers.shutdown(containers_stop_timeout).await;
+            container_monitor.abort();
             agent.finish(exit);
         });
 
         Ok(NodeManagerHandle {
             node_id,
+            containers,
             container_manager_addr: local_addr,
             state: state_rx,
             session: session_rx,
@@ -206,6 +264,7 @@ async fn resolve(host: &str, port: u16, shown: &str) -> Result<SocketAddr, NmErr
 /// A running NodeManager. Dropping the handle asks the node to stop.
 pub struct NodeManagerHandle {
     node_id: NodeId,
+    containers: ContainerManager,
     container_manager_addr: SocketAddr,
     state: watch::Receiver<NmState>,
     session: watch::Receiver<RmSession>,
@@ -220,6 +279,13 @@ impl NodeManagerHandle {
     /// server is bound to.
     pub fn node_id(&self) -> &NodeId {
         &self.node_id
+    }
+
+    /// The node's containers: the same operations the container-management
+    /// protocol serves, for callers already authenticated by other means,
+    /// plus snapshots of container state.
+    pub fn containers(&self) -> &ContainerManager {
+        &self.containers
     }
 
     /// The address the container-management server listens on.

@@ -2,47 +2,83 @@
 //! messages. This is the only place the NodeManager builds or reads them.
 
 use hadoop_protos::yarn::{
+    ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto, ContainerStatusProto,
     MasterKeyProto, NodeHealthStatusProto, NodeIdProto, NodeStatusProto, ResourceInformationProto,
     ResourceProto, ResourceTypesProto,
 };
-use spindle_common::{NodeId, Resource};
+use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 
 use crate::disks::NodeHealth;
 
 /// A token-signing key the ResourceManager shares with its NodeManagers
 /// (container-token and NM-token master keys).
-#[derive(Clone, PartialEq, Eq)]
-pub struct MasterKey {
-    pub key_id: i32,
-    pub bytes: Vec<u8>,
-}
+pub use spindle_common::security::MasterKey;
 
-impl std::fmt::Debug for MasterKey {
-    /// Key material stays out of logs.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MasterKey")
-            .field("key_id", &self.key_id)
-            .field("bytes", &format_args!("<{} bytes>", self.bytes.len()))
-            .finish()
-    }
-}
-
-impl MasterKey {
-    /// `None` when the message carries no key id (the RM sends a key only
-    /// when it rolls one).
-    pub fn from_proto(p: &MasterKeyProto) -> Option<MasterKey> {
-        Some(MasterKey {
-            key_id: p.key_id?,
-            bytes: p.bytes.clone().unwrap_or_default(),
-        })
-    }
-
-    pub fn to_proto(&self) -> MasterKeyProto {
-        MasterKeyProto {
-            key_id: Some(self.key_id),
-            bytes: Some(self.bytes.clone()),
+/// The key in a registration or heartbeat answer; `None` (with a warning)
+/// when the message carries no usable key.
+pub fn master_key_from_proto(p: &MasterKeyProto) -> Option<MasterKey> {
+    match MasterKey::from_proto(p) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            tracing::warn!("ignoring a master key from the ResourceManager: {e}");
+            None
         }
     }
+}
+
+pub fn node_id_from_proto(p: &NodeIdProto) -> NodeId {
+    NodeId::new(p.host.clone().unwrap_or_default(), p.port.unwrap_or(0))
+}
+
+pub fn app_id_proto(id: &ApplicationId) -> ApplicationIdProto {
+    ApplicationIdProto {
+        id: Some(id.id),
+        cluster_timestamp: Some(id.cluster_timestamp),
+    }
+}
+
+/// `None` when a field is missing: such an id cannot name anything.
+pub fn app_id_from_proto(p: &ApplicationIdProto) -> Option<ApplicationId> {
+    Some(ApplicationId::new(p.cluster_timestamp?, p.id?))
+}
+
+pub fn attempt_id_proto(id: &ApplicationAttemptId) -> ApplicationAttemptIdProto {
+    ApplicationAttemptIdProto {
+        application_id: Some(app_id_proto(&id.app)),
+        attempt_id: Some(id.attempt_id),
+    }
+}
+
+pub fn attempt_id_from_proto(p: &ApplicationAttemptIdProto) -> Option<ApplicationAttemptId> {
+    Some(ApplicationAttemptId::new(
+        app_id_from_proto(p.application_id.as_ref()?)?,
+        p.attempt_id?,
+    ))
+}
+
+/// A container id as Java writes it: the attempt and the 64-bit id, never
+/// the deprecated `app_id`.
+pub fn container_id_proto(id: &ContainerId) -> ContainerIdProto {
+    ContainerIdProto {
+        app_id: None,
+        app_attempt_id: Some(attempt_id_proto(&id.attempt)),
+        id: Some(id.id),
+    }
+}
+
+/// Reads `app_attempt_id` + `id`; an old writer's `app_id` alone is not enough.
+pub fn container_id_from_proto(p: &ContainerIdProto) -> Option<ContainerId> {
+    Some(ContainerId::new(
+        attempt_id_from_proto(p.app_attempt_id.as_ref()?)?,
+        p.id?,
+    ))
+}
+
+/// A container id for messages: its string form, or a note that it is malformed.
+pub fn describe_container_id(p: &ContainerIdProto) -> String {
+    container_id_from_proto(p)
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| format!("<incomplete container id {p:?}>"))
 }
 
 pub fn node_id_proto(id: &NodeId) -> NodeIdProto {
@@ -86,13 +122,18 @@ pub fn health_proto(h: &NodeHealth) -> NodeHealthStatusProto {
     }
 }
 
-/// The node status of a heartbeat (or of a registration, with id 0). No
-/// containers run on this node yet, so there is nothing to report about them.
-pub fn node_status(id: &NodeId, response_id: i32, health: &NodeHealth) -> NodeStatusProto {
+/// The node status of a heartbeat (or of a registration, with id 0), with
+/// the statuses of the containers the ResourceManager should hear about.
+pub fn node_status(
+    id: &NodeId,
+    response_id: i32,
+    health: &NodeHealth,
+    containers: Vec<ContainerStatusProto>,
+) -> NodeStatusProto {
     NodeStatusProto {
         node_id: Some(node_id_proto(id)),
         response_id: Some(response_id),
-        containers_statuses: Vec::new(),
+        containers_statuses: containers,
         node_health_status: Some(health_proto(health)),
         keep_alive_applications: Vec::new(),
         ..Default::default()
@@ -128,19 +169,16 @@ mod tests {
     }
 
     #[test]
-    fn master_key_needs_an_id_and_hides_its_bytes() {
-        assert_eq!(MasterKey::from_proto(&MasterKeyProto::default()), None);
-        let k = MasterKey::from_proto(&MasterKeyProto {
+    fn master_keys_need_an_id_and_bytes() {
+        assert_eq!(master_key_from_proto(&MasterKeyProto::default()), None);
+        let k = master_key_from_proto(&MasterKeyProto {
             key_id: Some(7),
             bytes: Some(vec![1, 2, 3]),
         })
         .expect("has an id");
         assert_eq!(k.to_proto().bytes, Some(vec![1, 2, 3]));
         let shown = format!("{k:?}");
-        assert!(
-            shown.contains("<3 bytes>") && !shown.contains("[1, 2, 3]"),
-            "{shown}"
-        );
+        assert!(!shown.contains("[1, 2, 3]"), "{shown}");
     }
 
     #[test]
@@ -150,7 +188,7 @@ mod tests {
             report: "1/1 local-dirs have errors".into(),
             last_report_time_ms: 99,
         };
-        let s = node_status(&NodeId::new("h", 5), 4, &health);
+        let s = node_status(&NodeId::new("h", 5), 4, &health, Vec::new());
         assert_eq!(s.response_id, Some(4));
         assert_eq!(
             s.node_id,
@@ -163,5 +201,26 @@ mod tests {
         assert_eq!(h.is_node_healthy, Some(false));
         assert_eq!(h.last_health_report_time, Some(99));
         assert!(s.containers_statuses.is_empty());
+    }
+
+    #[test]
+    fn ids_round_trip_the_java_way() {
+        let attempt = ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 7), 2);
+        let c = ContainerId::with_epoch(attempt, 3, 12);
+        let p = container_id_proto(&c);
+        assert!(p.app_id.is_none(), "Java never writes app_id");
+        assert_eq!(container_id_from_proto(&p), Some(c));
+        assert_eq!(describe_container_id(&p), c.to_string());
+        assert_eq!(
+            container_id_from_proto(&ContainerIdProto {
+                id: Some(1),
+                ..Default::default()
+            }),
+            None
+        );
+        assert_eq!(
+            node_id_from_proto(&node_id_proto(&NodeId::new("h", 9))),
+            NodeId::new("h", 9)
+        );
     }
 }

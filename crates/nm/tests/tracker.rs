@@ -665,7 +665,7 @@ async fn unhealthy_disks_are_reported() {
 }
 
 #[tokio::test]
-async fn container_methods_answer_a_clear_error() {
+async fn container_methods_need_an_nm_token_or_are_unsupported() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (_rm, server) = FakeRm::start(Script::default()).await;
     let nm =
@@ -684,16 +684,27 @@ async fn container_methods_answer_a_clear_error() {
             &StartContainersRequestProto::default(),
         )
         .await
-        .expect_err("not served yet");
+        .expect_err("a SIMPLE caller has no NMToken");
     match &err {
         IpcError::Remote {
             class_name,
             message,
         } => {
             assert_eq!(class_name, class::YARN);
-            assert!(message.contains("startContainers"), "{message}");
+            assert_eq!(message, "No NMToken sent");
         }
         other => panic!("expected a remote YarnException, got {other:?}"),
+    }
+    let err = client
+        .call::<_, StartContainersResponseProto>(
+            "localize",
+            &StartContainersRequestProto::default(),
+        )
+        .await
+        .expect_err("not served");
+    match &err {
+        IpcError::Remote { message, .. } => assert!(message.contains("localize"), "{message}"),
+        other => panic!("expected a remote exception, got {other:?}"),
     }
     assert_eq!(nm.stop().await, NmExit::Stopped);
 }

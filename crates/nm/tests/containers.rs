@@ -1,0 +1,1129 @@
+//! Containers on a real NodeManager: started with minted tokens, run as
+//! real processes, reported in heartbeats to an in-process fake
+//! ResourceManager.
+//!
+//! The container methods require an NMToken-authenticated caller. One test
+//! logs in over IPC with DIGEST-MD5 (the project's IPC client with an
+//! NMToken, as the AM launcher and Java's NMClient connect) and calls
+//! startContainers / getContainerStatuses / stopContainers on the wire; the
+//! others drive `NodeManagerHandle::containers()` with the
+//! `NmTokenCaller` the IPC layer derives from such a login, and check the
+//! unauthenticated refusal over a plain IPC connection.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hadoop_protos::common::TokenProto;
+use hadoop_protos::yarn::{
+    ApplicationIdProto, ContainerIdProto, ContainerLaunchContextProto, ContainerStateProto,
+    GetContainerStatusesRequestProto, GetContainerStatusesResponseProto, LocalResourceProto,
+    LocalResourceTypeProto, LocalResourceVisibilityProto, NodeActionProto,
+    NodeHeartbeatRequestProto, NodeHeartbeatResponseProto, RegisterNodeManagerRequestProto,
+    RegisterNodeManagerResponseProto, SignalContainerCommandProto, SignalContainerRequestProto,
+    StartContainerRequestProto, StartContainersRequestProto, StopContainersRequestProto,
+    StringLocalResourceMapProto, StringStringMapProto, UnRegisterNodeManagerRequestProto,
+    UnRegisterNodeManagerResponseProto, UrlProto,
+};
+use spindle_common::conf::keys;
+use spindle_common::security::secret;
+use spindle_common::{
+    ApplicationAttemptId, ApplicationId, Configuration, ContainerId, NodeId, Resource,
+};
+use spindle_ipc::client::ClientToken;
+use spindle_ipc::{
+    class, protocols, ClientOptions, IpcClient, IpcError, RpcError, RpcServer, ServerConfig,
+    Service,
+};
+use spindle_nm::security::INVALID_TOKEN_CLASS;
+use spindle_nm::{
+    exit_status, ContainerPhase, ContainerReport, ContainerTokenIdentifier, MasterKey, NmConfig,
+    NmTokenCaller, NmTokenIdentifier, NodeManager, NodeManagerHandle,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+const RM_IDENTIFIER: i64 = 1_795_326_004_599;
+
+/// A resource tracker that registers the node with fixed keys, records
+/// heartbeats and sends queued cleanup orders in the next answer.
+#[derive(Clone, Default)]
+struct FakeRm {
+    state: Arc<Mutex<RmState>>,
+}
+
+#[derive(Default)]
+struct RmState {
+    heartbeats: Vec<NodeHeartbeatRequestProto>,
+    last_response_id: i32,
+    to_cleanup: Vec<ContainerIdProto>,
+    apps_to_cleanup: Vec<ApplicationIdProto>,
+    to_remove: Vec<ContainerIdProto>,
+}
+
+fn container_master_key() -> MasterKey {
+    MasterKey::new(41, b"ctkey-01".to_vec())
+}
+
+fn nm_master_key() -> MasterKey {
+    MasterKey::new(17, b"nmkey-01".to_vec())
+}
+
+/// A token as the ResourceManager signs it.
+fn sign(identifier: Vec<u8>, key: &MasterKey, kind: &str, service: &str) -> TokenProto {
+    TokenProto {
+        password: secret::password(&identifier, key),
+        identifier,
+        kind: kind.to_string(),
+        service: service.to_string(),
+    }
+}
+
+impl FakeRm {
+    async fn start() -> (FakeRm, RpcServer) {
+        let rm = FakeRm::default();
+        let (r1, r2) = (rm.clone(), rm.clone());
+        let service = Service::new(protocols::RESOURCE_TRACKER)
+            .method(
+                "registerNodeManager",
+                move |_ctx, _req: RegisterNodeManagerRequestProto| {
+                    let rm = r1.clone();
+                    async move {
+                        rm.lock().last_response_id = 0;
+                        Ok::<_, RpcError>(RegisterNodeManagerResponseProto {
+                            container_token_master_key: Some(container_master_key().to_proto()),
+                            nm_token_master_key: Some(nm_master_key().to_proto()),
+                            node_action: Some(NodeActionProto::Normal as i32),
+                            rm_identifier: Some(RM_IDENTIFIER),
+                            ..Default::default()
+                        })
+                    }
+                },
+            )
+            .method(
+                "nodeHeartbeat",
+                move |_ctx, req: NodeHeartbeatRequestProto| {
+                    let rm = r2.clone();
+                    async move { Ok::<_, RpcError>(rm.heartbeat(req)) }
+                },
+            )
+            .method(
+                "unRegisterNodeManager",
+                |_ctx, _req: UnRegisterNodeManagerRequestProto| async {
+                    Ok::<_, RpcError>(UnRegisterNodeManagerResponseProto {})
+                },
+            );
+        let server = RpcServer::bind(
+            "127.0.0.1:0".parse().expect("addr"),
+            vec![service],
+            ServerConfig {
+                name: "fake-rm".into(),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("bind the fake RM");
+        (rm, server)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RmState> {
+        self.state.lock().expect("fake RM state")
+    }
+
+    fn heartbeat(&self, req: NodeHeartbeatRequestProto) -> NodeHeartbeatResponseProto {
+        let mut st = self.lock();
+        st.heartbeats.push(req);
+        st.last_response_id += 1;
+        NodeHeartbeatResponseProto {
+            response_id: Some(st.last_response_id),
+            node_action: Some(NodeActionProto::Normal as i32),
+            next_heart_beat_interval: Some(50),
+            containers_to_cleanup: std::mem::take(&mut st.to_cleanup),
+            applications_to_cleanup: std::mem::take(&mut st.apps_to_cleanup),
+            containers_to_be_removed_from_nm: std::mem::take(&mut st.to_remove),
+            ..Default::default()
+        }
+    }
+
+    /// The state and exit status of `id` in the latest heartbeat, if there.
+    fn last_reported(&self, id: &ContainerId) -> Option<(i32, i32)> {
+        let st = self.lock();
+        let hb = st.heartbeats.last()?;
+        hb.node_status
+            .as_ref()?
+            .containers_statuses
+            .iter()
+            .find(|s| {
+                s.container_id
+                    .as_ref()
+                    .and_then(spindle_nm::wire::container_id_from_proto)
+                    == Some(*id)
+            })
+            .map(|s| (s.state.unwrap_or(0), s.exit_status.unwrap_or(0)))
+    }
+
+    fn heartbeat_count(&self) -> usize {
+        self.lock().heartbeats.len()
+    }
+
+    async fn wait_until(&self, what: &str, pred: impl Fn(&FakeRm) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        while !pred(self) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+struct Node {
+    nm: NodeManagerHandle,
+    _rm_server: RpcServer,
+    rm: FakeRm,
+    dir: PathBuf,
+}
+
+fn config(dir: &Path, rm: SocketAddr, tune: impl FnOnce(&mut Configuration)) -> NmConfig {
+    let mut conf = Configuration::with_defaults();
+    conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
+    conf.set(keys::RM_RESOURCE_TRACKER_ADDRESS, rm.to_string());
+    conf.set(keys::NM_RESOURCE_MEMORY_MB, "4096");
+    conf.set(keys::NM_RESOURCE_CPU_VCORES, "4");
+    conf.set(keys::NM_LOCAL_DIRS, dir.join("local").display().to_string());
+    conf.set(keys::NM_LOG_DIRS, dir.join("logs").display().to_string());
+    conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "200");
+    conf.set(keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, "250");
+    conf.set(keys::NM_DISK_HEALTH_CHECKER_ENABLE, "false");
+    tune(&mut conf);
+    let mut cfg = NmConfig::from_conf(&conf).expect("valid NodeManager configuration");
+    cfg.heartbeat_interval = Duration::from_millis(50);
+    cfg.unregister_timeout = Duration::from_secs(2);
+    cfg
+}
+
+async fn start_node(tune: impl FnOnce(&mut Configuration)) -> (Node, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (rm, server) = FakeRm::start().await;
+    let cfg = config(tmp.path(), server.local_addr(), tune);
+    let nm = NodeManager::start_with_config(cfg).await.expect("start");
+    tokio::time::timeout(WAIT, nm.wait_registered())
+        .await
+        .expect("registers in time")
+        .expect("registered");
+    let node = Node {
+        nm,
+        _rm_server: server,
+        rm,
+        dir: tmp.path().to_path_buf(),
+    };
+    (node, tmp)
+}
+
+fn app(n: i32) -> ApplicationId {
+    ApplicationId::new(RM_IDENTIFIER, n)
+}
+
+fn attempt(n: i32) -> ApplicationAttemptId {
+    ApplicationAttemptId::new(app(n), 1)
+}
+
+fn container(app_n: i32, seq: i64) -> ContainerId {
+    ContainerId::new(attempt(app_n), seq)
+}
+
+fn user() -> String {
+    spindle_common::current_user()
+}
+
+impl Node {
+    fn node_id(&self) -> NodeId {
+        self.nm.node_id().clone()
+    }
+
+    fn nm_identity(&self, app_n: i32) -> NmTokenIdentifier {
+        NmTokenIdentifier::new(
+            attempt(app_n),
+            self.node_id(),
+            user(),
+            nm_master_key().key_id,
+        )
+    }
+
+    /// What the IPC layer derives from a DIGEST-MD5 NMToken login.
+    fn caller(&self, app_n: i32) -> NmTokenCaller {
+        NmTokenCaller::new(self.nm_identity(app_n))
+    }
+
+    fn token(&self, id: ContainerId, memory_mb: i64) -> TokenProto {
+        let identifier = ContainerTokenIdentifier::new(
+            id,
+            self.node_id().to_string(),
+            user(),
+            Resource::new(memory_mb, 1),
+            now_ms() + 600_000,
+            container_master_key().key_id,
+            RM_IDENTIFIER,
+            0,
+            now_ms(),
+            hadoop_protos::yarn::ContainerTypeProto::Task,
+        );
+        sign(
+            identifier.encode(),
+            &container_master_key(),
+            "ContainerToken",
+            &self.node_id().to_string(),
+        )
+    }
+
+    fn start(
+        &self,
+        id: ContainerId,
+        memory_mb: i64,
+        clc: ContainerLaunchContextProto,
+    ) -> Result<(), (String, String)> {
+        let resp = self
+            .nm
+            .containers()
+            .start_containers(
+                &self.caller(id.app().id),
+                StartContainersRequestProto {
+                    start_container_request: vec![StartContainerRequestProto {
+                        container_launch_context: Some(clc),
+                        container_token: Some(self.token(id, memory_mb)),
+                    }],
+                },
+            )
+            .expect("the call is accepted");
+        match resp.failed_requests.first() {
+            Some(f) => {
+                let e = f.exception.clone().unwrap_or_default();
+                Err((
+                    e.class_name.unwrap_or_default(),
+                    e.message.unwrap_or_default(),
+                ))
+            }
+            None => {
+                assert_eq!(resp.succeeded_requests.len(), 1);
+                Ok(())
+            }
+        }
+    }
+
+    async fn wait_phase(&self, id: &ContainerId, phase: ContainerPhase) -> ContainerReport {
+        self.nm
+            .containers()
+            .wait_for(id, WAIT, |r| r.phase >= phase)
+            .await
+            .unwrap_or_else(|| {
+                panic!(
+                    "{id} did not reach {phase:?}: {:?}",
+                    self.nm.containers().report(id)
+                )
+            })
+    }
+
+    async fn wait_file(&self, path: &Path) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Ok(text) = std::fs::read_to_string(path) {
+                if text.ends_with('\n') {
+                    return text;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} never appeared",
+                path.display()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn clc(commands: &[&str]) -> ContainerLaunchContextProto {
+    ContainerLaunchContextProto {
+        command: commands.iter().map(|c| c.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+fn file_resource(
+    link: &str,
+    path: &Path,
+    kind: LocalResourceTypeProto,
+) -> StringLocalResourceMapProto {
+    let meta = std::fs::metadata(path).expect("stat");
+    let mtime = meta
+        .modified()
+        .expect("mtime")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_millis() as i64;
+    StringLocalResourceMapProto {
+        key: Some(link.into()),
+        value: Some(LocalResourceProto {
+            resource: Some(UrlProto {
+                scheme: Some("file".into()),
+                host: None,
+                port: Some(-1),
+                file: Some(path.display().to_string()),
+                user_info: None,
+            }),
+            size: Some(meta.len() as i64),
+            timestamp: Some(mtime),
+            r#type: Some(kind as i32),
+            visibility: Some(LocalResourceVisibilityProto::Private as i32),
+            pattern: None,
+            should_be_uploaded_to_shared_cache: None,
+        }),
+    }
+}
+
+fn write_zip(path: &Path, entries: &[(&str, &str)]) {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::fs::File::create(path).expect("create"));
+    for (name, data) in entries {
+        w.start_file(*name, zip::write::SimpleFileOptions::default())
+            .expect("zip entry");
+        w.write_all(data.as_bytes()).expect("zip data");
+    }
+    w.finish().expect("zip");
+}
+
+fn process_alive(pid: i32) -> bool {
+    // A zombie has been killed; only a running process counts.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn a_container_runs_with_the_launch_contract_and_reports_its_exit() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let id = container(1, 2);
+
+    // Resources: a file, a zip archive, and a file under a nested link name.
+    let staging = node.dir.join("staging");
+    std::fs::create_dir_all(&staging).expect("staging");
+    std::fs::write(staging.join("data.txt"), "data-line\n").expect("write");
+    write_zip(
+        &staging.join("__spark_conf__.zip"),
+        &[("__spark_conf__.properties", "spark.app.name=pi\n")],
+    );
+    std::fs::write(staging.join("x.txt"), "nested-line\n").expect("write");
+
+    let mut c = clc(&[
+        "(",
+        "echo hello > {{PWD}}/out;",
+        "cat data.txt __spark_conf__/__spark_conf__.properties lib/nested/x.txt > {{PWD}}/seen;",
+        "env > {{PWD}}/env.txt;",
+        "echo to-stdout; echo to-stderr 1>&2; exit 3",
+        ")",
+        "1><LOG_DIR>/stdout",
+        "2><LOG_DIR>/stderr",
+    ]);
+    c.local_resources = vec![
+        file_resource(
+            "data.txt",
+            &staging.join("data.txt"),
+            LocalResourceTypeProto::File,
+        ),
+        file_resource(
+            "__spark_conf__",
+            &staging.join("__spark_conf__.zip"),
+            LocalResourceTypeProto::Archive,
+        ),
+        file_resource(
+            "lib/nested/x.txt",
+            &staging.join("x.txt"),
+            LocalResourceTypeProto::File,
+        ),
+    ];
+    c.environment = vec![
+        StringStringMapProto {
+            key: Some("CLASSPATH".into()),
+            value: Some("{{PWD}}<CPS>{{PWD}}/__spark_conf__".into()),
+        },
+        StringStringMapProto {
+            key: Some("SPARK_USER".into()),
+            value: Some(user()),
+        },
+    ];
+    c.tokens = Some(b"HDTS\x00\x00\x00".to_vec());
+    node.start(id, 512, c).expect("started");
+
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("completes");
+    assert_eq!(done.exit_status, 3, "{done:?}");
+    assert!(
+        done.diagnostics.contains("Exit code: 3"),
+        "{}",
+        done.diagnostics
+    );
+    assert!(
+        done.diagnostics.contains("to-stderr"),
+        "{}",
+        done.diagnostics
+    );
+
+    let paths = done.paths.clone().expect("paths");
+    let app_id = app(1).to_string();
+    assert_eq!(
+        paths.work_dir,
+        node.dir
+            .join("local/usercache")
+            .join(user())
+            .join("appcache")
+            .join(&app_id)
+            .join(id.to_string())
+    );
+    assert_eq!(
+        paths.log_dir,
+        node.dir.join("logs").join(&app_id).join(id.to_string())
+    );
+    let read =
+        |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert_eq!(read(paths.work_dir.join("out")), "hello\n");
+    assert_eq!(
+        read(paths.work_dir.join("seen")),
+        "data-line\nspark.app.name=pi\nnested-line\n"
+    );
+    assert_eq!(read(paths.log_dir.join("stdout")), "to-stdout\n");
+    assert_eq!(read(paths.log_dir.join("stderr")), "to-stderr\n");
+    assert!(paths.log_dir.join("prelaunch.out").is_file());
+    assert!(paths.work_dir.join("tmp").is_dir());
+    assert_eq!(
+        std::fs::read(paths.work_dir.join("container_tokens")).expect("tokens"),
+        b"HDTS\x00\x00\x00"
+    );
+    let script = read(paths.work_dir.join("launch_container.sh"));
+    assert!(
+        script.contains("exec /bin/bash -c \"( echo hello > $PWD/out;"),
+        "{script}"
+    );
+    assert!(script.contains("mkdir -p 'lib/nested'"), "{script}");
+
+    let env = read(paths.work_dir.join("env.txt"));
+    let var = |k: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{k} missing from {env}"))
+    };
+    assert_eq!(var("CONTAINER_ID"), id.to_string());
+    assert_eq!(var("NM_HOST"), "127.0.0.1");
+    assert_eq!(var("NM_PORT"), node.node_id().port.to_string());
+    assert_eq!(var("USER"), user());
+    assert_eq!(var("PWD"), paths.work_dir.display().to_string());
+    assert_eq!(
+        var("HADOOP_TOKEN_FILE_LOCATION"),
+        paths
+            .work_dir
+            .join("container_tokens")
+            .display()
+            .to_string()
+    );
+    assert_eq!(
+        var("CLASSPATH"),
+        format!("{0}:{0}/__spark_conf__", paths.work_dir.display())
+    );
+    assert_eq!(var("LOG_DIRS"), paths.log_dir.display().to_string());
+    assert!(var("JVM_PID").parse::<u32>().is_ok());
+    assert!(var("LOCAL_DIRS").ends_with(&app_id));
+
+    // The RM hears about the completion until it acknowledges it.
+    node.rm
+        .wait_until("the completion in a heartbeat", |rm| {
+            rm.last_reported(&id) == Some((ContainerStateProto::CComplete as i32, 3))
+        })
+        .await;
+    node.rm
+        .lock()
+        .to_remove
+        .push(spindle_nm::wire::container_id_proto(&id));
+    let after_ack = node.rm.heartbeat_count() + 2;
+    node.rm
+        .wait_until("heartbeats after the ack", |rm| {
+            rm.heartbeat_count() >= after_ack
+        })
+        .await;
+    assert_eq!(node.rm.last_reported(&id), None);
+    assert!(node.nm.containers().report(&id).is_none());
+
+    // Status queries: authenticated callers of the same application only.
+    let resp = node
+        .nm
+        .containers()
+        .get_container_statuses(
+            &node.caller(1),
+            GetContainerStatusesRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&id)],
+            },
+        )
+        .expect("call");
+    let msg = resp.failed_requests[0]
+        .exception
+        .as_ref()
+        .and_then(|e| e.message.clone())
+        .unwrap_or_default();
+    assert!(msg.contains("recently stopped"), "{msg}");
+
+    // Over IPC without an NMToken: refused as a whole.
+    let client = IpcClient::connect(
+        &node.nm.container_manager_addr().to_string(),
+        ClientOptions::new("tester", protocols::CONTAINER_MANAGEMENT),
+    )
+    .await
+    .expect("connect");
+    let err = client
+        .call::<_, GetContainerStatusesResponseProto>(
+            "getContainerStatuses",
+            &GetContainerStatusesRequestProto::default(),
+        )
+        .await
+        .expect_err("needs an NMToken");
+    assert!(
+        matches!(&err, IpcError::Remote { class_name, message } if class_name == class::YARN && message == "No NMToken sent"),
+        "{err:?}"
+    );
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn start_requests_fail_one_by_one() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let good = container(1, 2);
+    let forged_id = container(1, 3);
+    let mut forged = node.token(forged_id, 128);
+    forged.password[0] ^= 1;
+    let other_app = container(2, 2);
+    let resp = node
+        .nm
+        .containers()
+        .start_containers(
+            &node.caller(1),
+            StartContainersRequestProto {
+                start_container_request: vec![
+                    StartContainerRequestProto {
+                        container_launch_context: Some(clc(&["true"])),
+                        container_token: Some(forged),
+                    },
+                    StartContainerRequestProto {
+                        container_launch_context: Some(clc(&["true"])),
+                        container_token: Some(node.token(good, 128)),
+                    },
+                    StartContainerRequestProto {
+                        container_launch_context: Some(clc(&["true"])),
+                        container_token: Some(node.token(other_app, 128)),
+                    },
+                ],
+            },
+        )
+        .expect("the call itself succeeds");
+    let succeeded: Vec<_> = resp
+        .succeeded_requests
+        .iter()
+        .filter_map(spindle_nm::wire::container_id_from_proto)
+        .collect();
+    assert_eq!(succeeded, vec![good]);
+    assert_eq!(resp.failed_requests.len(), 2);
+    let failed = |i: usize| {
+        let f = &resp.failed_requests[i];
+        let e = f.exception.clone().expect("exception");
+        (
+            f.container_id
+                .as_ref()
+                .and_then(spindle_nm::wire::container_id_from_proto),
+            e.class_name.unwrap_or_default(),
+            e.message.unwrap_or_default(),
+        )
+    };
+    let (id0, class0, msg0) = failed(0);
+    assert_eq!(id0, Some(forged_id));
+    assert_eq!(class0, INVALID_TOKEN_CLASS);
+    assert!(msg0.contains("password does not match"), "{msg0}");
+    let (id1, class1, msg1) = failed(1);
+    assert_eq!(id1, Some(other_app));
+    assert_eq!(class1, class::YARN);
+    assert!(
+        msg1.starts_with("Unauthorized request to start container"),
+        "{msg1}"
+    );
+
+    // A replay of the good start is refused.
+    let again = node.start(good, 128, clc(&["true"])).expect_err("replay");
+    assert!(again.1.contains("relaunch the same container"), "{again:?}");
+
+    // A resource with a scheme Spindle cannot fetch.
+    let mut hdfs = clc(&["true"]);
+    hdfs.local_resources.push(StringLocalResourceMapProto {
+        key: Some("app.jar".into()),
+        value: Some(LocalResourceProto {
+            resource: Some(UrlProto {
+                scheme: Some("hdfs".into()),
+                host: Some("nn".into()),
+                port: Some(8020),
+                file: Some("/user/x/app.jar".into()),
+                user_info: None,
+            }),
+            size: Some(1),
+            timestamp: Some(1),
+            r#type: Some(LocalResourceTypeProto::File as i32),
+            visibility: Some(LocalResourceVisibilityProto::Application as i32),
+            ..Default::default()
+        }),
+    });
+    let err = node.start(container(1, 4), 128, hdfs).expect_err("hdfs");
+    assert!(
+        err.1
+            .contains("scheme hdfs is not supported by Spindle's NodeManager"),
+        "{err:?}"
+    );
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn a_changed_resource_fails_the_container() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let src = node.dir.join("pi.py");
+    std::fs::write(&src, "print(1)\n").expect("write");
+    let mut res = file_resource("pi.py", &src, LocalResourceTypeProto::File);
+    if let Some(v) = res.value.as_mut() {
+        v.timestamp = Some(v.timestamp.unwrap_or(0) - 1000);
+    }
+    let mut c = clc(&["true"]);
+    c.local_resources.push(res);
+    let id = container(1, 2);
+    node.start(id, 128, c).expect("accepted");
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(done.exit_status, exit_status::INVALID);
+    assert!(
+        done.diagnostics.contains("changed on src filesystem"),
+        "{}",
+        done.diagnostics
+    );
+    assert!(done.pid.is_none(), "never launched");
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn containers_of_an_application_share_one_localized_archive() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let zip = node.dir.join("__spark_libs__42.zip");
+    write_zip(&zip, &[("a.jar", "A"), ("b.jar", "B")]);
+    let ids: Vec<ContainerId> = (2..6).map(|s| container(1, s)).collect();
+    for id in &ids {
+        let mut c = clc(&["ls __spark_libs__ > {{PWD}}/libs"]);
+        c.local_resources.push(file_resource(
+            "__spark_libs__",
+            &zip,
+            LocalResourceTypeProto::Archive,
+        ));
+        node.start(*id, 128, c).expect("started");
+    }
+    for id in &ids {
+        let done = node
+            .nm
+            .containers()
+            .wait_done(id, WAIT)
+            .await
+            .expect("done");
+        assert_eq!(done.exit_status, 0, "{done:?}");
+        let libs = std::fs::read_to_string(done.paths.expect("paths").work_dir.join("libs"))
+            .expect("libs");
+        assert_eq!(libs, "a.jar\nb.jar\n");
+    }
+    assert_eq!(node.nm.containers().localizer().fetch_count(), 1);
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn stop_containers_kills_the_process_group_within_the_delay() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let id = container(1, 2);
+    // A background child in the same group, and a foreground sleep. The
+    // command runs inside `bash -c "..."`, so `$!` is escaped for the
+    // inner shell, as Spark escapes its arguments.
+    node.start(
+        id,
+        128,
+        clc(&[r"sleep 100 & echo \$! > {{PWD}}/bg.pid; exec sleep 100"]),
+    )
+    .expect("started");
+    let running = node.wait_phase(&id, ContainerPhase::Running).await;
+    let work = running.paths.clone().expect("paths").work_dir;
+    let bg: i32 = node
+        .wait_file(&work.join("bg.pid"))
+        .await
+        .trim()
+        .parse()
+        .expect("pid");
+    let pid = running.pid.expect("pid");
+    assert!(process_alive(bg) && process_alive(pid));
+
+    let started = Instant::now();
+    let resp = node
+        .nm
+        .containers()
+        .stop_containers(
+            &node.caller(1),
+            StopContainersRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&id)],
+            },
+        )
+        .expect("call");
+    assert_eq!(resp.succeeded_requests.len(), 1);
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(done.exit_status, exit_status::KILLED_BY_APPMASTER);
+    assert!(
+        done.diagnostics
+            .starts_with("Container killed by the ApplicationMaster."),
+        "{}",
+        done.diagnostics
+    );
+    assert!(
+        done.diagnostics.contains("Exit code is 143"),
+        "{}",
+        done.diagnostics
+    );
+    assert!(!process_alive(bg), "the background child survived");
+
+    // Stopping a container of another application is refused.
+    let resp = node
+        .nm
+        .containers()
+        .stop_containers(
+            &node.caller(2),
+            StopContainersRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&id)],
+            },
+        )
+        .expect("call");
+    assert_eq!(resp.failed_requests.len(), 1);
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn a_term_ignoring_container_is_killed_after_the_delay() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let id = container(1, 2);
+    node.start(
+        id,
+        128,
+        clc(&["trap '' TERM; echo ready > {{PWD}}/ready; sleep 100"]),
+    )
+    .expect("started");
+    let running = node.wait_phase(&id, ContainerPhase::Running).await;
+    node.wait_file(&running.paths.expect("paths").work_dir.join("ready"))
+        .await;
+    let started = Instant::now();
+    node.nm
+        .containers()
+        .kill(id, spindle_nm::KillReason::by_app_master());
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_secs(2),
+        "SIGKILL after the 250 ms delay, took {took:?}"
+    );
+    assert_eq!(done.exit_status, exit_status::KILLED_BY_APPMASTER);
+    assert!(
+        done.diagnostics.contains("Exit code is 137"),
+        "{}",
+        done.diagnostics
+    );
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn signals_reach_the_container() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let id = container(1, 2);
+    node.start(
+        id,
+        128,
+        clc(&["trap 'echo dump >> {{PWD}}/quit' QUIT; echo ready > {{PWD}}/ready; while true; do sleep 0.05; done"]),
+    )
+    .expect("started");
+    let running = node.wait_phase(&id, ContainerPhase::Running).await;
+    let work = running.paths.expect("paths").work_dir;
+    node.wait_file(&work.join("ready")).await;
+    let signal = |command: SignalContainerCommandProto| {
+        node.nm.containers().signal_to_container(
+            &node.caller(1),
+            SignalContainerRequestProto {
+                container_id: spindle_nm::wire::container_id_proto(&id),
+                command: command as i32,
+            },
+        )
+    };
+    signal(SignalContainerCommandProto::OutputThreadDump).expect("thread dump");
+    assert_eq!(node.wait_file(&work.join("quit")).await, "dump\n");
+    signal(SignalContainerCommandProto::ForcefulShutdown).expect("kill");
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(done.exit_status, exit_status::FORCE_KILLED);
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn a_container_over_its_physical_memory_is_killed() {
+    let (node, _tmp) = start_node(|conf| {
+        conf.set(keys::NM_VMEM_CHECK_ENABLED, "false");
+    })
+    .await;
+    let id = container(1, 2);
+    // `tail` keeps a newline-free stream in memory: 300 MB under a 128 MB limit.
+    node.start(
+        id,
+        128,
+        clc(&["{ head -c 314572800 /dev/zero; sleep 60; } | tail > /dev/null"]),
+    )
+    .expect("started");
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(
+        done.exit_status,
+        exit_status::KILLED_EXCEEDED_PMEM,
+        "{done:?}"
+    );
+    let d = &done.diagnostics;
+    assert!(d.contains("beyond the 'PHYSICAL' memory limit"), "{d}");
+    assert!(d.contains(" of 128 MB physical memory used"), "{d}");
+    // Spark: "[0-9.]+ [KMG]B of [0-9.]+ [KMG]B physical memory used".
+    let used = d
+        .split("Current usage: ")
+        .nth(1)
+        .and_then(|s| s.split(" of 128 MB").next())
+        .expect("usage");
+    let (n, unit) = used.split_once(' ').expect("number and unit");
+    assert!(
+        n.parse::<f64>().is_ok() && ["KB", "MB", "GB"].contains(&unit),
+        "{used}"
+    );
+    assert!(d.contains("Dump of the process-tree for"), "{d}");
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn the_resource_manager_cleans_up_containers_and_applications() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let a = container(1, 2);
+    let b = container(2, 2);
+    for id in [a, b] {
+        node.start(id, 128, clc(&["exec sleep 100"]))
+            .expect("started");
+        node.wait_phase(&id, ContainerPhase::Running).await;
+    }
+    // Running containers are reported as C_RUNNING.
+    node.rm
+        .wait_until("both running in a heartbeat", |rm| {
+            rm.last_reported(&a).map(|s| s.0) == Some(ContainerStateProto::CRunning as i32)
+                && rm.last_reported(&b).map(|s| s.0) == Some(ContainerStateProto::CRunning as i32)
+        })
+        .await;
+    let app_dir = node
+        .dir
+        .join("local/usercache")
+        .join(user())
+        .join("appcache")
+        .join(app(2).to_string());
+    assert!(app_dir.is_dir());
+
+    node.rm
+        .lock()
+        .to_cleanup
+        .push(spindle_nm::wire::container_id_proto(&a));
+    node.rm
+        .lock()
+        .apps_to_cleanup
+        .push(spindle_nm::wire::app_id_proto(&app(2)));
+    let done_a = node
+        .nm
+        .containers()
+        .wait_done(&a, WAIT)
+        .await
+        .expect("a done");
+    assert_eq!(done_a.exit_status, exit_status::KILLED_BY_RESOURCEMANAGER);
+    node.rm
+        .wait_until("b's completion reported", |rm| {
+            rm.last_reported(&b)
+                == Some((
+                    ContainerStateProto::CComplete as i32,
+                    exit_status::KILLED_AFTER_APP_COMPLETION,
+                ))
+        })
+        .await;
+    // The finished application's directory goes (debug delay 0).
+    let deadline = Instant::now() + WAIT;
+    while app_dir.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} was not deleted",
+            app_dir.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Its completed container is reported once, then dropped.
+    node.rm
+        .wait_until("b dropped from heartbeats", |rm| {
+            rm.last_reported(&b).is_none()
+        })
+        .await;
+    node.nm.stop().await;
+}
+
+#[tokio::test]
+async fn no_container_survives_the_node() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let id = container(1, 2);
+    node.start(id, 128, clc(&["exec sleep 100"]))
+        .expect("started");
+    let pid = node
+        .wait_phase(&id, ContainerPhase::Running)
+        .await
+        .pid
+        .expect("pid");
+    assert!(process_alive(pid));
+    let started = Instant::now();
+    let exit = node.nm.stop().await;
+    assert!(exit.is_clean(), "{exit}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        !process_alive(pid),
+        "the container outlived the NodeManager"
+    );
+}
+
+/// An IPC client logged in with `token` (SASL TOKEN / DIGEST-MD5), as a
+/// Java `NMClient` or the ResourceManager's AM launcher connects.
+fn token_client(attempt: &str, token: &TokenProto) -> ClientOptions {
+    ClientOptions::new(attempt, protocols::CONTAINER_MANAGEMENT).with_token(ClientToken {
+        identifier: token.identifier.clone(),
+        password: token.password.clone(),
+        kind: token.kind.clone(),
+        service: token.service.clone(),
+    })
+}
+
+#[tokio::test]
+async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let addr = node.nm.container_manager_addr().to_string();
+    let identity = node.nm_identity(1);
+    let nm_token = sign(identity.encode(), &nm_master_key(), "NMToken", &addr);
+    let attempt_user = attempt(1).to_string();
+
+    // A token signed with another key does not get in.
+    let wrong = sign(
+        identity.encode(),
+        &MasterKey::new(nm_master_key().key_id, b"not-the-key".to_vec()),
+        "NMToken",
+        &addr,
+    );
+    let refused = match IpcClient::connect(&addr, token_client(&attempt_user, &wrong)).await {
+        Err(e) => Err(e),
+        Ok(c) => {
+            c.call::<_, GetContainerStatusesResponseProto>(
+                "getContainerStatuses",
+                &GetContainerStatusesRequestProto::default(),
+            )
+            .await
+        }
+    };
+    assert!(refused.is_err(), "a forged NMToken authenticated");
+
+    let conn = IpcClient::connect(&addr, token_client(&attempt_user, &nm_token))
+        .await
+        .expect("NMToken login");
+    let id = container(1, 2);
+    let resp: hadoop_protos::yarn::StartContainersResponseProto = conn
+        .call(
+            "startContainers",
+            &StartContainersRequestProto {
+                start_container_request: vec![StartContainerRequestProto {
+                    container_launch_context: Some(clc(&["exec sleep 100"])),
+                    container_token: Some(node.token(id, 128)),
+                }],
+            },
+        )
+        .await
+        .expect("startContainers");
+    assert!(resp.failed_requests.is_empty(), "{resp:?}");
+    assert_eq!(
+        resp.succeeded_requests,
+        vec![spindle_nm::wire::container_id_proto(&id)]
+    );
+    node.wait_phase(&id, ContainerPhase::Running).await;
+
+    let statuses: GetContainerStatusesResponseProto = conn
+        .call(
+            "getContainerStatuses",
+            &GetContainerStatusesRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&id)],
+            },
+        )
+        .await
+        .expect("getContainerStatuses");
+    let s = &statuses.status[0];
+    assert_eq!(s.state, Some(ContainerStateProto::CRunning as i32));
+    assert_eq!(s.capability.as_ref().and_then(|c| c.memory), Some(128));
+
+    let stopped: hadoop_protos::yarn::StopContainersResponseProto = conn
+        .call(
+            "stopContainers",
+            &StopContainersRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&id)],
+            },
+        )
+        .await
+        .expect("stopContainers");
+    assert_eq!(stopped.succeeded_requests.len(), 1);
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(done.exit_status, exit_status::KILLED_BY_APPMASTER);
+    node.nm.stop().await;
+}
