@@ -1,0 +1,215 @@
+//! The scheduler port's token security, over real IPC against an in-process RM:
+//! only a genuine AMRMToken of the application's current attempt gets through, and a
+//! refused client never disturbs the others.
+
+use std::time::Duration;
+
+use hadoop_protos::yarn as pb;
+use spindle_common::conf::Configuration;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
+use spindle_common::security::{AmRmTokenIdentifier, Token};
+use spindle_ipc::client::ClientToken;
+use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
+use spindle_rm::ResourceManager;
+
+async fn start_rm() -> ResourceManager {
+    let mut conf = Configuration::with_defaults();
+    for key in [
+        "yarn.resourcemanager.address",
+        "yarn.resourcemanager.scheduler.address",
+        "yarn.resourcemanager.resource-tracker.address",
+        "yarn.resourcemanager.admin.address",
+    ] {
+        conf.set(key, "127.0.0.1:0");
+    }
+    ResourceManager::start(&conf, None)
+        .await
+        .expect("RM starts")
+}
+
+/// Submits an application (no NodeManager: its attempt waits for an AM container).
+async fn submit(client: &IpcClient) -> ApplicationId {
+    let new: pb::GetNewApplicationResponseProto = client
+        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .await
+        .expect("new application");
+    let id = new.application_id.expect("id");
+    let ctx = pb::ApplicationSubmissionContextProto {
+        application_id: Some(id),
+        am_container_spec: Some(pb::ContainerLaunchContextProto {
+            command: vec!["true".into()],
+            ..Default::default()
+        }),
+        resource: Some(pb::ResourceProto {
+            memory: Some(1024),
+            virtual_cores: Some(1),
+            resource_value_map: Vec::new(),
+        }),
+        ..Default::default()
+    };
+    let _: pb::SubmitApplicationResponseProto = client
+        .call(
+            "submitApplication",
+            &pb::SubmitApplicationRequestProto {
+                application_submission_context: Some(ctx),
+            },
+        )
+        .await
+        .expect("submit");
+    ApplicationId::new(id.cluster_timestamp.unwrap_or(0), id.id.unwrap_or(0))
+}
+
+async fn amrm_token(rm: &ResourceManager, attempt: ApplicationAttemptId) -> Token {
+    rm.context()
+        .core
+        .with(move |s, _| s.amrm_token(attempt))
+        .await
+        .expect("core")
+}
+
+async fn scheduler_client(rm: &ResourceManager, token: Token) -> Result<IpcClient, IpcError> {
+    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
+    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
+        .with_token(ClientToken {
+            identifier: token.identifier,
+            password: token.password,
+            kind: token.kind,
+            service: token.service,
+        });
+    IpcClient::connect(&rm.addresses().scheduler.to_string(), options).await
+}
+
+async fn register(
+    client: &IpcClient,
+) -> Result<pb::RegisterApplicationMasterResponseProto, IpcError> {
+    client
+        .call(
+            "registerApplicationMaster",
+            &pb::RegisterApplicationMasterRequestProto {
+                host: Some("am".into()),
+                rpc_port: Some(1),
+                tracking_url: Some(String::new()),
+                placement_constraints: Vec::new(),
+            },
+        )
+        .await
+}
+
+#[tokio::test]
+async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let rm = start_rm().await;
+        let client = IpcClient::connect(
+            &rm.addresses().client.to_string(),
+            ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
+        )
+        .await
+        .expect("client connection");
+        let app_a = submit(&client).await;
+        let app_b = submit(&client).await;
+        let attempt_a = ApplicationAttemptId::new(app_a, 1);
+
+        // A forged password: the SASL handshake fails and nothing reaches a handler.
+        let mut forged = amrm_token(&rm, attempt_a).await;
+        forged.password = vec![0u8; forged.password.len()];
+        let err = scheduler_client(&rm, forged)
+            .await
+            .err()
+            .expect("forged token refused");
+        assert!(err.to_string().contains("DIGEST-MD5"), "{err}");
+
+        // A plain SIMPLE client is refused at the connection.
+        let simple = IpcClient::connect(
+            &rm.addresses().scheduler.to_string(),
+            ClientOptions::new("mallory", protocols::APPLICATION_MASTER),
+        )
+        .await;
+        let refused = match simple {
+            Err(e) => e.to_string(),
+            Ok(c) => register(&c)
+                .await
+                .err()
+                .expect("simple refused")
+                .to_string(),
+        };
+        assert!(
+            refused.contains("SIMPLE authentication is not enabled"),
+            "{refused}"
+        );
+
+        // A genuine token for an attempt that does not exist (attempt 2 of app B).
+        let ghost = amrm_token(&rm, ApplicationAttemptId::new(app_b, 2)).await;
+        let c = scheduler_client(&rm, ghost)
+            .await
+            .expect("a genuine token authenticates");
+        let err = register(&c).await.err().expect("not the current attempt");
+        assert_eq!(
+            err.remote_class(),
+            Some(class::INVALID_APPLICATION_MASTER_REQUEST),
+            "{err}"
+        );
+
+        // The genuine token of app A's attempt registers for app A only: the attempt is
+        // taken from the token, never from the request.
+        let good = scheduler_client(&rm, amrm_token(&rm, attempt_a).await)
+            .await
+            .expect("connect");
+        let resp = register(&good).await.expect("register");
+        assert_eq!(resp.queue.as_deref(), Some("default"));
+        let report: pb::GetApplicationReportResponseProto = client
+            .call(
+                "getApplicationReport",
+                &pb::GetApplicationReportRequestProto {
+                    application_id: Some(pb::ApplicationIdProto {
+                        id: Some(app_b.id),
+                        cluster_timestamp: Some(app_b.cluster_timestamp),
+                    }),
+                },
+            )
+            .await
+            .expect("report");
+        let state_b = report
+            .application_report
+            .and_then(|r| r.yarn_application_state);
+        assert_eq!(
+            state_b,
+            Some(pb::YarnApplicationStateProto::Accepted as i32),
+            "app B untouched"
+        );
+
+        // Allocate without the right response id is refused; with it, it works.
+        let bad: Result<pb::AllocateResponseProto, _> = good
+            .call(
+                "allocate",
+                &pb::AllocateRequestProto {
+                    response_id: Some(5),
+                    ..Default::default()
+                },
+            )
+            .await;
+        assert_eq!(
+            bad.err()
+                .and_then(|e| e.remote_class().map(str::to_string))
+                .as_deref(),
+            Some(class::INVALID_APPLICATION_MASTER_REQUEST)
+        );
+        let ok: pb::AllocateResponseProto = good
+            .call(
+                "allocate",
+                &pb::AllocateRequestProto {
+                    response_id: Some(0),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("allocate");
+        assert_eq!(ok.response_id, Some(1));
+        // The client port kept serving throughout.
+        let _: pb::GetClusterMetricsResponseProto = client
+            .call("getClusterMetrics", &pb::GetClusterMetricsRequestProto {})
+            .await
+            .expect("still served");
+    })
+    .await
+    .expect("test timed out");
+}
