@@ -126,11 +126,7 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
         .await;
         let refused = match simple {
             Err(e) => e.to_string(),
-            Ok(c) => register(&c)
-                .await
-                .err()
-                .expect("simple refused")
-                .to_string(),
+            Ok(c) => register(&c).await.expect_err("simple refused").to_string(),
         };
         assert!(
             refused.contains("SIMPLE authentication is not enabled"),
@@ -142,7 +138,7 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
         let c = scheduler_client(&rm, ghost)
             .await
             .expect("a genuine token authenticates");
-        let err = register(&c).await.err().expect("not the current attempt");
+        let err = register(&c).await.expect_err("not the current attempt");
         assert_eq!(
             err.remote_class(),
             Some(class::INVALID_APPLICATION_MASTER_REQUEST),
