@@ -17,15 +17,20 @@ use crate::RmContext;
 
 /// The attempt an AMRMToken-authenticated call belongs to.
 fn attempt_of(call: &CallContext) -> Result<ApplicationAttemptId, RpcError> {
+    token_of(call).map(|t| t.attempt)
+}
+
+/// The AMRMToken that authenticated the call.
+fn token_of(call: &CallContext) -> Result<AmRmTokenIdentifier, RpcError> {
     match &call.auth {
-        AuthMethod::Token { identifier, .. } => AmRmTokenIdentifier::decode(identifier)
-            .map(|t| t.attempt)
-            .map_err(|e| {
+        AuthMethod::Token { identifier, .. } => {
+            AmRmTokenIdentifier::decode(identifier).map_err(|e| {
                 RpcError::new(
                     class::ACCESS_CONTROL,
                     format!("bad AMRMToken identifier: {e}"),
                 )
-            }),
+            })
+        }
         AuthMethod::Simple => Err(RpcError::new(
             class::ACCESS_CONTROL,
             format!("No AMRMToken found for user {}", call.user),
@@ -66,9 +71,9 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         move |call: CallContext, req: pb::AllocateRequestProto| {
             let c = c.clone();
             async move {
-                let attempt = attempt_of(&call)?;
+                let token = token_of(&call)?;
                 c.core
-                    .with(move |s, now| s.allocate(attempt, req, now))
+                    .with(move |s, now| s.allocate(token.attempt, token.key_id, req, now))
                     .await?
             }
         },

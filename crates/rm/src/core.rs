@@ -17,7 +17,9 @@ use tracing::{info, warn};
 use crate::acl::Acl;
 use crate::apps::{AppTable, Submission, SubmitError};
 use crate::attempts::Attempt;
-use crate::lifecycle::{AllocateResponse, Effect, KeyRing, LaunchSpec, NodeWork, SchedNode};
+use crate::lifecycle::{
+    AllocateResponse, Effect, KeyRing, KeyRolling, LaunchSpec, NodeWork, SchedNode,
+};
 use crate::nodes::NodeTable;
 use crate::queues::{QueueState, Queues};
 
@@ -50,6 +52,7 @@ pub struct RmState {
     pub containers_per_pass: usize,
     /// The scheduler address as a token service (`ip:port`).
     pub scheduler_service: String,
+    pub key_rolling: KeyRolling,
 }
 
 impl RmState {
@@ -81,6 +84,7 @@ impl RmState {
             container_token_expiry_ms: 600_000,
             containers_per_pass: 1000,
             scheduler_service: String::new(),
+            key_rolling: KeyRolling::daily(cluster_ts.max(0) as u64),
         }
     }
 

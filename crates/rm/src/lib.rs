@@ -212,6 +212,20 @@ impl ResourceManager {
             keys.clone(),
         );
         state.am_expiry_ms = am_expiry_ms;
+        let interval =
+            |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
+        state.key_rolling = crate::lifecycle::KeyRolling {
+            amrm_interval_ms: interval(
+                "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+            )?,
+            container_interval_ms: interval(
+                "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+            )?,
+            nm_interval_ms: interval(
+                "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+            )?,
+            ..crate::lifecycle::KeyRolling::daily(cluster_ts as u64)
+        };
         state.container_token_expiry_ms = container_token_expiry_ms;
         // Check liveness often enough that expiry is noticed within a tenth of its interval.
         let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));

@@ -81,6 +81,42 @@ impl KeyRing {
     }
 }
 
+/// When each master key was last rolled and how often it rolls
+/// (`yarn.resourcemanager.{am-rm,container,nm}-tokens.master-key-rolling-interval-secs`).
+#[derive(Debug, Clone)]
+pub struct KeyRolling {
+    pub amrm_interval_ms: u64,
+    pub container_interval_ms: u64,
+    pub nm_interval_ms: u64,
+    pub amrm_rolled_ms: u64,
+    pub container_rolled_ms: u64,
+    pub nm_rolled_ms: u64,
+}
+
+impl KeyRolling {
+    /// Hadoop's default: every key rolls daily.
+    pub fn daily(now_ms: u64) -> KeyRolling {
+        let day = 86_400_000;
+        KeyRolling {
+            amrm_interval_ms: day,
+            container_interval_ms: day,
+            nm_interval_ms: day,
+            amrm_rolled_ms: now_ms,
+            container_rolled_ms: now_ms,
+            nm_rolled_ms: now_ms,
+        }
+    }
+}
+
+/// Makes a fresh key current in `lock`; the old one stays valid as the previous key.
+fn roll(lock: &RwLock<SecretManager>) {
+    let mut keys = lock.write().unwrap_or_else(|e| e.into_inner());
+    let next = random_master_key(keys.next_key_id());
+    if let Err(e) = keys.roll(next) {
+        warn!(error = %e, "master key roll failed");
+    }
+}
+
 /// Reads a lock, tolerating poisoning (a panicked reader cannot corrupt a key).
 pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|e| e.into_inner())
@@ -550,8 +586,31 @@ impl RmState {
         self.apps.kill(app_id, diagnostics, now_ms)
     }
 
+    /// Rolls master keys whose interval has passed. NodeManagers get new keys in
+    /// their next heartbeat, AMs a new AMRMToken in their next allocate answer; tokens
+    /// under the previous key stay valid until the following roll.
+    pub fn roll_keys(&mut self, now_ms: u64) {
+        let r = &mut self.key_rolling;
+        if now_ms.saturating_sub(r.amrm_rolled_ms) >= r.amrm_interval_ms {
+            r.amrm_rolled_ms = now_ms;
+            roll(&self.secrets.amrm);
+            info!("AMRMToken master key rolled");
+        }
+        if now_ms.saturating_sub(r.container_rolled_ms) >= r.container_interval_ms {
+            r.container_rolled_ms = now_ms;
+            roll(&self.secrets.container_token);
+            info!("container-token master key rolled");
+        }
+        if now_ms.saturating_sub(r.nm_rolled_ms) >= r.nm_interval_ms {
+            r.nm_rolled_ms = now_ms;
+            roll(&self.secrets.nm_token);
+            info!("NMToken master key rolled");
+        }
+    }
+
     /// Periodic work: node liveness, AM liveness, a scheduling pass.
     pub fn lifecycle_tick(&mut self, now_ms: u64) {
+        self.roll_keys(now_ms);
         let expiry = self.am_expiry_ms;
         let expired: Vec<ApplicationAttemptId> = self
             .attempts
@@ -786,9 +845,12 @@ impl RmState {
         })
     }
 
+    /// `token_key_id` is the master key of the AMRMToken the AM authenticated with: when
+    /// it is not the current key, the answer carries a fresh token.
     pub fn allocate(
         &mut self,
         attempt_id: ApplicationAttemptId,
+        token_key_id: i32,
         req: pb::AllocateRequestProto,
         now_ms: u64,
     ) -> Result<AllocateResponse, RpcError> {
@@ -947,8 +1009,12 @@ impl RmState {
             .nodes
             .cluster_capability()
             .saturating_sub_non_negative(self.nodes.cluster_used());
+        let current_amrm_key = read(&self.secrets.amrm).current_key().key_id;
+        let am_rm_token =
+            (token_key_id != current_amrm_key).then(|| self.amrm_token(attempt_id).to_proto());
         let response = AllocateResponse {
             response_id: Some(next_id),
+            am_rm_token,
             allocated_containers: allocated,
             completed_container_statuses: completed,
             limit: Some(resource_to_pb(headroom)),

@@ -137,6 +137,10 @@ fn take_launch(s: &mut RmState) -> (ApplicationAttemptId, NodeId, ContainerId) {
     (attempt, node, ident.container)
 }
 
+fn amrm_key(s: &RmState) -> i32 {
+    read(&s.secrets.amrm).current_key().key_id
+}
+
 fn complete(s: &mut RmState, node: &NodeId, container: ContainerId, exit: i32, now: u64) {
     s.container_statuses(
         node,
@@ -179,7 +183,7 @@ fn application_runs_to_success() {
 
     s.am_launched(attempt, 20);
     assert!(matches!(
-        s.allocate(attempt, pb::AllocateRequestProto::default(), 25),
+        s.allocate(attempt, amrm_key(&s), pb::AllocateRequestProto::default(), 25),
         Err(e) if e.class_name == class::APPLICATION_MASTER_NOT_REGISTERED
     ));
     s.register_am(
@@ -203,7 +207,9 @@ fn application_runs_to_success() {
         response_id: Some(0),
         ..Default::default()
     };
-    let r1 = s.allocate(attempt, req.clone(), 40).expect("allocate");
+    let r1 = s
+        .allocate(attempt, amrm_key(&s), req.clone(), 40)
+        .expect("allocate");
     assert_eq!(r1.response_id, Some(1));
     assert_eq!(r1.allocated_containers.len(), 2);
     assert_eq!(r1.nm_tokens.len(), 1, "one NMToken for the one node");
@@ -213,13 +219,16 @@ fn application_runs_to_success() {
         );
     }
     // A repeated call with the old response id replays the same answer.
-    assert_eq!(s.allocate(attempt, req, 41).expect("replay"), r1);
+    assert_eq!(
+        s.allocate(attempt, amrm_key(&s), req, 41).expect("replay"),
+        r1
+    );
     // Out-of-sequence ids are refused.
     let bad = pb::AllocateRequestProto {
         response_id: Some(7),
         ..Default::default()
     };
-    assert!(s.allocate(attempt, bad, 42).is_err());
+    assert!(s.allocate(attempt, amrm_key(&s), bad, 42).is_err());
 
     // One task container finishes; the AM hears about it on the next call.
     let task =
@@ -229,6 +238,7 @@ fn application_runs_to_success() {
     let r2 = s
         .allocate(
             attempt,
+            amrm_key(&s),
             pb::AllocateRequestProto {
                 response_id: Some(1),
                 ..Default::default()
@@ -369,6 +379,7 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
     let r = s
         .allocate(
             a1,
+            amrm_key(&s),
             pb::AllocateRequestProto {
                 ask: vec![ask(1, "*", 1024, 1)],
                 response_id: Some(0),
@@ -388,6 +399,7 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
     let after = s
         .allocate(
             a1,
+            amrm_key(&s),
             pb::AllocateRequestProto {
                 response_id: Some(1),
                 ..Default::default()
@@ -400,6 +412,38 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
         Some(pb::AmCommandProto::AmShutdown as i32)
     );
     s.scheduler.check_invariants().expect("invariants");
+}
+
+#[test]
+fn rolled_amrm_key_hands_the_am_a_new_token() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    s.register_am(a1, "h".into(), 1, String::new(), 20)
+        .expect("register");
+    let old_key = amrm_key(&s);
+    let plain = |id| pb::AllocateRequestProto {
+        response_id: Some(id),
+        ..Default::default()
+    };
+    assert!(s
+        .allocate(a1, old_key, plain(0), 30)
+        .expect("allocate")
+        .am_rm_token
+        .is_none());
+    s.key_rolling.amrm_interval_ms = 1000;
+    s.key_rolling.amrm_rolled_ms = 0;
+    s.roll_keys(2_000);
+    assert_ne!(amrm_key(&s), old_key);
+    let r = s
+        .allocate(a1, old_key, plain(1), 2_010)
+        .expect("allocate after roll");
+    let token = r.am_rm_token.expect("a new AMRMToken");
+    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
+    assert_eq!((ident.attempt, ident.key_id), (a1, amrm_key(&s)));
+    // The old key is still accepted as the previous one.
+    assert!(read(&s.secrets.amrm).key(old_key).is_ok());
 }
 
 #[test]
