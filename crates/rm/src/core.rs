@@ -130,6 +130,7 @@ impl RmState {
                         submit_ms: now_ms,
                         failed_attempts: 0,
                         attempts: Vec::new(),
+                        retained: Default::default(),
                     },
                 );
                 self.start_attempt(id, now_ms);

@@ -157,6 +157,9 @@ pub struct LaunchSpec {
     pub submit_ms: u64,
     pub failed_attempts: i32,
     pub attempts: Vec<ApplicationAttemptId>,
+    /// Failed attempts whose containers were kept for the next attempt
+    /// (keep-containers-across-application-attempts).
+    pub retained: BTreeSet<ApplicationAttemptId>,
 }
 
 /// A container status from a NodeManager heartbeat, converted.
@@ -315,15 +318,25 @@ impl RmState {
                 continue;
             };
             attempt.live.remove(&done.container);
+            let finished = Finished {
+                container: done.container,
+                exit_status: done.exit_status,
+                diagnostics: done.diagnostics.clone(),
+                resource: done.resource,
+            };
             if attempt.am_container == Some(done.container) {
                 self.am_container_completed(attempt_id, done.exit_status, done.diagnostics, now_ms);
             } else if !attempt.state.is_final() {
-                attempt.finished.push(Finished {
-                    container: done.container,
-                    exit_status: done.exit_status,
-                    diagnostics: done.diagnostics,
-                    resource: done.resource,
-                });
+                attempt.finished.push(finished);
+            } else if let Some(current) = self.current_attempt_id(&attempt_id.app) {
+                // A container kept from an earlier attempt: its AM now is the current one.
+                if let Some(cur) = self
+                    .attempts
+                    .get_mut(&current)
+                    .filter(|c| !c.state.is_final())
+                {
+                    cur.finished.push(finished);
+                }
             }
         }
         for action in d.node_actions {
@@ -374,6 +387,11 @@ impl RmState {
             now_ms,
         );
         self.schedule_pass(now_ms);
+    }
+
+    /// The id of the application's latest attempt.
+    pub fn current_attempt_id(&self, app_id: &ApplicationId) -> Option<ApplicationAttemptId> {
+        self.launch.get(app_id)?.attempts.last().copied()
     }
 
     /// The attempt currently running for an application, if any.
@@ -534,6 +552,62 @@ impl RmState {
             },
             now_ms,
         );
+        // Containers kept from earlier attempts end with the application's last one.
+        let retained = self
+            .launch
+            .get_mut(&attempt_id.app)
+            .map(|spec| std::mem::take(&mut spec.retained))
+            .unwrap_or_default();
+        for old in retained {
+            let nodes: Vec<NodeId> = self
+                .attempts
+                .get(&old)
+                .map(|a| a.live.values().cloned().collect())
+                .unwrap_or_default();
+            for node in nodes {
+                self.node_work
+                    .entry(node)
+                    .or_default()
+                    .cleanup_apps
+                    .insert(old.app);
+            }
+            self.feed(Input::AppRemoved { attempt: old }, now_ms);
+        }
+    }
+
+    /// Ends a failed attempt but keeps its task containers running for the next
+    /// attempt: its asks are cancelled and only its AM container goes.
+    fn retain_attempt(&mut self, attempt_id: ApplicationAttemptId, diag: String, now_ms: u64) {
+        let am = match self.attempts.get_mut(&attempt_id) {
+            Some(a) if !a.state.is_final() => {
+                a.end(AttemptState::Failed, diag, now_ms);
+                a.am_container.filter(|c| a.live.contains_key(c))
+            }
+            _ => return,
+        };
+        let cancel: Vec<ResourceAsk> = self
+            .scheduler
+            .asks(&attempt_id)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut ask| {
+                ask.num_containers = 0;
+                ask
+            })
+            .collect();
+        self.feed(
+            Input::AsksUpdated {
+                attempt: attempt_id,
+                asks: cancel,
+                releases: am.into_iter().collect(),
+                blacklist_add: Vec::new(),
+                blacklist_remove: Vec::new(),
+            },
+            now_ms,
+        );
+        if let Some(spec) = self.launch.get_mut(&attempt_id.app) {
+            spec.retained.insert(attempt_id);
+        }
     }
 
     /// Fails an attempt; retries the application or fails it when attempts run out.
@@ -544,15 +618,21 @@ impl RmState {
         counts: bool,
         now_ms: u64,
     ) {
-        self.end_attempt(attempt_id, AttemptState::Failed, diag.clone(), now_ms);
         let app_id = attempt_id.app;
-        let Some(app) = self.apps.get(&app_id) else {
-            return;
+        let (max, keep, app_final) = match self.apps.get(&app_id) {
+            Some(app) => (app.max_attempts, app.keep_containers, app.state.is_final()),
+            None => (1, false, true),
         };
-        if app.state.is_final() {
+        let failed_so_far = self.launch.get(&app_id).map_or(0, |s| s.failed_attempts);
+        let exhausted = failed_so_far + i32::from(counts) >= max;
+        if keep && !exhausted && !app_final {
+            self.retain_attempt(attempt_id, diag.clone(), now_ms);
+        } else {
+            self.end_attempt(attempt_id, AttemptState::Failed, diag.clone(), now_ms);
+        }
+        if app_final {
             return;
         }
-        let max = app.max_attempts;
         let Some(spec) = self.launch.get_mut(&app_id) else {
             return;
         };
@@ -825,6 +905,7 @@ impl RmState {
             app.tracking_url = tracking_url;
         }
         info!(attempt = %attempt_id, "ApplicationMaster registered");
+        let (previous, previous_tokens) = self.previous_containers(attempt_id, now_ms);
         Ok(pb::RegisterApplicationMasterResponseProto {
             maximum_capability: Some(resource_to_pb(max)),
             queue: Some(queue),
@@ -841,12 +922,102 @@ impl RmState {
                     r#type: Some(pb::ResourceTypesProto::Countable as i32),
                 },
             ],
+            containers_from_previous_attempts: previous,
+            nm_tokens_from_previous_attempts: previous_tokens,
             ..Default::default()
         })
     }
 
     /// `token_key_id` is the master key of the AMRMToken the AM authenticated with: when
     /// it is not the current key, the answer carries a fresh token.
+    /// The task containers kept from the application's earlier attempts, with NMTokens
+    /// for their nodes, handed to a newly registered AM.
+    fn previous_containers(
+        &mut self,
+        attempt_id: ApplicationAttemptId,
+        now_ms: u64,
+    ) -> (Vec<pb::ContainerProto>, Vec<pb::NmTokenProto>) {
+        let retained = self
+            .launch
+            .get(&attempt_id.app)
+            .map(|s| s.retained.clone())
+            .unwrap_or_default();
+        let user = self
+            .apps
+            .get(&attempt_id.app)
+            .map(|a| a.user.clone())
+            .unwrap_or_default();
+        let kept: Vec<(ContainerId, NodeId)> = retained
+            .iter()
+            .filter_map(|old| self.attempts.get(old))
+            .flat_map(|a| a.live.iter().filter(|(c, _)| Some(**c) != a.am_container))
+            .map(|(c, n)| (*c, n.clone()))
+            .collect();
+        let mut containers = Vec::new();
+        let mut nodes = BTreeSet::new();
+        for (cid, node) in kept {
+            let Some(report) = self.scheduler.container(&cid) else {
+                continue;
+            };
+            containers.push(self.container_proto(
+                cid,
+                &node,
+                report.resource,
+                report.priority,
+                report.allocation_request_id,
+                &user,
+                now_ms,
+            ));
+            nodes.insert(node);
+        }
+        let mut tokens = Vec::new();
+        for node in nodes {
+            tokens.push(pb::NmTokenProto {
+                node_id: Some(node_id_to_pb(&node)),
+                token: Some(self.nm_token(attempt_id, &node, &user).to_proto()),
+            });
+            if let Some(a) = self.attempts.get_mut(&attempt_id) {
+                a.nm_tokens_sent.insert(node);
+            }
+        }
+        (containers, tokens)
+    }
+
+    /// A granted container as the AM sees it, with a fresh container token.
+    #[allow(clippy::too_many_arguments)]
+    fn container_proto(
+        &self,
+        cid: ContainerId,
+        node: &NodeId,
+        resource: Resource,
+        priority: i32,
+        allocation_request_id: i64,
+        user: &str,
+        now_ms: u64,
+    ) -> pb::ContainerProto {
+        let http = self
+            .nodes
+            .get(node)
+            .map(|n| n.http_address())
+            .unwrap_or_else(|| format!("{}:0", node.host));
+        let token = self.container_token(cid, node, user, resource, priority, false, now_ms);
+        pb::ContainerProto {
+            id: Some(container_id_to_pb(&cid)),
+            node_id: Some(node_id_to_pb(node)),
+            node_http_address: Some(http),
+            resource: Some(resource_to_pb(resource)),
+            priority: Some(pb::PriorityProto {
+                priority: Some(priority),
+            }),
+            container_token: Some(token),
+            execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
+            allocation_request_id: Some(allocation_request_id),
+            version: Some(0),
+            allocation_tags: Vec::new(),
+            exposed_ports: None,
+        }
+    }
+
     pub fn allocate(
         &mut self,
         attempt_id: ApplicationAttemptId,
@@ -907,11 +1078,36 @@ impl RmState {
                 .with_allocation_request_id(r.allocation_request_id.unwrap_or(-1))
             })
             .collect::<Vec<_>>();
-        let releases = req
+        let (releases, kept_releases): (Vec<ContainerId>, Vec<ContainerId>) = req
             .release
             .iter()
             .filter_map(|c| crate::convert::container_id_from_pb(c).ok())
-            .collect::<Vec<_>>();
+            .partition(|c| c.attempt == attempt_id);
+        // Containers kept from an earlier attempt are released through that attempt.
+        let retained = self
+            .launch
+            .get(&attempt_id.app)
+            .map(|s| s.retained.clone())
+            .unwrap_or_default();
+        for old in retained {
+            let mine: Vec<ContainerId> = kept_releases
+                .iter()
+                .filter(|c| c.attempt == old)
+                .copied()
+                .collect();
+            if !mine.is_empty() {
+                self.feed(
+                    Input::AsksUpdated {
+                        attempt: old,
+                        asks: Vec::new(),
+                        releases: mine,
+                        blacklist_add: Vec::new(),
+                        blacklist_remove: Vec::new(),
+                    },
+                    now_ms,
+                );
+            }
+        }
         let blacklist = req.blacklist_request.clone().unwrap_or_default();
         let input = Input::AsksUpdated {
             attempt: attempt_id,
@@ -946,35 +1142,15 @@ impl RmState {
         let mut allocated = Vec::with_capacity(granted.len());
         let mut new_nodes = BTreeSet::new();
         for g in &granted {
-            let http = self
-                .nodes
-                .get(&g.node)
-                .map(|n| n.http_address())
-                .unwrap_or_else(|| format!("{}:0", g.node.host));
-            let token = self.container_token(
+            allocated.push(self.container_proto(
                 g.container,
                 &g.node,
-                &user,
                 g.resource,
                 g.priority,
-                false,
+                g.allocation_request_id,
+                &user,
                 now_ms,
-            );
-            allocated.push(pb::ContainerProto {
-                id: Some(container_id_to_pb(&g.container)),
-                node_id: Some(node_id_to_pb(&g.node)),
-                node_http_address: Some(http),
-                resource: Some(resource_to_pb(g.resource)),
-                priority: Some(pb::PriorityProto {
-                    priority: Some(g.priority),
-                }),
-                container_token: Some(token),
-                execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
-                allocation_request_id: Some(g.allocation_request_id),
-                version: Some(0),
-                allocation_tags: Vec::new(),
-                exposed_ports: None,
-            });
+            ));
             new_nodes.insert(g.node.clone());
         }
         let mut nm_tokens = Vec::new();

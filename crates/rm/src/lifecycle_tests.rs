@@ -78,6 +78,10 @@ fn add_node(s: &mut RmState, host: &str, now: u64) {
 }
 
 fn submit(s: &mut RmState, now: u64) -> ApplicationId {
+    submit_keeping(s, now, false)
+}
+
+fn submit_keeping(s: &mut RmState, now: u64, keep_containers: bool) -> ApplicationId {
     let id = s.apps.new_id();
     let sub = Submission {
         id,
@@ -89,7 +93,7 @@ fn submit(s: &mut RmState, now: u64) -> ApplicationId {
         am_resource: Resource::new(1024, 1),
         max_attempts: 0,
         unmanaged_am: false,
-        keep_containers: false,
+        keep_containers,
     };
     let clc = pb::ContainerLaunchContextProto {
         command: vec!["sleep 1".into()],
@@ -444,6 +448,84 @@ fn rolled_amrm_key_hands_the_am_a_new_token() {
     assert_eq!((ident.attempt, ident.key_id), (a1, amrm_key(&s)));
     // The old key is still accepted as the previous one.
     assert!(read(&s.secrets.amrm).key(old_key).is_ok());
+}
+
+#[test]
+fn kept_containers_survive_the_am_and_go_to_the_next_attempt() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit_keeping(&mut s, 10, true);
+    let (a1, n1, c1) = take_launch(&mut s);
+    s.am_launched(a1, 20);
+    s.register_am(a1, "h".into(), 1, String::new(), 30)
+        .expect("register");
+    let r = s
+        .allocate(
+            a1,
+            amrm_key(&s),
+            pb::AllocateRequestProto {
+                ask: vec![ask(1, "*", 1024, 2)],
+                response_id: Some(0),
+                ..Default::default()
+            },
+            40,
+        )
+        .expect("allocate");
+    let tasks: Vec<ContainerId> = r
+        .allocated_containers
+        .iter()
+        .map(|c| crate::convert::container_id_from_pb(c.id.as_ref().expect("id")).expect("cid"))
+        .collect();
+    assert_eq!(tasks.len(), 2);
+    // The AM dies; its task containers keep running.
+    complete(&mut s, &n1, c1, 1, 50);
+    let work = s.take_node_work(&n1);
+    assert!(
+        work.cleanup_containers.is_empty(),
+        "nothing killed: {work:?}"
+    );
+    assert!(work.cleanup_apps.is_empty());
+    let (a2, _, _) = take_launch(&mut s);
+    s.am_launched(a2, 60);
+    let reg = s
+        .register_am(a2, "h".into(), 1, String::new(), 70)
+        .expect("register 2");
+    assert_eq!(reg.containers_from_previous_attempts.len(), 2);
+    assert_eq!(reg.nm_tokens_from_previous_attempts.len(), 1);
+    // One kept container finishes: the new AM hears of it; the other it releases.
+    complete(&mut s, &n1, tasks[0], 0, 80);
+    let r = s
+        .allocate(
+            a2,
+            amrm_key(&s),
+            pb::AllocateRequestProto {
+                response_id: Some(0),
+                release: vec![crate::convert::container_id_to_pb(&tasks[1])],
+                ..Default::default()
+            },
+            90,
+        )
+        .expect("allocate 2");
+    let done: Vec<_> = r
+        .completed_container_statuses
+        .iter()
+        .map(|c| c.exit_status)
+        .collect();
+    assert!(done.contains(&Some(0)), "{done:?}");
+    assert!(s.take_node_work(&n1).cleanup_containers.contains(&tasks[1]));
+    s.finish_am(
+        a2,
+        FinalStatus::Succeeded,
+        String::new(),
+        String::new(),
+        100,
+    )
+    .expect("finish");
+    assert_eq!(
+        s.apps.get(&app).map(|a| a.final_status),
+        Some(FinalStatus::Succeeded)
+    );
+    s.scheduler.check_invariants().expect("invariants");
 }
 
 #[test]
