@@ -83,6 +83,8 @@ pub struct Attempt<R> {
     pub nm_tokens_sent: BTreeSet<NodeId>,
     /// Containers of this attempt that hold resources, and where.
     pub live: BTreeMap<ContainerId, NodeId>,
+    /// The last node change this AM was told about (`updated_nodes`).
+    pub node_changes_seen: u64,
 }
 
 /// How an allocate call's response id relates to the last answer.
@@ -120,6 +122,7 @@ impl<R> Attempt<R> {
             finished: Vec::new(),
             nm_tokens_sent: BTreeSet::new(),
             live: BTreeMap::new(),
+            node_changes_seen: 0,
         }
     }
 

@@ -53,6 +53,10 @@ pub struct RmState {
     /// The scheduler address as a token service (`ip:port`).
     pub scheduler_service: String,
     pub key_rolling: KeyRolling,
+    /// Node changes in order, for AMs' `updated_nodes` (one entry per node, latest).
+    pub(crate) node_changes: BTreeMap<u64, NodeId>,
+    pub(crate) node_changes_by_node: BTreeMap<NodeId, u64>,
+    pub(crate) node_change_seq: u64,
 }
 
 impl RmState {
@@ -85,6 +89,9 @@ impl RmState {
             containers_per_pass: 1000,
             scheduler_service: String::new(),
             key_rolling: KeyRolling::daily(cluster_ts.max(0) as u64),
+            node_changes: BTreeMap::new(),
+            node_changes_by_node: BTreeMap::new(),
+            node_change_seq: 0,
         }
     }
 

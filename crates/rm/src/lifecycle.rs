@@ -216,6 +216,9 @@ impl RmState {
                 schedulable: n.state != NodeState::Decommissioning,
             });
         let current = self.sched_nodes.get(id).copied();
+        if current != desired {
+            self.record_node_change(id);
+        }
         match (current, desired) {
             (None, None) => {}
             (Some(_), None) => {
@@ -267,6 +270,27 @@ impl RmState {
             }
             (Some(_), Some(_)) => {}
         }
+    }
+
+    /// Notes that `id` changed, for the `updated_nodes` of AMs' next allocate answers.
+    fn record_node_change(&mut self, id: &NodeId) {
+        self.node_change_seq += 1;
+        let seq = self.node_change_seq;
+        if let Some(old) = self.node_changes_by_node.insert(id.clone(), seq) {
+            self.node_changes.remove(&old);
+        }
+        self.node_changes.insert(seq, id.clone());
+    }
+
+    /// Reports of the nodes that changed after `since`, and the latest change number.
+    fn node_changes_since(&self, since: u64) -> (Vec<pb::NodeReportProto>, u64) {
+        let reports = self
+            .node_changes
+            .range(since + 1..)
+            .filter_map(|(_, id)| self.nodes.get(id))
+            .map(crate::convert::node_report)
+            .collect();
+        (reports, self.node_change_seq)
     }
 
     /// A (re-)registration: a node that was already known starts afresh, so the
@@ -869,6 +893,7 @@ impl RmState {
             .get(&attempt_id.app)
             .map(|a| a.queue.clone())
             .unwrap_or_default();
+        let node_seq = self.node_change_seq;
         let attempt = self.live_attempt(&attempt_id)?;
         if attempt.is_registered() {
             return Err(RpcError::new(
@@ -889,6 +914,7 @@ impl RmState {
             ));
         }
         attempt.state = AttemptState::Running;
+        attempt.node_changes_seen = node_seq;
         attempt.last_response_id = 0;
         attempt.last_response = None;
         attempt.last_contact_ms = now_ms;
@@ -1188,7 +1214,13 @@ impl RmState {
         let current_amrm_key = read(&self.secrets.amrm).current_key().key_id;
         let am_rm_token =
             (token_key_id != current_amrm_key).then(|| self.amrm_token(attempt_id).to_proto());
+        let since = self
+            .attempts
+            .get(&attempt_id)
+            .map_or(0, |a| a.node_changes_seen);
+        let (updated_nodes, seen) = self.node_changes_since(since);
         let response = AllocateResponse {
+            updated_nodes,
             response_id: Some(next_id),
             am_rm_token,
             allocated_containers: allocated,
@@ -1199,6 +1231,7 @@ impl RmState {
             ..Default::default()
         };
         if let Some(a) = self.attempts.get_mut(&attempt_id) {
+            a.node_changes_seen = seen;
             a.last_response_id = next_id;
             a.last_response = Some(response.clone());
         }

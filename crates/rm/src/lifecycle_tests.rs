@@ -529,6 +529,52 @@ fn kept_containers_survive_the_am_and_go_to_the_next_attempt() {
 }
 
 #[test]
+fn ams_hear_about_nodes_that_change() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    add_node(&mut s, "h2", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    s.register_am(a1, "h".into(), 1, String::new(), 20)
+        .expect("register");
+    let req = |id| pb::AllocateRequestProto {
+        response_id: Some(id),
+        ..Default::default()
+    };
+    let r = s.allocate(a1, amrm_key(&s), req(0), 30).expect("allocate");
+    assert!(
+        r.updated_nodes.is_empty(),
+        "nothing changed since registration"
+    );
+    // h2 starts decommissioning gracefully.
+    let lists = crate::hosts::HostLists {
+        include: Default::default(),
+        exclude: crate::hosts::parse_list("h2"),
+    };
+    s.nodes.refresh(
+        lists,
+        crate::nodes::Decommission::Graceful { timeout_ms: None },
+        40,
+    );
+    s.sync_all_nodes(40);
+    let r = s.allocate(a1, amrm_key(&s), req(1), 50).expect("allocate");
+    let states: Vec<_> = r
+        .updated_nodes
+        .iter()
+        .map(|n| (n.node_id.clone().and_then(|i| i.host), n.node_state))
+        .collect();
+    assert_eq!(
+        states,
+        vec![(
+            Some("h2".into()),
+            Some(pb::NodeStateProto::NsDecommissioning as i32)
+        )]
+    );
+    let r = s.allocate(a1, amrm_key(&s), req(2), 60).expect("allocate");
+    assert!(r.updated_nodes.is_empty(), "each change is told once");
+}
+
+#[test]
 fn unknown_queue_fails_the_app_without_an_attempt() {
     let mut s = state();
     add_node(&mut s, "h1", 0);
