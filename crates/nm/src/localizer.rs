@@ -221,11 +221,19 @@ impl Localizer {
                     let key = key.clone();
                     async move {
                         let base = this.cache_base(&key.scope);
+                        let shown = res.display();
+                        let started = std::time::Instant::now();
                         let r = tokio::task::spawn_blocking(move || fetch(&res, &base))
                             .await
                             .unwrap_or_else(|e| Err(format!("the localizer task failed: {e}")));
-                        if r.is_ok() {
+                        if let Ok(done) = &r {
                             this.fetches.fetch_add(1, Ordering::Relaxed);
+                            info!(
+                                resource = %shown,
+                                bytes = done.bytes,
+                                elapsed_ms = started.elapsed().as_millis() as u64,
+                                "localized"
+                            );
                         }
                         r
                     }
@@ -234,6 +242,9 @@ impl Localizer {
                 .clone();
             match result {
                 Ok(done) if fetched_here || fs::symlink_metadata(&done.path).is_ok() => {
+                    if !fetched_here {
+                        debug!(resource = %res.display(), "reused the cached copy");
+                    }
                     return Ok(Localized {
                         path: done.path,
                         from_cache: !fetched_here,
