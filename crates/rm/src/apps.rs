@@ -233,8 +233,9 @@ impl AppTable {
         );
     }
 
-    /// The AM unregistered with a final status: the application is reported in its
-    /// final state (Hadoop maps FINISHING to FINISHED) while its containers wind down.
+    /// The AM unregistered with a final status: the application is reported FINISHED
+    /// with that status (Hadoop maps FINISHING to FINISHED) while its containers wind
+    /// down.
     pub fn finish_by_am(
         &mut self,
         id: ApplicationId,

@@ -1260,16 +1260,12 @@ impl RmState {
         if !tracking_url.is_empty() {
             attempt.tracking_url = tracking_url.clone();
         }
-        // Hadoop reports an unregistered application as FINISHED with the AM's final
-        // status while its container winds down.
-        let state = match status {
-            FinalStatus::Killed => AppState::Killed,
-            FinalStatus::Failed => AppState::Failed,
-            _ => AppState::Finished,
-        };
+        // Hadoop reports an unregistered application as FINISHED, whatever final
+        // status the AM gave (that goes in the final status), while its container
+        // winds down.
         self.apps.finish_by_am(
             attempt_id.app,
-            state,
+            AppState::Finished,
             status,
             diagnostics,
             tracking_url,

@@ -34,6 +34,21 @@ enum Command {
     Nodemanager(ConfArgs),
     /// Run a ResourceManager and one NodeManager in this process.
     Standalone(ConfArgs),
+    /// Run YARN's classic example: an AM that runs a shell command in N containers.
+    DistributedShell {
+        #[command(flatten)]
+        conf: ConfArgs,
+        #[command(flatten)]
+        args: spindle_am::dshell::ClientArgs,
+    },
+    /// The distributed shell's ApplicationMaster (started by YARN, not by hand).
+    #[command(name = "distributed-shell-am", hide = true)]
+    DistributedShellAm {
+        #[command(flatten)]
+        conf: ConfArgs,
+        #[command(flatten)]
+        args: spindle_am::dshell::AmArgs,
+    },
 }
 
 #[derive(clap::Args)]
@@ -80,13 +95,27 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Resourcemanager(args) => run_rm(args).await,
-            Command::Nodemanager(args) => run_nm(args).await,
-            Command::Standalone(args) => run_standalone(args).await,
+            Command::Resourcemanager(args) => run_rm(args).await.map(|()| 0),
+            Command::Nodemanager(args) => run_nm(args).await.map(|()| 0),
+            Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
+            Command::DistributedShell { conf, args } => {
+                let (conf, _) = conf.load()?;
+                let outcome = spindle_am::dshell::client_main(&args, &conf)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(outcome.exit_code())
+            }
+            Command::DistributedShellAm { conf, args } => {
+                let (conf, _) = conf.load()?;
+                let outcome = spindle_am::dshell::am_main(&args, &conf)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(outcome.exit_code())
+            }
         }
     });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(msg) => {
             error!("{msg}");
             eprintln!("spindle: {msg}");

@@ -1,0 +1,434 @@
+//! Typed views of the YARN records an ApplicationMaster and a submitting
+//! client work with: application states and reports, containers and their
+//! statuses.
+
+use std::fmt;
+use std::str::FromStr;
+
+use hadoop_protos::yarn as pb;
+use spindle_common::security::Token;
+use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
+
+use crate::convert::{
+    app_id_from_pb, attempt_id_from_pb, container_id_from_pb, container_id_to_pb, node_id_from_pb,
+    node_id_to_pb, priority_to_pb, resource_from_pb, resource_to_pb, token_from_pb,
+};
+use crate::error::AmError;
+
+/// `YarnApplicationState`: where an application is in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AppState {
+    New,
+    NewSaving,
+    Submitted,
+    Accepted,
+    Running,
+    Finished,
+    Failed,
+    Killed,
+}
+
+impl AppState {
+    /// Every state, in Hadoop's order (what `-appStates ALL` means).
+    pub const ALL: [AppState; 8] = [
+        AppState::New,
+        AppState::NewSaving,
+        AppState::Submitted,
+        AppState::Accepted,
+        AppState::Running,
+        AppState::Finished,
+        AppState::Failed,
+        AppState::Killed,
+    ];
+
+    /// FINISHED, FAILED or KILLED: the application will not run again.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            AppState::Finished | AppState::Failed | AppState::Killed
+        )
+    }
+
+    /// Hadoop's name (`RUNNING`, `NEW_SAVING`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppState::New => "NEW",
+            AppState::NewSaving => "NEW_SAVING",
+            AppState::Submitted => "SUBMITTED",
+            AppState::Accepted => "ACCEPTED",
+            AppState::Running => "RUNNING",
+            AppState::Finished => "FINISHED",
+            AppState::Failed => "FAILED",
+            AppState::Killed => "KILLED",
+        }
+    }
+
+    pub fn to_pb(self) -> pb::YarnApplicationStateProto {
+        match self {
+            AppState::New => pb::YarnApplicationStateProto::New,
+            AppState::NewSaving => pb::YarnApplicationStateProto::NewSaving,
+            AppState::Submitted => pb::YarnApplicationStateProto::Submitted,
+            AppState::Accepted => pb::YarnApplicationStateProto::Accepted,
+            AppState::Running => pb::YarnApplicationStateProto::Running,
+            AppState::Finished => pb::YarnApplicationStateProto::Finished,
+            AppState::Failed => pb::YarnApplicationStateProto::Failed,
+            AppState::Killed => pb::YarnApplicationStateProto::Killed,
+        }
+    }
+
+    pub fn from_pb(v: i32) -> Option<AppState> {
+        let s = match pb::YarnApplicationStateProto::try_from(v).ok()? {
+            pb::YarnApplicationStateProto::New => AppState::New,
+            pb::YarnApplicationStateProto::NewSaving => AppState::NewSaving,
+            pb::YarnApplicationStateProto::Submitted => AppState::Submitted,
+            pb::YarnApplicationStateProto::Accepted => AppState::Accepted,
+            pb::YarnApplicationStateProto::Running => AppState::Running,
+            pb::YarnApplicationStateProto::Finished => AppState::Finished,
+            pb::YarnApplicationStateProto::Failed => AppState::Failed,
+            pb::YarnApplicationStateProto::Killed => AppState::Killed,
+        };
+        Some(s)
+    }
+}
+
+impl fmt::Display for AppState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AppState {
+    type Err = String;
+
+    /// Hadoop's names, case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        AppState::ALL
+            .into_iter()
+            .find(|st| st.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!(
+                    "unknown application state '{s}' (expected one of {})",
+                    AppState::ALL.map(AppState::as_str).join(", ")
+                )
+            })
+    }
+}
+
+/// `FinalApplicationStatus`: the outcome an ApplicationMaster reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FinalStatus {
+    /// Not finished yet (or the AM never said).
+    Undefined,
+    Succeeded,
+    Failed,
+    Killed,
+    /// Finished without a success/failure verdict (long-running services).
+    Ended,
+}
+
+impl FinalStatus {
+    /// Hadoop's name (`SUCCEEDED`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinalStatus::Undefined => "UNDEFINED",
+            FinalStatus::Succeeded => "SUCCEEDED",
+            FinalStatus::Failed => "FAILED",
+            FinalStatus::Killed => "KILLED",
+            FinalStatus::Ended => "ENDED",
+        }
+    }
+
+    pub fn to_pb(self) -> pb::FinalApplicationStatusProto {
+        match self {
+            FinalStatus::Undefined => pb::FinalApplicationStatusProto::AppUndefined,
+            FinalStatus::Succeeded => pb::FinalApplicationStatusProto::AppSucceeded,
+            FinalStatus::Failed => pb::FinalApplicationStatusProto::AppFailed,
+            FinalStatus::Killed => pb::FinalApplicationStatusProto::AppKilled,
+            FinalStatus::Ended => pb::FinalApplicationStatusProto::AppEnded,
+        }
+    }
+
+    /// Absent or unknown values read as UNDEFINED.
+    pub fn from_pb(v: Option<i32>) -> FinalStatus {
+        match v.and_then(|v| pb::FinalApplicationStatusProto::try_from(v).ok()) {
+            Some(pb::FinalApplicationStatusProto::AppSucceeded) => FinalStatus::Succeeded,
+            Some(pb::FinalApplicationStatusProto::AppFailed) => FinalStatus::Failed,
+            Some(pb::FinalApplicationStatusProto::AppKilled) => FinalStatus::Killed,
+            Some(pb::FinalApplicationStatusProto::AppEnded) => FinalStatus::Ended,
+            _ => FinalStatus::Undefined,
+        }
+    }
+}
+
+impl fmt::Display for FinalStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What `getApplicationReport` says about an application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppReport {
+    pub id: ApplicationId,
+    pub name: String,
+    pub app_type: String,
+    pub user: String,
+    pub queue: String,
+    pub state: AppState,
+    pub final_status: FinalStatus,
+    pub diagnostics: String,
+    /// Where the ApplicationMaster registered from (`N/A` before it did).
+    pub host: String,
+    pub rpc_port: i32,
+    /// The RM's proxy URL for the AM's UI.
+    pub tracking_url: String,
+    /// The URL the AM registered.
+    pub original_tracking_url: String,
+    /// 0.0 ..= 1.0, as the AM last reported it.
+    pub progress: f32,
+    pub start_time_ms: i64,
+    pub launch_time_ms: i64,
+    pub finish_time_ms: i64,
+    pub current_attempt: Option<ApplicationAttemptId>,
+}
+
+impl AppReport {
+    pub fn from_pb(p: &pb::ApplicationReportProto) -> Result<AppReport, AmError> {
+        const RECORD: &str = "ApplicationReportProto";
+        let id = app_id_from_pb(p.application_id.as_ref(), RECORD)?;
+        let state = p
+            .yarn_application_state
+            .and_then(AppState::from_pb)
+            .ok_or_else(|| {
+                AmError::Protocol(format!(
+                    "the report of {id} has no valid application state ({:?})",
+                    p.yarn_application_state
+                ))
+            })?;
+        Ok(AppReport {
+            id,
+            name: p.name.clone().unwrap_or_default(),
+            app_type: p.application_type.clone().unwrap_or_default(),
+            user: p.user.clone().unwrap_or_default(),
+            queue: p.queue.clone().unwrap_or_default(),
+            state,
+            final_status: FinalStatus::from_pb(p.final_application_status),
+            diagnostics: p.diagnostics.clone().unwrap_or_default(),
+            host: p.host.clone().unwrap_or_default(),
+            rpc_port: p.rpc_port.unwrap_or(-1),
+            tracking_url: p.tracking_url.clone().unwrap_or_default(),
+            original_tracking_url: p.original_tracking_url.clone().unwrap_or_default(),
+            progress: p.progress.unwrap_or(0.0),
+            start_time_ms: p.start_time.unwrap_or(0),
+            launch_time_ms: p.launch_time.unwrap_or(0),
+            finish_time_ms: p.finish_time.unwrap_or(0),
+            current_attempt: p
+                .current_application_attempt_id
+                .as_ref()
+                .and_then(|a| attempt_id_from_pb(Some(a), RECORD).ok()),
+        })
+    }
+}
+
+/// A container the ResourceManager granted (Hadoop's `Container`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    pub id: ContainerId,
+    /// The NodeManager to start it on.
+    pub node: NodeId,
+    /// The NodeManager's web address, `host:port`.
+    pub node_http_address: String,
+    pub resource: Resource,
+    pub priority: i32,
+    /// The RM's authorisation for the NodeManager to start this container.
+    pub token: Option<Token>,
+    pub allocation_request_id: i64,
+}
+
+impl Container {
+    pub fn from_pb(p: &pb::ContainerProto) -> Result<Container, AmError> {
+        const RECORD: &str = "ContainerProto";
+        Ok(Container {
+            id: container_id_from_pb(p.id.as_ref(), RECORD)?,
+            node: node_id_from_pb(p.node_id.as_ref(), RECORD)?,
+            node_http_address: p.node_http_address.clone().unwrap_or_default(),
+            resource: resource_from_pb(p.resource.as_ref()),
+            priority: p.priority.as_ref().and_then(|x| x.priority).unwrap_or(0),
+            token: p.container_token.as_ref().map(token_from_pb),
+            allocation_request_id: p.allocation_request_id.unwrap_or(-1),
+        })
+    }
+
+    pub fn to_pb(&self) -> pb::ContainerProto {
+        pb::ContainerProto {
+            id: Some(container_id_to_pb(&self.id)),
+            node_id: Some(node_id_to_pb(&self.node)),
+            node_http_address: Some(self.node_http_address.clone()),
+            resource: Some(resource_to_pb(self.resource)),
+            priority: Some(priority_to_pb(self.priority)),
+            container_token: self.token.as_ref().map(Token::to_proto),
+            execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
+            allocation_request_id: Some(self.allocation_request_id),
+            version: Some(0),
+            allocation_tags: Vec::new(),
+            exposed_ports: None,
+        }
+    }
+}
+
+/// `ContainerState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContainerState {
+    New,
+    Running,
+    Complete,
+}
+
+impl ContainerState {
+    fn from_pb(v: Option<i32>) -> Option<ContainerState> {
+        match pb::ContainerStateProto::try_from(v?).ok()? {
+            pb::ContainerStateProto::CNew => Some(ContainerState::New),
+            pb::ContainerStateProto::CRunning => Some(ContainerState::Running),
+            pb::ContainerStateProto::CComplete => Some(ContainerState::Complete),
+        }
+    }
+}
+
+/// Exit statuses YARN itself assigns (Hadoop's `ContainerExitStatus`).
+pub mod exit_status {
+    pub const SUCCESS: i32 = 0;
+    pub const INVALID: i32 = -1000;
+    /// Released by the application, or lost with its node.
+    pub const ABORTED: i32 = -100;
+    pub const DISKS_FAILED: i32 = -101;
+    pub const PREEMPTED: i32 = -102;
+    pub const KILLED_EXCEEDED_VMEM: i32 = -103;
+    pub const KILLED_EXCEEDED_PMEM: i32 = -104;
+    pub const KILLED_BY_APPMASTER: i32 = -105;
+    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
+    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
+}
+
+/// A container's state as the RM or a NodeManager reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerStatus {
+    pub id: ContainerId,
+    pub state: ContainerState,
+    /// [`exit_status::INVALID`] until the container has completed.
+    pub exit_status: i32,
+    pub diagnostics: String,
+    pub capability: Resource,
+}
+
+impl ContainerStatus {
+    pub fn from_pb(p: &pb::ContainerStatusProto) -> Result<ContainerStatus, AmError> {
+        const RECORD: &str = "ContainerStatusProto";
+        let id = container_id_from_pb(p.container_id.as_ref(), RECORD)?;
+        let state = ContainerState::from_pb(p.state).ok_or_else(|| {
+            AmError::Protocol(format!(
+                "the status of {id} has no valid container state ({:?})",
+                p.state
+            ))
+        })?;
+        Ok(ContainerStatus {
+            id,
+            state,
+            exit_status: p.exit_status.unwrap_or(exit_status::INVALID),
+            diagnostics: p.diagnostics.clone().unwrap_or_default(),
+            capability: resource_from_pb(p.capability.as_ref()),
+        })
+    }
+}
+
+/// A node whose state changed, from an allocate answer's `updated_nodes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeUpdate {
+    pub node: NodeId,
+    /// Hadoop's node state name (`RUNNING`, `DECOMMISSIONING`, `LOST`, ...).
+    pub state: String,
+    pub http_address: String,
+    pub rack: String,
+}
+
+impl NodeUpdate {
+    pub fn from_pb(p: &pb::NodeReportProto) -> Result<NodeUpdate, AmError> {
+        let state = p
+            .node_state
+            .and_then(|s| pb::NodeStateProto::try_from(s).ok())
+            .map(|s| {
+                s.as_str_name()
+                    .strip_prefix("NS_")
+                    .unwrap_or(s.as_str_name())
+                    .to_string()
+            })
+            .unwrap_or_else(|| "UNKNOWN".to_string());
+        Ok(NodeUpdate {
+            node: node_id_from_pb(p.node_id.as_ref(), "NodeReportProto")?,
+            state,
+            http_address: p.http_address.clone().unwrap_or_default(),
+            rack: p.rack_name.clone().unwrap_or_default(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_states_map_to_wire_values_and_names() {
+        for st in AppState::ALL {
+            assert_eq!(AppState::from_pb(st.to_pb() as i32), Some(st));
+            assert_eq!(st.as_str().parse::<AppState>().ok(), Some(st));
+        }
+        assert_eq!(AppState::Running.to_pb() as i32, 5);
+        assert_eq!(
+            "new_saving".parse::<AppState>().ok(),
+            Some(AppState::NewSaving)
+        );
+        assert!("bogus".parse::<AppState>().is_err());
+        assert_eq!(AppState::from_pb(0), None);
+    }
+
+    #[test]
+    fn final_status_defaults_to_undefined() {
+        assert_eq!(FinalStatus::from_pb(None), FinalStatus::Undefined);
+        assert_eq!(FinalStatus::from_pb(Some(99)), FinalStatus::Undefined);
+        assert_eq!(FinalStatus::from_pb(Some(1)), FinalStatus::Succeeded);
+        assert_eq!(FinalStatus::Failed.to_pb() as i32, 2);
+    }
+
+    #[test]
+    fn a_report_without_a_state_is_refused() {
+        let p = pb::ApplicationReportProto {
+            application_id: Some(crate::convert::app_id_to_pb(&ApplicationId::new(5, 1))),
+            ..Default::default()
+        };
+        let err = AppReport::from_pb(&p).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("no valid application state")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn containers_round_trip() {
+        let attempt = ApplicationAttemptId::new(ApplicationId::new(9, 3), 1);
+        let c = Container {
+            id: ContainerId::new(attempt, 2),
+            node: NodeId::new("n1", 45454),
+            node_http_address: "n1:8042".into(),
+            resource: Resource::new(512, 1),
+            priority: 4,
+            token: Some(Token::new(
+                b"id".to_vec(),
+                b"pw".to_vec(),
+                "ContainerToken",
+                "n1:45454",
+            )),
+            allocation_request_id: -1,
+        };
+        assert_eq!(Container::from_pb(&c.to_pb()).ok(), Some(c));
+    }
+}

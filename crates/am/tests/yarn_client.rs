@@ -1,0 +1,101 @@
+//! `YarnClient` against Spindle's ResourceManager, in process, without
+//! NodeManagers: applications are accepted and wait for an AM container.
+
+use std::time::Duration;
+
+use spindle_am::{AppState, ApplicationSubmission, FinalStatus, LaunchContext, YarnClient};
+use spindle_common::conf::{keys, Configuration};
+use spindle_common::{ApplicationId, Resource};
+use spindle_ipc::class;
+use spindle_rm::ResourceManager;
+
+async fn start_rm() -> (ResourceManager, Configuration) {
+    let mut conf = Configuration::with_defaults();
+    for key in [
+        keys::RM_ADDRESS,
+        keys::RM_SCHEDULER_ADDRESS,
+        keys::RM_RESOURCE_TRACKER_ADDRESS,
+        keys::RM_ADMIN_ADDRESS,
+    ] {
+        conf.set(key, "127.0.0.1:0");
+    }
+    conf.set(keys::SCHEDULER_MINIMUM_ALLOCATION_MB, "128");
+    let rm = ResourceManager::start(&conf, None)
+        .await
+        .expect("RM starts");
+    conf.set(keys::RM_ADDRESS, rm.addresses().client.to_string());
+    conf.set(
+        "yarn.client.application-client-protocol.poll-interval-ms",
+        "50",
+    );
+    (rm, conf)
+}
+
+#[tokio::test]
+async fn submit_report_list_and_kill() {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        let (_rm, conf) = start_rm().await;
+        let yarn = YarnClient::connect(&conf).await.expect("connect");
+        assert_eq!(yarn.user(), spindle_common::current_user());
+
+        let (id, max) = yarn.create_application().await.expect("new application");
+        assert!(max.memory_mb > 0 && max.vcores > 0, "{max}");
+
+        let mut sub = ApplicationSubmission::new(
+            "yarn-client-test",
+            Resource::new(256, 1),
+            LaunchContext::command("sleep 1000").env("A", "B"),
+        );
+        sub.queue = "default".into();
+        sub.app_type = "SPINDLE-TEST".into();
+        sub.tags = vec!["t1".into()];
+        let accepted = yarn.submit(id, &sub).await.expect("submit");
+        assert_eq!(accepted.id, id);
+        assert_eq!(accepted.state, AppState::Accepted);
+
+        let report = yarn.report(id).await.expect("report");
+        assert_eq!(report.name, "yarn-client-test");
+        assert_eq!(report.app_type, "SPINDLE-TEST");
+        assert_eq!(report.queue, "default");
+        assert_eq!(report.user, spindle_common::current_user());
+        assert_eq!(report.final_status, FinalStatus::Undefined);
+        assert!(report.start_time_ms > 0);
+
+        let accepted_apps = yarn.list(&[AppState::Accepted]).await.expect("list");
+        assert!(accepted_apps.iter().any(|a| a.id == id));
+        let running = yarn.list(&[AppState::Running]).await.expect("list");
+        assert!(running.iter().all(|a| a.id != id));
+        let all = yarn.list(&[]).await.expect("list all");
+        assert!(all.iter().any(|a| a.id == id));
+
+        yarn.kill(id, Some("test is over")).await.expect("kill");
+        let killed = yarn.report(id).await.expect("report");
+        assert_eq!(killed.state, AppState::Killed);
+        assert!(
+            killed.diagnostics.contains("test is over"),
+            "{}",
+            killed.diagnostics
+        );
+
+        let absent = ApplicationId::new(id.cluster_timestamp, id.id + 100);
+        let err = yarn.report(absent).await.expect_err("unknown application");
+        assert_eq!(err.remote_class(), Some(class::APPLICATION_NOT_FOUND));
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn an_unreachable_resource_manager_is_named() {
+    let mut conf = Configuration::with_defaults();
+    // A port nothing listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    conf.set(keys::RM_ADDRESS, addr.to_string());
+    let err = YarnClient::connect(&conf)
+        .await
+        .expect_err("nothing listens");
+    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    assert!(err.is_transport());
+}
