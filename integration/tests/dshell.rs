@@ -65,7 +65,7 @@ fn distributed_shell_runs_a_command_in_every_container() {
         found, 3,
         "container outputs missing at {locations:?}\n{out}"
     );
-    let status = cluster.yarn(&["application", "-list", "-appStates", "FINISHED"]);
+    let status = cluster.yarn(["application", "-list", "-appStates", "FINISHED"]);
     status.assert_success();
     assert!(status.stdout.contains("SUCCEEDED"), "{status}");
 }

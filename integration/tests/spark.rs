@@ -104,7 +104,7 @@ fn spark_pi_in_cluster_mode_finishes_succeeded() {
         cluster.log_report()
     );
     let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
-    let status = cluster.yarn(&["application", "-status", &app]);
+    let status = cluster.yarn(["application", "-status", &app]);
     status.assert_success();
     let report = parse_report(&status.stdout);
     assert_eq!(report_value(&report, "State"), Some("FINISHED"), "{status}");
@@ -142,7 +142,7 @@ fn spark_pi_in_client_mode_prints_the_result() {
 }
 
 fn status_of(cluster: &Cluster, app: &str) -> Vec<(String, String)> {
-    let status = cluster.yarn(&["application", "-status", app]);
+    let status = cluster.yarn(["application", "-status", app]);
     status.assert_success();
     parse_report(&status.stdout)
 }
@@ -182,7 +182,7 @@ fn failing_driver_fails_the_application_after_its_attempts() {
         Some("FAILED"),
         "{report:?}"
     );
-    let attempts = cluster.yarn(&["applicationattempt", "-list", &app]);
+    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
     attempts.assert_success();
     assert!(
         attempts
@@ -258,7 +258,7 @@ fn killed_application_leaves_no_processes() {
         "the application never ran:\n{}",
         cluster.log_report()
     );
-    let kill = cluster.yarn(&["application", "-kill", &app]);
+    let kill = cluster.yarn(["application", "-kill", &app]);
     kill.assert_success();
     let report = status_of(&cluster, &app);
     assert_eq!(report_value(&report, "State"), Some("KILLED"), "{report:?}");

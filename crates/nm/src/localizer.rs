@@ -249,7 +249,7 @@ impl Localizer {
                         path: done.path,
                         from_cache: !fetched_here,
                         bytes: done.bytes,
-                    })
+                    });
                 }
                 Ok(done) => {
                     info!(path = %done.path.display(), "a cached resource disappeared; localizing it again");

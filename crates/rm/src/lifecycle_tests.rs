@@ -580,10 +580,21 @@ fn am_reporting_failure_leaves_the_app_finished_with_failed_status() {
     add_node(&mut s, "h1", 0);
     let app = submit(&mut s, 10);
     let (a1, _, _) = take_launch(&mut s);
-    s.register_am(a1, "h".into(), 1, String::new(), 20).expect("register");
-    s.finish_am(a1, FinalStatus::Failed, "job failed".into(), String::new(), 30).expect("finish");
+    s.register_am(a1, "h".into(), 1, String::new(), 20)
+        .expect("register");
+    s.finish_am(
+        a1,
+        FinalStatus::Failed,
+        "job failed".into(),
+        String::new(),
+        30,
+    )
+    .expect("finish");
     let a = s.apps.get(&app).expect("app");
-    assert_eq!((a.state, a.final_status), (AppState::Finished, FinalStatus::Failed));
+    assert_eq!(
+        (a.state, a.final_status),
+        (AppState::Finished, FinalStatus::Failed)
+    );
     assert_eq!(a.diagnostics, "job failed");
 }
 
