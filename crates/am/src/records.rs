@@ -295,19 +295,7 @@ impl ContainerState {
 }
 
 /// Exit statuses YARN itself assigns (Hadoop's `ContainerExitStatus`).
-pub mod exit_status {
-    pub const SUCCESS: i32 = 0;
-    pub const INVALID: i32 = -1000;
-    /// Released by the application, or lost with its node.
-    pub const ABORTED: i32 = -100;
-    pub const DISKS_FAILED: i32 = -101;
-    pub const PREEMPTED: i32 = -102;
-    pub const KILLED_EXCEEDED_VMEM: i32 = -103;
-    pub const KILLED_EXCEEDED_PMEM: i32 = -104;
-    pub const KILLED_BY_APPMASTER: i32 = -105;
-    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
-    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
-}
+pub use spindle_common::exit_status;
 
 /// A container's state as the RM or a NodeManager reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

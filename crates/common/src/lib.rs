@@ -27,6 +27,7 @@
 //! ```
 
 pub mod conf;
+pub mod exit_status;
 pub mod ids;
 pub mod resource;
 pub mod security;

@@ -59,17 +59,8 @@ use spindle_common::security::ContainerTokenIdentifier;
 /// YARN's container exit statuses (`ContainerExitStatus`) and the process
 /// codes the node uses.
 pub mod exit_status {
-    pub const SUCCESS: i32 = 0;
-    /// Not set: the container never ran (e.g. localization failed).
-    pub const INVALID: i32 = -1000;
-    pub const ABORTED: i32 = -100;
-    pub const DISKS_FAILED: i32 = -101;
-    pub const PREEMPTED: i32 = -102;
-    pub const KILLED_EXCEEDED_VMEM: i32 = -103;
-    pub const KILLED_EXCEEDED_PMEM: i32 = -104;
-    pub const KILLED_BY_APPMASTER: i32 = -105;
-    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
-    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
+    pub use spindle_common::exit_status::*;
+
     /// 128 + SIGKILL.
     pub const FORCE_KILLED: i32 = 137;
     /// 128 + SIGTERM.

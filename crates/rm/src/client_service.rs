@@ -447,18 +447,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
             "getResourceTypeInfo",
             |_c: CallContext, _r: pb::GetAllResourceTypeInfoRequestProto| async {
                 Ok(pb::GetAllResourceTypeInfoResponseProto {
-                    resource_type_info: vec![
-                        pb::ResourceTypeInfoProto {
-                            name: "memory-mb".into(),
-                            units: Some("Mi".into()),
-                            r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                        },
-                        pb::ResourceTypeInfoProto {
-                            name: "vcores".into(),
-                            units: Some(String::new()),
-                            r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                        },
-                    ],
+                    resource_type_info: crate::convert::resource_types(),
                 })
             },
         );

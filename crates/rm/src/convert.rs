@@ -116,6 +116,22 @@ pub fn resource_to_pb(r: Resource) -> pb::ResourceProto {
     }
 }
 
+/// The resource types Spindle schedules (memory and vcores), as Hadoop describes them.
+pub fn resource_types() -> Vec<pb::ResourceTypeInfoProto> {
+    vec![
+        pb::ResourceTypeInfoProto {
+            name: "memory-mb".into(),
+            units: Some("Mi".into()),
+            r#type: Some(pb::ResourceTypesProto::Countable as i32),
+        },
+        pb::ResourceTypeInfoProto {
+            name: "vcores".into(),
+            units: Some(String::new()),
+            r#type: Some(pb::ResourceTypesProto::Countable as i32),
+        },
+    ]
+}
+
 pub fn resource_from_pb(p: Option<&pb::ResourceProto>) -> Resource {
     let Some(p) = p else {
         return Resource::default();

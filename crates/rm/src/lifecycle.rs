@@ -19,8 +19,7 @@ use spindle_common::security::{
 use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
 use spindle_ipc::{class, RpcError};
 use spindle_scheduler::{
-    exit_status, ContainerExit, Decisions, Input, NodeAction as SchedNodeAction, NodeUpdate,
-    ResourceAsk, ANY,
+    ContainerExit, Decisions, Input, NodeAction as SchedNodeAction, NodeUpdate, ResourceAsk, ANY,
 };
 use tracing::{info, warn};
 
@@ -936,18 +935,7 @@ impl RmState {
             maximum_capability: Some(resource_to_pb(max)),
             queue: Some(queue),
             scheduler_resource_types: vec![pb::SchedulerResourceTypes::Memory as i32],
-            resource_types: vec![
-                pb::ResourceTypeInfoProto {
-                    name: "memory-mb".into(),
-                    units: Some("Mi".into()),
-                    r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                },
-                pb::ResourceTypeInfoProto {
-                    name: "vcores".into(),
-                    units: Some(String::new()),
-                    r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                },
-            ],
+            resource_types: crate::convert::resource_types(),
             containers_from_previous_attempts: previous,
             nm_tokens_from_previous_attempts: previous_tokens,
             ..Default::default()
@@ -1295,9 +1283,6 @@ pub fn random_master_key(key_id: i32) -> spindle_common::security::MasterKey {
     rand::rng().fill_bytes(&mut bytes);
     spindle_common::security::MasterKey::new(key_id, bytes)
 }
-
-/// The exit status used when the RM gives up on a container.
-pub const ABORTED: i32 = exit_status::ABORTED;
 
 #[cfg(test)]
 #[path = "lifecycle_tests.rs"]

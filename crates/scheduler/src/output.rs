@@ -4,24 +4,9 @@ use std::fmt;
 
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
-/// Hadoop's `ContainerExitStatus` values, as AMs see them in completed
-/// container statuses.
-pub mod exit_status {
-    pub const SUCCESS: i32 = 0;
-    pub const INVALID: i32 = -1000;
-    /// Released by the application, lost with its node, or ended with its
-    /// application.
-    pub const ABORTED: i32 = -100;
-    pub const DISKS_FAILED: i32 = -101;
-    pub const PREEMPTED: i32 = -102;
-    pub const KILLED_EXCEEDED_VMEM: i32 = -103;
-    pub const KILLED_EXCEEDED_PMEM: i32 = -104;
-    pub const KILLED_BY_APPMASTER: i32 = -105;
-    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
-    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
-    pub const KILLED_BY_CONTAINER_SCHEDULER: i32 = -108;
-    pub const KILLED_FOR_EXCESS_LOGS: i32 = -109;
-}
+/// Hadoop's `ContainerExitStatus` values, as AMs see them in completed container
+/// statuses.
+pub use spindle_common::exit_status;
 
 /// Where an allocation landed relative to what was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
