@@ -99,6 +99,8 @@ pub const RM_NODEMANAGER_CONNECT_RETRIES: &str = "yarn.resourcemanager.nodemanag
 pub const RM_AM_MAX_ATTEMPTS: &str = "yarn.resourcemanager.am.max-attempts";
 pub const YARN_AM_LIVENESS_MONITOR_EXPIRY_INTERVAL_MS: &str =
     "yarn.am.liveness-monitor.expiry-interval-ms";
+pub const RM_CONTAINER_ALLOCATION_EXPIRY_INTERVAL_MS: &str =
+    "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms";
 pub const RM_CONTAINER_LIVENESS_MONITOR_INTERVAL_MS: &str =
     "yarn.resourcemanager.container.liveness-monitor.interval-ms";
 pub const RM_MAX_COMPLETED_APPLICATIONS: &str = "yarn.resourcemanager.max-completed-applications";
@@ -285,6 +287,7 @@ pub const ALL: &[&str] = &[
     RM_NODEMANAGER_CONNECT_RETRIES,
     RM_AM_MAX_ATTEMPTS,
     YARN_AM_LIVENESS_MONITOR_EXPIRY_INTERVAL_MS,
+    RM_CONTAINER_ALLOCATION_EXPIRY_INTERVAL_MS,
     RM_CONTAINER_LIVENESS_MONITOR_INTERVAL_MS,
     RM_MAX_COMPLETED_APPLICATIONS,
     RM_STATE_STORE_MAX_COMPLETED_APPLICATIONS,
