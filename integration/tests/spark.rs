@@ -203,8 +203,8 @@ fn failing_driver_fails_the_application_after_its_attempts() {
     assert!(!diagnostics.is_empty(), "diagnostics expected: {report:?}");
 }
 
-/// Processes whose command line mentions `needle` (other than this test's own tools).
-fn processes_mentioning(needle: &str) -> Vec<String> {
+/// Processes whose command line mentions every one of `needles`.
+fn processes_mentioning(needles: &[&str]) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -221,7 +221,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
             continue;
         };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(needle) {
+        if needles.iter().all(|n| cmdline.contains(n)) {
             found.push(format!("{pid}: {cmdline}"));
         }
     }
@@ -254,12 +254,14 @@ fn killed_application_leaves_no_processes() {
         cluster.log_report()
     );
     let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
+    // This cluster's containers only: another test's cluster may use the same app id.
+    let root = cluster.root().display().to_string();
     let running = spindle_integration::wait_until(
         Duration::from_secs(180),
         Duration::from_millis(500),
         || {
             report_value(&status_of(&cluster, &app), "State") == Some("RUNNING")
-                && !processes_mentioning(&format!("{app}/container")).is_empty()
+                && !processes_mentioning(&[&root, &format!("{app}/container")]).is_empty()
         },
     );
     assert!(
@@ -272,7 +274,7 @@ fn killed_application_leaves_no_processes() {
     let report = status_of(&cluster, &app);
     assert_eq!(report_value(&report, "State"), Some("KILLED"), "{report:?}");
     std::thread::sleep(Duration::from_secs(10));
-    let left = processes_mentioning(&app);
+    let left = processes_mentioning(&[&root, &app]);
     assert!(
         left.is_empty(),
         "processes of {app} still running 10 s after the kill:\n{}",
