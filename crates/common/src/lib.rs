@@ -8,12 +8,14 @@
 //! * [`ids`]: application, attempt, container and node ids with Hadoop's
 //!   string forms;
 //! * [`resource`]: memory + vcores arithmetic;
+//! * [`proto`]: the conversions between those ids and resources and their
+//!   YARN protobuf records, shared by every crate that speaks a protocol;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
-//! Apart from [`security`], whose token identifiers *are* protobuf messages,
-//! this crate knows nothing about the wire: conversions to and from the
-//! protobuf records live in the crates that speak the protocols.
+//! Beyond [`proto`] and [`security`] (whose token identifiers *are* protobuf
+//! messages), this crate knows nothing about the wire: conversions of whole
+//! requests and reports live in the crates that speak the protocols.
 //!
 //! ```
 //! use spindle_common::conf::{keys, Configuration};
@@ -29,6 +31,7 @@
 pub mod conf;
 pub mod exit_status;
 pub mod ids;
+pub mod proto;
 pub mod resource;
 pub mod security;
 

@@ -3,9 +3,9 @@
 
 use hadoop_protos::yarn::{
     ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto, ContainerStatusProto,
-    MasterKeyProto, NodeHealthStatusProto, NodeIdProto, NodeStatusProto, ResourceInformationProto,
-    ResourceProto, ResourceTypesProto,
+    MasterKeyProto, NodeHealthStatusProto, NodeIdProto, NodeStatusProto, ResourceProto,
 };
+use spindle_common::proto;
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 
 use crate::disks::NodeHealth;
@@ -26,92 +26,71 @@ pub fn master_key_from_proto(p: &MasterKeyProto) -> Option<MasterKey> {
     }
 }
 
-pub fn node_id_from_proto(p: &NodeIdProto) -> NodeId {
-    NodeId::new(p.host.clone().unwrap_or_default(), p.port.unwrap_or(0))
+// Ids and resources are converted by `spindle_common::proto`; these names
+// are the agent's, and its readers answer `None` for a record that names
+// nothing usable.
+
+/// `None` (with a warning) when the node id has no host or a bad port.
+pub fn node_id_from_proto(p: &NodeIdProto) -> Option<NodeId> {
+    proto::node_id_from_pb(p)
+        .map_err(|e| tracing::warn!("ignoring an unusable node id: {e}"))
+        .ok()
 }
 
 pub fn app_id_proto(id: &ApplicationId) -> ApplicationIdProto {
-    ApplicationIdProto {
-        id: Some(id.id),
-        cluster_timestamp: Some(id.cluster_timestamp),
-    }
+    proto::app_id_to_pb(id)
 }
 
-/// `None` when a field is missing: such an id cannot name anything.
+/// The application an id names. Absent fields read as 0, as in Java, so
+/// this is always `Some`; the `Option` is kept for the agent's
+/// `filter_map`s over lists of ids.
 pub fn app_id_from_proto(p: &ApplicationIdProto) -> Option<ApplicationId> {
-    Some(ApplicationId::new(p.cluster_timestamp?, p.id?))
+    Some(proto::app_id_from_pb(p))
 }
 
 pub fn attempt_id_proto(id: &ApplicationAttemptId) -> ApplicationAttemptIdProto {
-    ApplicationAttemptIdProto {
-        application_id: Some(app_id_proto(&id.app)),
-        attempt_id: Some(id.attempt_id),
-    }
+    proto::attempt_id_to_pb(id)
 }
 
+/// `None` when the attempt id lacks its application id.
 pub fn attempt_id_from_proto(p: &ApplicationAttemptIdProto) -> Option<ApplicationAttemptId> {
-    Some(ApplicationAttemptId::new(
-        app_id_from_proto(p.application_id.as_ref()?)?,
-        p.attempt_id?,
-    ))
+    proto::attempt_id_from_pb(p).ok()
 }
 
 /// A container id as Java writes it: the attempt and the 64-bit id, never
 /// the deprecated `app_id`.
 pub fn container_id_proto(id: &ContainerId) -> ContainerIdProto {
-    ContainerIdProto {
-        app_id: None,
-        app_attempt_id: Some(attempt_id_proto(&id.attempt)),
-        id: Some(id.id),
-    }
+    proto::container_id_to_pb(id)
 }
 
-/// Reads `app_attempt_id` + `id`; an old writer's `app_id` alone is not enough.
+/// Reads `app_attempt_id` + `id`; an old writer's `app_id` alone is not
+/// enough. `None` when the attempt (or its application) is missing.
 pub fn container_id_from_proto(p: &ContainerIdProto) -> Option<ContainerId> {
-    Some(ContainerId::new(
-        attempt_id_from_proto(p.app_attempt_id.as_ref()?)?,
-        p.id?,
-    ))
+    proto::container_id_from_pb(p).ok()
 }
 
-/// A container id for messages: its string form, or a note that it is malformed.
+/// A container id for messages: its string form, or what is wrong with it.
 pub fn describe_container_id(p: &ContainerIdProto) -> String {
-    container_id_from_proto(p)
-        .map(|c| c.to_string())
-        .unwrap_or_else(|| format!("<incomplete container id {p:?}>"))
+    match proto::container_id_from_pb(p) {
+        Ok(c) => c.to_string(),
+        Err(e) => format!("<incomplete container id {p:?}: {e}>"),
+    }
 }
 
 pub fn node_id_proto(id: &NodeId) -> NodeIdProto {
-    NodeIdProto {
-        host: Some(id.host.clone()),
-        port: Some(id.port),
-    }
+    proto::node_id_to_pb(id)
 }
 
 /// A resource as Java writes it: the scalar fields plus the same two
 /// values in `resource_value_map` ("memory-mb" in "Mi", "vcores").
 pub fn resource_proto(r: Resource) -> ResourceProto {
-    let info = |key: &str, value: i64, units: &str| ResourceInformationProto {
-        key: key.to_string(),
-        value: Some(value),
-        units: Some(units.to_string()),
-        r#type: Some(ResourceTypesProto::Countable as i32),
-        tags: Vec::new(),
-        attributes: Vec::new(),
-    };
-    ResourceProto {
-        memory: Some(r.memory_mb),
-        virtual_cores: Some(r.vcores),
-        resource_value_map: vec![
-            info("memory-mb", r.memory_mb, "Mi"),
-            info("vcores", i64::from(r.vcores), ""),
-        ],
-    }
+    proto::resource_to_pb(r)
 }
 
-/// Memory and vcores of a resource; absent fields count as 0.
+/// Memory and vcores of a resource: the scalar fields, else the
+/// resource-map entries, else 0.
 pub fn resource_from_proto(p: &ResourceProto) -> Resource {
-    Resource::new(p.memory.unwrap_or(0), p.virtual_cores.unwrap_or(0))
+    proto::resource_from_pb(p)
 }
 
 pub fn health_proto(h: &NodeHealth) -> NodeHealthStatusProto {
@@ -166,6 +145,12 @@ mod tests {
             resource_from_proto(&ResourceProto::default()),
             Resource::ZERO
         );
+        let map_only = ResourceProto {
+            memory: None,
+            virtual_cores: None,
+            ..p
+        };
+        assert_eq!(resource_from_proto(&map_only), Resource::new(4096, 3));
     }
 
     #[test]
@@ -220,7 +205,33 @@ mod tests {
         );
         assert_eq!(
             node_id_from_proto(&node_id_proto(&NodeId::new("h", 9))),
-            NodeId::new("h", 9)
+            Some(NodeId::new("h", 9))
+        );
+        assert_eq!(node_id_from_proto(&NodeIdProto::default()), None);
+        let attempt_only = ContainerIdProto {
+            app_attempt_id: Some(attempt_id_proto(&attempt)),
+            id: None,
+            app_id: None,
+        };
+        assert_eq!(
+            container_id_from_proto(&attempt_only),
+            Some(ContainerId::new(attempt, 0)),
+            "an absent id reads as Java's default"
+        );
+        let missing = ContainerIdProto {
+            id: Some(1),
+            ..Default::default()
+        };
+        assert!(
+            describe_container_id(&missing).contains("ContainerIdProto.app_attempt_id is missing")
+        );
+        assert_eq!(
+            app_id_from_proto(&app_id_proto(&attempt.app)),
+            Some(attempt.app)
+        );
+        assert_eq!(
+            attempt_id_from_proto(&ApplicationAttemptIdProto::default()),
+            None
         );
     }
 }

@@ -5,6 +5,7 @@
 
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::proto::{self, ProtoError};
 use spindle_common::resource::Resource;
 use spindle_ipc::RpcError;
 
@@ -12,31 +13,27 @@ use crate::apps::{App, AppState, FinalStatus};
 use crate::attempts::{Attempt, AttemptState};
 use crate::nodes::{Health, Node, NodeState};
 
-pub fn app_id_to_pb(id: &ApplicationId) -> pb::ApplicationIdProto {
-    pb::ApplicationIdProto {
-        id: Some(id.id),
-        cluster_timestamp: Some(id.cluster_timestamp),
-    }
+// Ids and resources are converted by `spindle_common::proto`; the functions
+// below only decide which Java exception a bad or missing one raises.
+pub use spindle_common::proto::{
+    app_id_to_pb, attempt_id_to_pb, container_id_to_pb, node_id_to_pb, resource_to_pb,
+};
+
+/// An id the client sent that cannot be read, as Java's IllegalArgumentException.
+fn illegal_argument(what: &str, e: ProtoError) -> RpcError {
+    RpcError::new(
+        spindle_ipc::class::ILLEGAL_ARGUMENT,
+        format!("invalid {what}: {e}"),
+    )
 }
 
 pub fn app_id_from_pb(p: Option<&pb::ApplicationIdProto>) -> Result<ApplicationId, RpcError> {
-    let p = p.ok_or_else(|| {
+    p.map(proto::app_id_from_pb).ok_or_else(|| {
         RpcError::new(
             spindle_ipc::class::ILLEGAL_ARGUMENT,
             "the request names no application id",
         )
-    })?;
-    Ok(ApplicationId::new(
-        p.cluster_timestamp.unwrap_or(0),
-        p.id.unwrap_or(0),
-    ))
-}
-
-pub fn attempt_id_to_pb(id: &ApplicationAttemptId) -> pb::ApplicationAttemptIdProto {
-    pb::ApplicationAttemptIdProto {
-        application_id: Some(app_id_to_pb(&id.app)),
-        attempt_id: Some(id.attempt_id),
-    }
+    })
 }
 
 pub fn attempt_id_from_pb(
@@ -48,106 +45,26 @@ pub fn attempt_id_from_pb(
             "the request names no application attempt id",
         )
     })?;
-    let app = app_id_from_pb(p.application_id.as_ref())?;
-    Ok(ApplicationAttemptId::new(app, p.attempt_id.unwrap_or(0)))
-}
-
-/// Java writes only the attempt and the 64-bit id (epoch in the high bits).
-pub fn container_id_to_pb(id: &ContainerId) -> pb::ContainerIdProto {
-    pb::ContainerIdProto {
-        app_id: None,
-        app_attempt_id: Some(attempt_id_to_pb(&id.attempt)),
-        id: Some(id.id),
-    }
+    proto::attempt_id_from_pb(p).map_err(|e| illegal_argument("application attempt id", e))
 }
 
 pub fn container_id_from_pb(p: &pb::ContainerIdProto) -> Result<ContainerId, RpcError> {
-    let attempt = attempt_id_from_pb(p.app_attempt_id.as_ref())?;
-    Ok(ContainerId::new(attempt, p.id.unwrap_or(0)))
-}
-
-pub fn node_id_to_pb(id: &NodeId) -> pb::NodeIdProto {
-    pb::NodeIdProto {
-        host: Some(id.host.clone()),
-        port: Some(id.port),
-    }
+    proto::container_id_from_pb(p).map_err(|e| illegal_argument("container id", e))
 }
 
 pub fn node_id_from_pb(p: Option<&pb::NodeIdProto>) -> Result<NodeId, RpcError> {
     let p = p.ok_or_else(|| RpcError::yarn("the request names no node id"))?;
-    let host = p
-        .host
-        .clone()
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| RpcError::yarn("the node id has no host"))?;
-    let port = p.port.unwrap_or(0);
-    if !(0..=65535).contains(&port) {
-        return Err(RpcError::yarn(format!(
-            "the node id port {port} is out of range"
-        )));
-    }
-    Ok(NodeId::new(host, port))
-}
-
-/// Hadoop writes memory and vcores both as scalars and in the resource map; readers use
-/// the scalars. We write both too.
-pub fn resource_to_pb(r: Resource) -> pb::ResourceProto {
-    pb::ResourceProto {
-        memory: Some(r.memory_mb),
-        virtual_cores: Some(r.vcores),
-        resource_value_map: vec![
-            pb::ResourceInformationProto {
-                key: "memory-mb".into(),
-                value: Some(r.memory_mb),
-                units: Some("Mi".into()),
-                r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                tags: Vec::new(),
-                attributes: Vec::new(),
-            },
-            pb::ResourceInformationProto {
-                key: "vcores".into(),
-                value: Some(i64::from(r.vcores)),
-                units: Some(String::new()),
-                r#type: Some(pb::ResourceTypesProto::Countable as i32),
-                tags: Vec::new(),
-                attributes: Vec::new(),
-            },
-        ],
-    }
+    proto::node_id_from_pb(p).map_err(|e| RpcError::yarn(format!("invalid node id: {e}")))
 }
 
 /// The resource types Spindle schedules (memory and vcores), as Hadoop describes them.
 pub fn resource_types() -> Vec<pb::ResourceTypeInfoProto> {
-    vec![
-        pb::ResourceTypeInfoProto {
-            name: "memory-mb".into(),
-            units: Some("Mi".into()),
-            r#type: Some(pb::ResourceTypesProto::Countable as i32),
-        },
-        pb::ResourceTypeInfoProto {
-            name: "vcores".into(),
-            units: Some(String::new()),
-            r#type: Some(pb::ResourceTypesProto::Countable as i32),
-        },
-    ]
+    proto::resource_types_to_pb()
 }
 
+/// A resource the request may leave out: absent means none.
 pub fn resource_from_pb(p: Option<&pb::ResourceProto>) -> Resource {
-    let Some(p) = p else {
-        return Resource::default();
-    };
-    let from_map = |key: &str| {
-        p.resource_value_map
-            .iter()
-            .find(|e| e.key == key)
-            .and_then(|e| e.value)
-    };
-    let memory = p.memory.or_else(|| from_map("memory-mb")).unwrap_or(0);
-    let vcores = p
-        .virtual_cores
-        .or_else(|| from_map("vcores").and_then(|v| i32::try_from(v).ok()))
-        .unwrap_or(0);
-    Resource::new(memory, vcores)
+    p.map(proto::resource_from_pb).unwrap_or_default()
 }
 
 pub fn node_state_to_pb(s: NodeState) -> pb::NodeStateProto {
@@ -355,5 +272,55 @@ pub fn attempt_report<R>(a: &Attempt<R>) -> pb::ApplicationAttemptReportProto {
         original_tracking_url: Some(a.original_tracking_url.clone()),
         start_time: Some(a.start_ms as i64),
         finish_time: Some(a.finish_ms as i64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_or_bad_ids_raise_the_java_exceptions_clients_expect() {
+        let err = app_id_from_pb(None).expect_err("no id");
+        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
+
+        let no_app = pb::ApplicationAttemptIdProto {
+            application_id: None,
+            attempt_id: Some(1),
+        };
+        let err = attempt_id_from_pb(Some(&no_app)).expect_err("no application");
+        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
+        assert_eq!(
+            err.message,
+            "invalid application attempt id: ApplicationAttemptIdProto.application_id is missing"
+        );
+
+        let err = container_id_from_pb(&pb::ContainerIdProto::default()).expect_err("empty");
+        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
+
+        let bad_port = pb::NodeIdProto {
+            host: Some("h".into()),
+            port: Some(70_000),
+        };
+        let err = node_id_from_pb(Some(&bad_port)).expect_err("port");
+        assert_eq!(err.class_name, spindle_ipc::class::YARN);
+        assert!(err.message.contains("NodeIdProto.port"), "{}", err.message);
+    }
+
+    #[test]
+    fn ids_and_resources_round_trip() {
+        let attempt = ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 3), 1);
+        let c = ContainerId::with_epoch(attempt, 1, 5);
+        assert_eq!(container_id_from_pb(&container_id_to_pb(&c)), Ok(c));
+        assert_eq!(
+            attempt_id_from_pb(Some(&attempt_id_to_pb(&attempt))),
+            Ok(attempt)
+        );
+        let node = NodeId::new("n1", 45454);
+        assert_eq!(node_id_from_pb(Some(&node_id_to_pb(&node))), Ok(node));
+        let r = Resource::new(8192, 8);
+        assert_eq!(resource_from_pb(Some(&resource_to_pb(r))), r);
+        assert_eq!(resource_from_pb(None), Resource::default());
+        assert_eq!(resource_types().len(), 2);
     }
 }

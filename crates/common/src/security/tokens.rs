@@ -16,13 +16,14 @@ use std::fmt;
 
 use hadoop_protos::common::TokenProto;
 use hadoop_protos::yarn::{
-    AmrmTokenIdentifierProto, ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto,
+    AmrmTokenIdentifierProto, ApplicationAttemptIdProto, ContainerIdProto,
     ContainerTokenIdentifierProto, ContainerTypeProto, ExecutionTypeProto,
-    LogAggregationContextProto, NmTokenIdentifierProto, NodeIdProto, PriorityProto, ResourceProto,
+    LogAggregationContextProto, NmTokenIdentifierProto, NodeIdProto, PriorityProto,
 };
 use prost::Message;
 
-use crate::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use crate::ids::{ApplicationAttemptId, ContainerId, NodeId};
+use crate::proto;
 use crate::resource::Resource;
 
 /// Token kinds (Hadoop's `Token.kind`, a Text).
@@ -117,19 +118,9 @@ pub enum TokenError {
 }
 
 // ---------------------------------------------------------------------------------
-// id <-> proto conversions used by the identifiers
+// The ids inside identifiers (the conversions themselves live in `crate::proto`)
 
-fn app_id_from(p: &ApplicationIdProto) -> ApplicationId {
-    ApplicationId::new(p.cluster_timestamp.unwrap_or(0), p.id.unwrap_or(0))
-}
-
-fn app_id_to(id: ApplicationId) -> ApplicationIdProto {
-    ApplicationIdProto {
-        id: Some(id.id),
-        cluster_timestamp: Some(id.cluster_timestamp),
-    }
-}
-
+/// The attempt id of a `kind` identifier, which it must carry.
 fn attempt_from(
     p: Option<&ApplicationAttemptIdProto>,
     kind: &'static str,
@@ -138,21 +129,7 @@ fn attempt_from(
         kind,
         field: "application attempt id",
     })?;
-    let app = p.application_id.as_ref().ok_or(TokenError::Missing {
-        kind,
-        field: "application id",
-    })?;
-    Ok(ApplicationAttemptId::new(
-        app_id_from(app),
-        p.attempt_id.unwrap_or(0),
-    ))
-}
-
-fn attempt_to(id: ApplicationAttemptId) -> ApplicationAttemptIdProto {
-    ApplicationAttemptIdProto {
-        application_id: Some(app_id_to(id.app)),
-        attempt_id: Some(id.attempt_id),
-    }
+    proto::attempt_id_from_pb(p).map_err(|e| malformed(kind, e))
 }
 
 fn container_from(
@@ -163,17 +140,7 @@ fn container_from(
         kind,
         field: "container id",
     })?;
-    let attempt = attempt_from(p.app_attempt_id.as_ref(), kind)?;
-    Ok(ContainerId::new(attempt, p.id.unwrap_or(0)))
-}
-
-fn container_to(id: ContainerId) -> ContainerIdProto {
-    // Java writers fill the attempt and the raw id only (app_id is deprecated).
-    ContainerIdProto {
-        app_id: None,
-        app_attempt_id: Some(attempt_to(id.attempt)),
-        id: Some(id.id),
-    }
+    proto::container_id_from_pb(p).map_err(|e| malformed(kind, e))
 }
 
 fn node_from(p: Option<&NodeIdProto>, kind: &'static str) -> Result<NodeId, TokenError> {
@@ -181,16 +148,17 @@ fn node_from(p: Option<&NodeIdProto>, kind: &'static str) -> Result<NodeId, Toke
         kind,
         field: "node id",
     })?;
-    Ok(NodeId::new(
-        p.host.clone().unwrap_or_default(),
-        p.port.unwrap_or(0),
-    ))
+    proto::node_id_from_pb(p).map_err(|e| malformed(kind, e))
 }
 
-fn node_to(id: &NodeId) -> NodeIdProto {
-    NodeIdProto {
-        host: Some(id.host.clone()),
-        port: Some(id.port),
+/// A nested id the identifier cannot be read without.
+fn malformed(kind: &'static str, e: proto::ProtoError) -> TokenError {
+    match e {
+        proto::ProtoError::Missing(field) => TokenError::Missing { kind, field },
+        invalid @ proto::ProtoError::Invalid { .. } => TokenError::Malformed {
+            kind,
+            reason: invalid.to_string(),
+        },
     }
 }
 
@@ -221,7 +189,7 @@ impl AmRmTokenIdentifier {
 
     pub fn to_proto(&self) -> AmrmTokenIdentifierProto {
         AmrmTokenIdentifierProto {
-            app_attempt_id: Some(attempt_to(self.attempt)),
+            app_attempt_id: Some(proto::attempt_id_to_pb(&self.attempt)),
             key_id: Some(self.key_id),
         }
     }
@@ -281,8 +249,8 @@ impl NmTokenIdentifier {
 
     pub fn to_proto(&self) -> NmTokenIdentifierProto {
         NmTokenIdentifierProto {
-            app_attempt_id: Some(attempt_to(self.attempt)),
-            node_id: Some(node_to(&self.node)),
+            app_attempt_id: Some(proto::attempt_id_to_pb(&self.attempt)),
+            node_id: Some(proto::node_id_to_pb(&self.node)),
             app_submitter: Some(self.app_submitter.clone()),
             key_id: Some(self.key_id),
         }
@@ -380,14 +348,10 @@ impl ContainerTokenIdentifier {
 
     pub fn to_proto(&self) -> ContainerTokenIdentifierProto {
         ContainerTokenIdentifierProto {
-            container_id: Some(container_to(self.container)),
+            container_id: Some(proto::container_id_to_pb(&self.container)),
             nm_host_addr: Some(self.nm_host_addr.clone()),
             app_submitter: Some(self.app_submitter.clone()),
-            resource: Some(ResourceProto {
-                memory: Some(self.resource.memory_mb),
-                virtual_cores: Some(self.resource.vcores),
-                resource_value_map: Vec::new(),
-            }),
+            resource: Some(proto::resource_to_pb(self.resource)),
             expiry_time_stamp: Some(self.expiry_time_ms),
             master_key_id: Some(self.master_key_id),
             rm_identifier: Some(self.rm_identifier),
@@ -435,10 +399,7 @@ impl ContainerTokenIdentifier {
                 field: "NM host address",
             })?,
             app_submitter: p.app_submitter.clone().unwrap_or_default(),
-            resource: Resource::new(
-                resource.memory.unwrap_or(0),
-                resource.virtual_cores.unwrap_or(0),
-            ),
+            resource: proto::resource_from_pb(resource),
             expiry_time_ms: p.expiry_time_stamp.unwrap_or(0),
             master_key_id: p.master_key_id(),
             rm_identifier: p.rm_identifier.unwrap_or(0),
@@ -531,6 +492,7 @@ impl TokenIdentifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ApplicationId;
 
     fn attempt() -> ApplicationAttemptId {
         ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 1), 1)
@@ -581,6 +543,15 @@ mod tests {
         );
         id.allocation_tags = vec!["spark".into()];
         id.node_label_expression = Some("gpu".into());
+        let p = id.to_proto();
+        // Java's writer puts memory and vcores in the resource map too.
+        let keys: Vec<_> = p
+            .resource
+            .iter()
+            .flat_map(|r| r.resource_value_map.iter().map(|e| e.key.as_str()))
+            .collect();
+        assert_eq!(keys, ["memory-mb", "vcores"]);
+        assert_eq!(p.container_id.and_then(|c| c.app_id), None);
         let bytes = id.encode();
         let back = ContainerTokenIdentifier::decode(&bytes).expect("decode");
         assert_eq!(back, id);
@@ -595,7 +566,7 @@ mod tests {
     fn defaults_follow_the_proto() {
         // An AMRM identifier without a key id has Hadoop's default key id -1.
         let p = AmrmTokenIdentifierProto {
-            app_attempt_id: Some(attempt_to(attempt())),
+            app_attempt_id: Some(proto::attempt_id_to_pb(&attempt())),
             key_id: None,
         };
         let id = AmRmTokenIdentifier::decode(&p.encode_to_vec()).expect("decode");
@@ -639,10 +610,36 @@ mod tests {
             })
         );
         let nm_without_node = NmTokenIdentifierProto {
-            app_attempt_id: Some(attempt_to(attempt())),
+            app_attempt_id: Some(proto::attempt_id_to_pb(&attempt())),
             ..Default::default()
         };
         assert!(NmTokenIdentifier::decode(&nm_without_node.encode_to_vec()).is_err());
+        // Nested ids are checked by `crate::proto`, which names the field.
+        let nm_with_empty_host = NmTokenIdentifierProto {
+            node_id: Some(NodeIdProto {
+                host: Some(String::new()),
+                port: Some(8041),
+            }),
+            ..nm_without_node
+        };
+        assert!(matches!(
+            NmTokenIdentifier::decode(&nm_with_empty_host.encode_to_vec()),
+            Err(TokenError::Malformed { kind: "NMToken", reason }) if reason.contains("NodeIdProto.host")
+        ));
+        let amrm_without_app = AmrmTokenIdentifierProto {
+            app_attempt_id: Some(ApplicationAttemptIdProto {
+                application_id: None,
+                attempt_id: Some(1),
+            }),
+            key_id: Some(1),
+        };
+        assert_eq!(
+            AmRmTokenIdentifier::decode(&amrm_without_app.encode_to_vec()),
+            Err(TokenError::Missing {
+                kind: "AMRMToken",
+                field: "ApplicationAttemptIdProto.application_id"
+            })
+        );
         let bad_type = ContainerTokenIdentifierProto {
             container_type: Some(9),
             ..ContainerTokenIdentifier::new(
