@@ -3,8 +3,8 @@
 
 Reports, over N runs (default 5):
   - wall time of spark-submit (submit to exit), each and the median;
-  - time from submission (RM "application accepted") to the AM container started
-    (RM "AM container launched"), from the RM's log;
+  - time from submission (RM "application accepted") to the AM container's process
+    started (NM "container launched", after localization), from the daemon's log;
   - time to localize Spark's __spark_libs__ archive: the first fetch of each
     application (NM "localized" lines) — later containers of the same application on
     the same node reuse the cached copy (NM "reused the cached copy", debug level).
@@ -117,12 +117,14 @@ def main():
         m = re.search(r"application accepted app=(application_\S+)", line)
         if m:
             accepted[m.group(1)] = log_time(line)
-        m = re.search(r"AM container launched attempt=appattempt_(\d+_\d+)_", line)
+        # The NM's "container launched" (process started, after localization) for
+        # each application's first AM container.
+        m = re.search(r"container launched container=container_(?:e\d+_)?(\d+_\d+)_\d+_000001 ", line)
         if m:
             launched.setdefault("application_" + m.group(1), log_time(line))
     delays = [launched[a] - accepted[a] for a in accepted if a in launched]
     if delays:
-        print(f"submit (accepted) to AM container started: median {statistics.median(delays) * 1000:.0f} ms "
+        print(f"submit (accepted) to AM process started: median {statistics.median(delays) * 1000:.0f} ms "
               f"(min {min(delays) * 1000:.0f}, max {max(delays) * 1000:.0f})")
     libs = [int(m.group(1)) for m in re.finditer(r"__spark_libs__\S*.*?elapsed_ms=(\d+)", text)]
     if libs:
