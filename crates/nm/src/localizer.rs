@@ -16,9 +16,9 @@
 //! for the same resource wait for the first one instead of copying again.
 //! A FILE is hard-linked when possible, else copied (a directory is copied
 //! recursively); an ARCHIVE is unpacked into a directory named like the
-//! resource; a PATTERN resource is unpacked like an archive and, for a jar,
-//! the jar itself is kept in that directory too (the pattern is not
-//! applied: everything is extracted).
+//! resource; a PATTERN jar has only the entries matching its pattern unpacked
+//! and the jar itself kept in that directory too (other PATTERN archives are
+//! unpacked whole, as Hadoop does).
 
 use std::collections::HashMap;
 use std::fs;
@@ -392,12 +392,22 @@ fn place(res: &LocalResource, meta: &fs::Metadata, dest: &Path) -> Result<(), St
             }
             match ArchiveFormat::of(&name) {
                 Some(format) => {
-                    let stats = unpack::unpack(&res.source, format, dest)
+                    // A PATTERN jar: only the entries matching the pattern are unpacked
+                    // and the jar itself is kept beside them (Hadoop's unJarAndSave). Any
+                    // other PATTERN resource is unpacked whole, as Hadoop does.
+                    let is_jar = name.to_ascii_lowercase().ends_with(".jar");
+                    let keep = match (&res.kind, &res.pattern) {
+                        (ResourceType::Pattern, Some(p)) if is_jar && !p.is_empty() => {
+                            Some(regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| {
+                                format!("cannot localize {shown}: invalid pattern '{p}': {e}")
+                            })?)
+                        }
+                        _ => None,
+                    };
+                    let stats = unpack::unpack_matching(&res.source, format, dest, keep.as_ref())
                         .map_err(|e| format!("cannot localize {shown}: {e}"))?;
                     debug!(resource = %shown, ?stats, "unpacked");
-                    if res.kind == ResourceType::Pattern
-                        && name.to_ascii_lowercase().ends_with(".jar")
-                    {
+                    if res.kind == ResourceType::Pattern && is_jar {
                         link_or_copy(&res.source, &dest.join(&name))
                             .map_err(|e| format!("cannot copy {shown}: {e}"))?;
                     }

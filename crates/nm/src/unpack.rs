@@ -78,10 +78,22 @@ pub fn unpack(
     format: ArchiveFormat,
     dest: &Path,
 ) -> Result<UnpackStats, UnpackError> {
+    unpack_matching(archive, format, dest, None)
+}
+
+/// Unpacks the entries of `archive` whose whole name matches `keep` (all of them
+/// when `keep` is `None`), as Hadoop does for PATTERN resources.
+pub fn unpack_matching(
+    archive: &Path,
+    format: ArchiveFormat,
+    dest: &Path,
+    keep: Option<&regex::Regex>,
+) -> Result<UnpackStats, UnpackError> {
     let mut u = Unpacker {
         archive: archive.display().to_string(),
         dest: dest.to_path_buf(),
         stats: UnpackStats::default(),
+        keep: keep.cloned(),
     };
     fs::create_dir_all(dest).map_err(|e| u.io(e))?;
     let file = File::open(archive).map_err(|e| u.io(e))?;
@@ -144,6 +156,8 @@ struct Unpacker {
     archive: String,
     dest: PathBuf,
     stats: UnpackStats,
+    /// Only entries whose whole name matches are unpacked.
+    keep: Option<regex::Regex>,
 }
 
 impl Unpacker {
@@ -171,7 +185,17 @@ impl Unpacker {
         }
     }
 
+    /// The entry's relative path, or `None` when it is skipped (the root itself, or a
+    /// name the PATTERN does not match).
     fn checked(&self, name: &str) -> Result<Option<PathBuf>, UnpackError> {
+        if let Some(keep) = &self.keep {
+            let whole = keep
+                .find(name)
+                .is_some_and(|m| m.start() == 0 && m.end() == name.len());
+            if !whole {
+                return Ok(None);
+            }
+        }
         safe_entry_path(name).map_err(|p| self.unsafe_entry(name, p))
     }
 
@@ -452,6 +476,32 @@ pub(crate) mod tests {
             b.append(&h, &b"bad"[..]).expect("append file");
         }
         b.finish().expect("finish");
+    }
+
+    #[test]
+    fn pattern_unpacks_only_whole_name_matches() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let jar = dir.path().join("job.jar");
+        make_zip(
+            &jar,
+            &[
+                ("classes/A.class", b"a"),
+                ("lib/dep.jar", b"d"),
+                ("META-INF/MANIFEST.MF", b"m"),
+                ("xclasses/B.class", b"b"),
+            ],
+        );
+        let keep = regex::Regex::new("^(?:(?:classes/|lib/).*)$").expect("regex");
+        let out = dir.path().join("out");
+        let stats = unpack_matching(&jar, ArchiveFormat::Zip, &out, Some(&keep)).expect("unpack");
+        assert_eq!(stats.files, 2);
+        assert!(out.join("classes/A.class").exists());
+        assert!(out.join("lib/dep.jar").exists());
+        assert!(!out.join("META-INF").exists());
+        assert!(
+            !out.join("xclasses").exists(),
+            "a match must cover the whole name"
+        );
     }
 
     #[test]
