@@ -39,8 +39,21 @@ async fn authorize(c: &RmContext, call: &CallContext, op: &str) -> Result<(), Rp
 }
 
 /// Re-reads core-site.xml and yarn-site.xml from the configuration directory.
-fn reload_conf(c: &RmContext) -> Result<Configuration, RpcError> {
-    Configuration::load(c.conf_dir.as_deref()).map_err(|e| RpcError::yarn(e.to_string()))
+async fn reload_conf(c: &RmContext) -> Result<Configuration, RpcError> {
+    let dir = c.conf_dir.clone();
+    off_runtime(move || {
+        Configuration::load(dir.as_deref()).map_err(|e| RpcError::yarn(e.to_string()))
+    })
+    .await
+}
+
+/// Runs file reading off the async runtime's worker threads.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RpcError::io(format!("configuration reload failed: {e}")))?
 }
 
 pub(crate) fn host_files(conf: &Configuration) -> HostFiles {
@@ -78,7 +91,9 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshQueues",
         pb::RefreshQueuesRequestProto,
         |c, call, _r| {
-            let queues = Queues::load(c.conf_dir.as_deref()).map_err(RpcError::yarn)?;
+            let dir = c.conf_dir.clone();
+            let queues =
+                off_runtime(move || Queues::load(dir.as_deref()).map_err(RpcError::yarn)).await?;
             c.core.with(move |s, _| s.queues = queues).await?;
             info!(user = %call.user, "queues refreshed");
             Ok(pb::RefreshQueuesResponseProto {})
@@ -90,8 +105,9 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshNodes",
         pb::RefreshNodesRequestProto,
         |c, call, r| {
-            let conf = reload_conf(&c)?;
-            let lists = host_files(&conf).read().map_err(RpcError::yarn)?;
+            let conf = reload_conf(&c).await?;
+            let files = host_files(&conf);
+            let lists = off_runtime(move || files.read().map_err(RpcError::yarn)).await?;
             let mode = match r
                 .decommission_type
                 .and_then(|t| pb::DecommissionTypeProto::try_from(t).ok())
@@ -117,7 +133,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshAdminAcls",
         pb::RefreshAdminAclsRequestProto,
         |c, _call, _r| {
-            let conf = reload_conf(&c)?;
+            let conf = reload_conf(&c).await?;
             let acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
             c.core.with(move |s, _| s.admin_acl = acl).await?;
             Ok(pb::RefreshAdminAclsResponseProto {})
@@ -131,7 +147,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshSuperUserGroupsConfiguration",
         pb::RefreshSuperUserGroupsConfigurationRequestProto,
         |c, _call, _r| {
-            reload_conf(&c)?;
+            reload_conf(&c).await?;
             Ok(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
         }
     );
@@ -141,7 +157,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshUserToGroupsMappings",
         pb::RefreshUserToGroupsMappingsRequestProto,
         |c, _call, _r| {
-            reload_conf(&c)?;
+            reload_conf(&c).await?;
             Ok(pb::RefreshUserToGroupsMappingsResponseProto {})
         }
     );
@@ -151,7 +167,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshServiceAcls",
         pb::RefreshServiceAclsRequestProto,
         |c, _call, _r| {
-            reload_conf(&c)?;
+            reload_conf(&c).await?;
             Ok(pb::RefreshServiceAclsResponseProto {})
         }
     );
@@ -161,7 +177,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshClusterMaxPriority",
         pb::RefreshClusterMaxPriorityRequestProto,
         |c, _call, _r| {
-            reload_conf(&c)?;
+            reload_conf(&c).await?;
             Ok(pb::RefreshClusterMaxPriorityResponseProto {})
         }
     );
