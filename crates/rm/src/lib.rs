@@ -28,7 +28,7 @@ use std::time::Duration;
 use spindle_common::conf::{ConfError, Configuration};
 use spindle_common::resource::Resource;
 use spindle_ipc::{Mechanism, RpcServer, ServerConfig, Service};
-use spindle_scheduler::{Scheduler, SchedulerConfig};
+use spindle_scheduler::{NodeSelectionKind, PackingConfig, Scheduler, SchedulerConfig};
 use tracing::info;
 
 use crate::acl::Acl;
@@ -127,6 +127,45 @@ fn positive(conf: &Configuration, key: &str) -> Result<i64, RmError> {
     Ok(v)
 }
 
+/// Spindle's own container-placement keys (not Hadoop keys, so they have
+/// no entry in the defaults and unset means the default given here):
+///
+/// * `spindle.scheduler.placement`: `spread` (default) or `packing`;
+/// * `spindle.scheduler.packing.high-memory-threshold`: memory in use at
+///   or above which a node is only used when no other fits; a fraction
+///   (default 0.6), or a percentage when above 1 (`80` means 0.8);
+/// * `spindle.scheduler.packing.min-nodes`: packing applies only with at
+///   least this many schedulable nodes (default 5).
+fn placement_settings(conf: &Configuration) -> Result<(NodeSelectionKind, PackingConfig), RmError> {
+    let set = |key: &str| conf.get_trimmed(key).is_some_and(|v| !v.is_empty());
+    let placement_key = "spindle.scheduler.placement";
+    let selection = match conf.get_trimmed(placement_key).filter(|v| !v.is_empty()) {
+        None => NodeSelectionKind::default(),
+        Some(v) => v
+            .parse()
+            .map_err(|e| RmError::Invalid(format!("{placement_key}: {e}")))?,
+    };
+    let mut packing = PackingConfig::default();
+    let threshold_key = "spindle.scheduler.packing.high-memory-threshold";
+    if set(threshold_key) {
+        let v = conf.get_f64(threshold_key)?;
+        let fraction = if v > 1.0 { v / 100.0 } else { v };
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err(RmError::Invalid(format!(
+                "{threshold_key} must be a fraction in (0, 1] or a percentage in (1, 100], not {v}"
+            )));
+        }
+        packing.high_memory_threshold = fraction;
+    }
+    let min_nodes_key = "spindle.scheduler.packing.min-nodes";
+    if set(min_nodes_key) {
+        let v = conf.get_u64(min_nodes_key)?;
+        packing.min_nodes = usize::try_from(v)
+            .map_err(|_| RmError::Invalid(format!("{min_nodes_key} is too large: {v}")))?;
+    }
+    Ok((selection, packing))
+}
+
 /// The server settings Hadoop's `ipc.*` keys describe.
 pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfig, RmError> {
     let max_frame = positive(conf, "ipc.maximum.data.length")? as usize;
@@ -182,9 +221,12 @@ impl ResourceManager {
             conf,
             "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
         )? as u64;
+        let (node_selection, packing) = placement_settings(conf)?;
         let scheduler = Scheduler::new(SchedulerConfig {
             minimum_allocation: min_allocation,
             maximum_allocation: max_allocation,
+            node_selection,
+            packing,
             ..SchedulerConfig::default()
         })
         .map_err(|e| RmError::Invalid(e.to_string()))?;
@@ -327,5 +369,59 @@ impl ResourceManager {
 
     pub fn context(&self) -> &Arc<RmContext> {
         &self.context
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<(NodeSelectionKind, PackingConfig), String> {
+        let mut conf = Configuration::empty();
+        for (k, v) in pairs {
+            conf.set(k, *v);
+        }
+        placement_settings(&conf).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_are_spread_and_the_documented_packing_values() {
+        let (selection, packing) = settings(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(selection, NodeSelectionKind::Spread);
+        assert_eq!(packing, PackingConfig::default());
+        assert_eq!(packing.high_memory_threshold, 0.6);
+        assert_eq!(packing.min_nodes, 5);
+    }
+
+    #[test]
+    fn packing_keys() {
+        let (selection, packing) = settings(&[
+            ("spindle.scheduler.placement", " Packing "),
+            ("spindle.scheduler.packing.high-memory-threshold", "80"),
+            ("spindle.scheduler.packing.min-nodes", "3"),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(selection, NodeSelectionKind::Packing);
+        assert_eq!(packing.high_memory_threshold, 0.8);
+        assert_eq!(packing.min_nodes, 3);
+        let (_, packing) = settings(&[("spindle.scheduler.packing.high-memory-threshold", "0.75")])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(packing.high_memory_threshold, 0.75);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (key, value) in [
+            ("spindle.scheduler.placement", "packed"),
+            ("spindle.scheduler.packing.high-memory-threshold", "0"),
+            ("spindle.scheduler.packing.high-memory-threshold", "150"),
+            ("spindle.scheduler.packing.high-memory-threshold", "lots"),
+            ("spindle.scheduler.packing.min-nodes", "-1"),
+        ] {
+            match settings(&[(key, value)]) {
+                Ok(s) => panic!("{key} = {value} accepted: {s:?}"),
+                Err(e) => assert!(e.contains(key), "{key} = {value}: {e}"),
+            }
+        }
     }
 }

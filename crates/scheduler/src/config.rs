@@ -79,15 +79,21 @@ pub enum NodeSelectionKind {
     /// load spreads evenly as YARN does by default.
     #[default]
     Spread,
+    /// Container packing: partly used nodes first (fullest first), then
+    /// empty nodes in a seeded random order, then nodes at or above the
+    /// high-memory threshold (least used first), so that idle nodes stay
+    /// idle and can be released. See [`PackingConfig`].
+    Packing,
 }
 
 impl NodeSelectionKind {
     /// Names accepted by [`FromStr`].
-    pub const KNOWN: &'static str = "spread";
+    pub const KNOWN: &'static str = "spread, packing";
 
     pub fn name(self) -> &'static str {
         match self {
             NodeSelectionKind::Spread => "spread",
+            NodeSelectionKind::Packing => "packing",
         }
     }
 }
@@ -105,11 +111,44 @@ impl FromStr for NodeSelectionKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
             "spread" => Ok(NodeSelectionKind::Spread),
+            "packing" => Ok(NodeSelectionKind::Packing),
             _ => Err(ConfigError::UnknownPolicy {
                 what: "node selection policy",
                 name: s.to_string(),
                 known: Self::KNOWN,
             }),
+        }
+    }
+}
+
+/// Settings of the packing node selection policy
+/// ([`NodeSelectionKind::Packing`]); ignored by the other policies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PackingConfig {
+    /// Fraction of a node's memory in use at or above which the node is a
+    /// high-usage node and is only chosen when no partly used or empty
+    /// node fits. In (0, 1]; default 0.6.
+    pub high_memory_threshold: f64,
+    /// Packing applies only while at least this many nodes take
+    /// containers; with fewer, nodes are chosen as by spread. Default 5;
+    /// 0 packs always.
+    pub min_nodes: usize,
+    /// Seed of the random order among empty nodes; the same seed and the
+    /// same inputs give the same placements. Default 0.
+    pub seed: u64,
+}
+
+impl PackingConfig {
+    pub const DEFAULT_HIGH_MEMORY_THRESHOLD: f64 = 0.6;
+    pub const DEFAULT_MIN_NODES: usize = 5;
+}
+
+impl Default for PackingConfig {
+    fn default() -> Self {
+        PackingConfig {
+            high_memory_threshold: Self::DEFAULT_HIGH_MEMORY_THRESHOLD,
+            min_nodes: Self::DEFAULT_MIN_NODES,
+            seed: 0,
         }
     }
 }
@@ -161,10 +200,13 @@ impl Default for Limits {
 }
 
 /// Everything the scheduler core is configured with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerConfig {
     pub ordering_policy: OrderingPolicyKind,
     pub node_selection: NodeSelectionKind,
+    /// Used when `node_selection` is [`NodeSelectionKind::Packing`]
+    /// (validated whatever the policy).
+    pub packing: PackingConfig,
     /// Smallest container; every ask is rounded up to a multiple of it
     /// (Hadoop: `yarn.scheduler.minimum-allocation-mb` / `-vcores`,
     /// defaults 1024 MB and 1 vcore).
@@ -184,6 +226,7 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             ordering_policy: OrderingPolicyKind::default(),
             node_selection: NodeSelectionKind::default(),
+            packing: PackingConfig::default(),
             minimum_allocation: Resource::new(1024, 1),
             maximum_allocation: Resource::new(8192, 4),
             epoch: 0,
@@ -216,6 +259,14 @@ impl SchedulerConfig {
                 key: "epoch",
                 value: self.epoch.to_string(),
                 reason: format!("must be between 0 and {MAX_EPOCH}"),
+            });
+        }
+        let threshold = self.packing.high_memory_threshold;
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(ConfigError::Invalid {
+                key: "packing.high_memory_threshold",
+                value: threshold.to_string(),
+                reason: "must be a fraction of node memory above 0 and at most 1".into(),
             });
         }
         let l = &self.limits;
@@ -261,7 +312,18 @@ mod tests {
             err.as_deref(),
             Some("unknown ordering policy 'fair-ish'; known: fifo")
         );
-        assert!("packed".parse::<NodeSelectionKind>().is_err());
+        assert_eq!(
+            " Packing".parse::<NodeSelectionKind>(),
+            Ok(NodeSelectionKind::Packing)
+        );
+        let err = "packed"
+            .parse::<NodeSelectionKind>()
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("unknown node selection policy 'packed'; known: spread, packing")
+        );
     }
 
     #[test]
@@ -286,6 +348,30 @@ mod tests {
             msg.as_deref(),
             Some(
                 "invalid scheduler setting limits.max_containers_per_pass = 0: must be at least 1"
+            )
+        );
+    }
+
+    #[test]
+    fn packing_threshold_must_be_a_fraction() {
+        let with = |t: f64| SchedulerConfig {
+            packing: PackingConfig {
+                high_memory_threshold: t,
+                ..PackingConfig::default()
+            },
+            ..SchedulerConfig::default()
+        };
+        for good in [1.0, 0.8, 0.6, 1e-6] {
+            assert_eq!(with(good).validate(), Ok(()), "{good}");
+        }
+        for bad in [0.0, -0.5, 1.01, 80.0, f64::NAN, f64::INFINITY] {
+            assert!(with(bad).validate().is_err(), "{bad}");
+        }
+        let msg = with(0.0).validate().err().map(|e| e.to_string());
+        assert_eq!(
+            msg.as_deref(),
+            Some(
+                "invalid scheduler setting packing.high_memory_threshold = 0: must be a fraction of node memory above 0 and at most 1"
             )
         );
     }

@@ -286,6 +286,12 @@ impl Scheduler {
             self.index.len(),
             expected.len()
         );
+        ensure!(
+            self.told_schedulable == self.index.len(),
+            "the selection policy was last told of {} schedulable nodes, but {} are indexed",
+            self.told_schedulable,
+            self.index.len()
+        );
         let racked: usize = self.rack_index.values().map(BTreeSet::len).sum();
         ensure!(
             racked == expected.len(),

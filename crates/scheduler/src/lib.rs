@@ -54,13 +54,16 @@
 //! each application's requests in priority order (lower number first),
 //! and within a request node-local before rack-local before off-switch.
 //! Which node of several is chosen is the [`policy::NodeSelection`]'s
-//! call (spread: the node with the most free resources). Nodes, racks and
+//! call (spread: the node with the most free resources; packing: partly
+//! used nodes first, fullest first, then empty nodes in a seeded random
+//! order, then nodes above the high-memory threshold, least used first,
+//! falling back to spread on clusters smaller than its minimum). Nodes, racks and
 //! applications sit in ordered indexes, so a choice costs O(log n) rather
 //! than a scan; every sort key ends in a unique id and no hash order
 //! reaches a decision.
 //!
 //! Not yet here: delay scheduling (locality delay), reservations,
-//! capacity and fair ordering, container packing, preemption, and
+//! capacity and fair ordering, preemption, and
 //! recovering containers of a restarted RM.
 //!
 //! # Example
@@ -111,7 +114,8 @@ mod scheduler;
 
 pub use asks::{AskRow, RequestKey};
 pub use config::{
-    ConfigError, Limits, NodeSelectionKind, OrderingPolicyKind, SchedulerConfig, MAX_EPOCH,
+    ConfigError, Limits, NodeSelectionKind, OrderingPolicyKind, PackingConfig, SchedulerConfig,
+    MAX_EPOCH,
 };
 pub use error::{InvariantViolation, SchedulerError};
 pub use input::{ContainerExit, Input, NodeUpdate, ResourceAsk, ANY};

@@ -10,7 +10,8 @@
 //!                                 max_mem, max_vcores, epoch, ordering, selection,
 //!                                 max_nodes, max_apps, max_asks_per_app,
 //!                                 max_blacklist_per_app, max_containers_per_pass,
-//!                                 max_candidates_per_pick
+//!                                 max_candidates_per_pick, packing_threshold
+//!                                 (a fraction), packing_min_nodes, packing_seed
 //! node    NODE rack=R mem=MB vcores=N
 //! update  NODE [mem=MB] [vcores=N] [healthy=BOOL] [schedulable=BOOL]
 //! heartbeat NODE                  a heartbeat: schedules on the node
@@ -27,6 +28,7 @@
 //! tick    MS                      the clock moves to MS
 //! table   APP                     prints the attempt's request table
 //! nodes | apps | queues | order   print state
+//! counts                          containers per node, and how many nodes are empty
 //! ```
 //!
 //! `NODE` is `host` (port 8041) or `host:port`; applications are named
@@ -163,6 +165,9 @@ impl Scenario {
                 "max_blacklist_per_app" => c.limits.max_blacklist_per_app = number(key, value)?,
                 "max_containers_per_pass" => c.limits.max_containers_per_pass = number(key, value)?,
                 "max_candidates_per_pick" => c.limits.max_candidates_per_pick = number(key, value)?,
+                "packing_threshold" => c.packing.high_memory_threshold = number(key, value)?,
+                "packing_min_nodes" => c.packing.min_nodes = number(key, value)?,
+                "packing_seed" => c.packing.seed = number(key, value)?,
                 _ => return Err(format!("unknown config key '{key}'")),
             }
         }
@@ -335,6 +340,17 @@ impl Scenario {
             }
             "queues" => {
                 self.print_queues();
+                Ok(())
+            }
+            "counts" => {
+                let nodes = self.scheduler().map(|s| s.nodes()).unwrap_or_default();
+                let cells: Vec<String> = nodes
+                    .iter()
+                    .map(|n| format!("{}={}", node_name(&n.id), n.containers.len()))
+                    .collect();
+                let empty = nodes.iter().filter(|n| n.containers.is_empty()).count();
+                let _ = writeln!(self.trace, "  counts: {}", cells.join(" "));
+                let _ = writeln!(self.trace, "  empty nodes: {empty} of {}", nodes.len());
                 Ok(())
             }
             "order" => {

@@ -115,13 +115,15 @@ pub struct Scheduler {
     pub(crate) next_submission_seq: u64,
     pub(crate) capacity: Resource,
     pub(crate) used: Resource,
+    /// The node count the selection policy was last told of.
+    pub(crate) told_schedulable: usize,
 }
 
 impl Scheduler {
     /// A scheduler with the policies the configuration names.
     pub fn new(config: SchedulerConfig) -> Result<Scheduler, ConfigError> {
         let ordering = ordering_policy(config.ordering_policy);
-        let selection = node_selection(config.node_selection);
+        let selection = node_selection(&config);
         Scheduler::with_policies(config, ordering, selection)
     }
 
@@ -133,6 +135,9 @@ impl Scheduler {
         selection: Box<dyn NodeSelection>,
     ) -> Result<Scheduler, ConfigError> {
         config.validate()?;
+        let mut selection = selection;
+        // No node is indexed yet, so there is nothing to re-key.
+        let _ = selection.schedulable_nodes_changed(0);
         Ok(Scheduler {
             config,
             ordering,
@@ -150,6 +155,7 @@ impl Scheduler {
             next_submission_seq: 0,
             capacity: Resource::ZERO,
             used: Resource::ZERO,
+            told_schedulable: 0,
         })
     }
 
@@ -372,6 +378,7 @@ impl Scheduler {
             }
         }
         self.unindex_node(id);
+        self.sync_schedulable_count();
         if let Some(node) = self.nodes.remove(id) {
             self.capacity -= node.capability;
             remove_from_group(&mut self.hosts, &id.host, id);
@@ -380,7 +387,9 @@ impl Scheduler {
         Ok(decisions)
     }
 
-    /// Removes the node from the selection indexes.
+    /// Removes the node from the selection indexes. Callers that may
+    /// change the number of indexed nodes follow up with
+    /// [`Self::sync_schedulable_count`].
     fn unindex_node(&mut self, id: &NodeId) {
         let Some(node) = self.nodes.get_mut(id) else {
             return;
@@ -400,6 +409,32 @@ impl Scheduler {
     /// it takes containers.
     fn reindex_node(&mut self, id: &NodeId) {
         self.unindex_node(id);
+        self.index_node(id);
+        self.sync_schedulable_count();
+    }
+
+    /// Tells the selection policy the number of nodes taking containers if
+    /// it changed, and re-keys every indexed node when the policy asks.
+    /// Costs nothing unless a node joined or left the index.
+    fn sync_schedulable_count(&mut self) {
+        let count = self.index.len();
+        if count == self.told_schedulable {
+            return;
+        }
+        self.told_schedulable = count;
+        if !self.selection.schedulable_nodes_changed(count) {
+            return;
+        }
+        let indexed: Vec<NodeId> = self.index.iter().map(|(_, id)| id.clone()).collect();
+        for id in &indexed {
+            self.unindex_node(id);
+            self.index_node(id);
+        }
+    }
+
+    /// Indexes a node that is not indexed, under a fresh key, if it takes
+    /// containers.
+    fn index_node(&mut self, id: &NodeId) {
         let Some(node) = self.nodes.get_mut(id) else {
             return;
         };

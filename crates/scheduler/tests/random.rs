@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 use spindle_scheduler::{
-    CompletionCause, ContainerExit, Decisions, Input, Locality, NodeUpdate, ResourceAsk, Scheduler,
-    SchedulerConfig, SchedulerError, ANY,
+    CompletionCause, ContainerExit, Decisions, Input, Locality, NodeSelectionKind, NodeUpdate,
+    PackingConfig, ResourceAsk, Scheduler, SchedulerConfig, SchedulerError, ANY,
 };
 
 /// xorshift64*: tiny, deterministic, good enough to pick test actions.
@@ -256,10 +256,19 @@ fn normalize(mb: i64, vcores: i32) -> Option<Resource> {
     ))
 }
 
-fn run(seed: u64, steps: usize) -> BTreeMap<Locality, usize> {
+fn run(seed: u64, steps: usize, selection: NodeSelectionKind) -> BTreeMap<Locality, usize> {
     let config = SchedulerConfig {
         minimum_allocation: MIN,
         maximum_allocation: MAX,
+        node_selection: selection,
+        // Thresholds and cluster-size boundaries vary with the seed, so
+        // runs cross the min-nodes boundary both ways and meet nodes
+        // exactly at the threshold.
+        packing: PackingConfig {
+            high_memory_threshold: [0.25, 0.5, 0.6, 1.0][(seed % 4) as usize],
+            min_nodes: (seed % 5) as usize,
+            seed,
+        },
         ..SchedulerConfig::default()
     };
     let mut s = match Scheduler::new(config) {
@@ -603,9 +612,18 @@ fn run(seed: u64, steps: usize) -> BTreeMap<Locality, usize> {
 
 #[test]
 fn random_operations_keep_every_invariant() {
+    random_operations(NodeSelectionKind::Spread);
+}
+
+#[test]
+fn random_operations_keep_every_invariant_with_packing() {
+    random_operations(NodeSelectionKind::Packing);
+}
+
+fn random_operations(selection: NodeSelectionKind) {
     let mut total: BTreeMap<Locality, usize> = BTreeMap::new();
     for seed in 1..=40 {
-        for (locality, n) in run(seed, 1_500) {
+        for (locality, n) in run(seed, 1_500, selection) {
             *total.entry(locality).or_default() += n;
         }
     }
