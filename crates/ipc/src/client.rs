@@ -249,8 +249,9 @@ impl IpcClient {
                         let _ = w.send(result);
                     }
                 };
-                closed.store(true, Ordering::SeqCst);
-                if let Ok(mut p) = pending.lock() {
+                {
+                    let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+                    closed.store(true, Ordering::SeqCst);
                     for (_, w) in p.drain() {
                         let _ = w.send(Err(IpcError::Closed {
                             addr: addr.clone(),
@@ -313,7 +314,15 @@ impl IpcClient {
         };
         let frame = frame::encode_frame(&[&header, &req_header, req]);
         let (tx, rx) = oneshot::channel();
-        inner.pending.lock().map_err(|_| closed())?.insert(cid, tx);
+        {
+            // Checked under the lock the reader takes to fail pending calls, so a call
+            // racing with a broken connection fails now instead of timing out.
+            let mut pending = inner.pending.lock().map_err(|_| closed())?;
+            if inner.closed.load(Ordering::SeqCst) {
+                return Err(closed());
+            }
+            pending.insert(cid, tx);
+        }
         if inner.writer.send(frame).await.is_err() {
             self.forget(cid);
             return Err(closed());
