@@ -5,7 +5,7 @@
 //! so there is no lock and every change happens in one place, in arrival order. Time is
 //! passed in by the owner, never read inside the state.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hadoop_protos::yarn as pb;
@@ -204,15 +204,6 @@ impl RmState {
             execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
             exposed_ports: None,
         })
-    }
-
-    /// Ids of nodes the scheduler placed containers of `app` on (for reports).
-    pub fn app_nodes(&self, app: &ApplicationId) -> BTreeSet<NodeId> {
-        self.attempts
-            .values()
-            .filter(|a| a.id.app == *app)
-            .flat_map(|a| a.live.values().cloned())
-            .collect()
     }
 }
 

@@ -5,7 +5,7 @@
 //! that needs the network (starting an AM container on a NodeManager) leaves as an
 //! [`Effect`] in `RmState::outbox`; its outcome comes back as another command.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
 use hadoop_protos::common::TokenProto;
@@ -1261,18 +1261,6 @@ impl RmState {
         );
         info!(attempt = %attempt_id, ?status, "ApplicationMaster unregistered");
         Ok(true)
-    }
-
-    /// The applications whose containers run on `node` (for cleanup bookkeeping).
-    pub fn apps_on_node(&self, node: &NodeId) -> BTreeMap<ApplicationId, usize> {
-        let mut out = BTreeMap::new();
-        for a in self.attempts.values() {
-            let n = a.live.values().filter(|n| *n == node).count();
-            if n > 0 {
-                *out.entry(a.id.app).or_insert(0) += n;
-            }
-        }
-        out
     }
 }
 
