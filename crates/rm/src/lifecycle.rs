@@ -396,6 +396,8 @@ impl RmState {
                 queue,
                 user,
                 priority,
+                // The RM launches an AM container for every application.
+                unmanaged_am: false,
             },
             now_ms,
         );

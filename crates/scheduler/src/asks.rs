@@ -141,8 +141,12 @@ impl AskTable {
         self.get(key, name).map_or(0, |r| r.count)
     }
 
+    /// How many rows (resource names, `*` included) `key` has.
+    pub fn rows_for(&self, key: &RequestKey) -> usize {
+        self.keys.get(key).map_or(0, BTreeMap::len)
+    }
+
     /// The `*` count of `key`: how many more containers it can get.
-    #[cfg(test)]
     pub fn any_count(&self, key: &RequestKey) -> u32 {
         self.count(key, ANY)
     }

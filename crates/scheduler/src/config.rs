@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use spindle_common::Resource;
 
+use crate::queue_config::{HeartbeatAssignment, LocalityDelay, QueueTreeConfig};
+
 /// Largest RM epoch that fits in a container id: the id is a signed 64-bit
 /// number whose low 40 bits hold the sequence, leaving 23 bits for the epoch.
 pub const MAX_EPOCH: i64 = (1 << 23) - 1;
@@ -27,48 +29,6 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
-}
-
-/// How applications (and, later, queues) are ordered when resources are
-/// handed out. See [`crate::policy::OrderingPolicy`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OrderingPolicyKind {
-    /// Higher application priority first, then submission order.
-    #[default]
-    Fifo,
-}
-
-impl OrderingPolicyKind {
-    /// Names accepted by [`FromStr`].
-    pub const KNOWN: &'static str = "fifo";
-
-    pub fn name(self) -> &'static str {
-        match self {
-            OrderingPolicyKind::Fifo => "fifo",
-        }
-    }
-}
-
-impl fmt::Display for OrderingPolicyKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for OrderingPolicyKind {
-    type Err = ConfigError;
-
-    /// Case-insensitive, surrounding whitespace ignored.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "fifo" => Ok(OrderingPolicyKind::Fifo),
-            _ => Err(ConfigError::UnknownPolicy {
-                what: "ordering policy",
-                name: s.to_string(),
-                known: Self::KNOWN,
-            }),
-        }
-    }
 }
 
 /// Which node a container goes to when several would do. See
@@ -202,7 +162,13 @@ impl Default for Limits {
 /// Everything the scheduler core is configured with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerConfig {
-    pub ordering_policy: OrderingPolicyKind,
+    /// The queue tree and whose semantics it follows (FIFO, capacity,
+    /// fair); replaced at run time by [`crate::Input::QueuesReconfigured`].
+    pub queues: QueueTreeConfig,
+    /// Delay scheduling rule.
+    pub locality: LocalityDelay,
+    /// Caps on containers per node heartbeat.
+    pub heartbeat: HeartbeatAssignment,
     pub node_selection: NodeSelectionKind,
     /// Used when `node_selection` is [`NodeSelectionKind::Packing`]
     /// (validated whatever the policy).
@@ -224,7 +190,9 @@ pub struct SchedulerConfig {
 impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
-            ordering_policy: OrderingPolicyKind::default(),
+            queues: QueueTreeConfig::default(),
+            locality: LocalityDelay::default(),
+            heartbeat: HeartbeatAssignment::default(),
             node_selection: NodeSelectionKind::default(),
             packing: PackingConfig::default(),
             minimum_allocation: Resource::new(1024, 1),
@@ -269,6 +237,26 @@ impl SchedulerConfig {
                 reason: "must be a fraction of node memory above 0 and at most 1".into(),
             });
         }
+        match self.locality {
+            LocalityDelay::Fair {
+                node_threshold,
+                rack_threshold,
+            } if node_threshold.is_nan() || rack_threshold.is_nan() => {
+                return Err(ConfigError::Invalid {
+                    key: "locality",
+                    value: format!("{node_threshold}/{rack_threshold}"),
+                    reason: "locality thresholds must be numbers".into(),
+                });
+            }
+            _ => {}
+        }
+        if self.heartbeat.max_containers == Some(0) || self.heartbeat.max_off_switch == Some(0) {
+            return Err(ConfigError::Invalid {
+                key: "heartbeat",
+                value: "0".into(),
+                reason: "per-heartbeat caps must be at least 1 (or unset)".into(),
+            });
+        }
         let l = &self.limits;
         for (key, value) in [
             ("limits.max_nodes", l.max_nodes),
@@ -297,20 +285,8 @@ mod tests {
     #[test]
     fn policy_names() {
         assert_eq!(
-            " FIFO ".parse::<OrderingPolicyKind>(),
-            Ok(OrderingPolicyKind::Fifo)
-        );
-        assert_eq!(
             "spread".parse::<NodeSelectionKind>(),
             Ok(NodeSelectionKind::Spread)
-        );
-        let err = "fair-ish"
-            .parse::<OrderingPolicyKind>()
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("unknown ordering policy 'fair-ish'; known: fifo")
         );
         assert_eq!(
             " Packing".parse::<NodeSelectionKind>(),

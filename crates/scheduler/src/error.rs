@@ -21,6 +21,17 @@ pub enum SchedulerError {
         attempt: ApplicationAttemptId,
         reason: String,
     },
+    /// An application named a queue that is not a leaf of the tree (and
+    /// could not be created).
+    #[error("application attempt {attempt} cannot be added to queue {queue}: {reason}")]
+    UnknownQueue {
+        attempt: ApplicationAttemptId,
+        queue: String,
+        reason: String,
+    },
+    /// A new queue configuration was refused; the old one stays in force.
+    #[error("queue configuration refused: {0}")]
+    InvalidQueues(String),
     /// A resource request row was malformed or too large; `index` is its
     /// position in the update's ask list.
     #[error("invalid resource request #{index} from {attempt}: {reason}")]

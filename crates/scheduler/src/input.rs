@@ -2,6 +2,8 @@
 
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
+use crate::queue_config::QueueTreeConfig;
+
 /// The resource name that matches every node (Hadoop's `ResourceRequest.ANY`).
 pub const ANY: &str = "*";
 
@@ -108,7 +110,7 @@ pub enum ContainerExit {
 
 /// Everything that can change the scheduler's state. Every input comes
 /// with the caller's clock (`now_ms`, see [`crate::Scheduler::handle`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Input {
     /// A NodeManager registered. `rack` is the node's topology path
     /// (`/default-rack` when no topology is configured).
@@ -122,15 +124,20 @@ pub enum Input {
     /// The node is gone (lost, decommissioned, shut down). Its containers
     /// complete as ABORTED and are reported to their applications.
     NodeRemoved { node: NodeId },
-    /// A new application attempt. `priority` is the application priority
-    /// (higher is more important, as in YARN). Containers of the attempt
-    /// are numbered from 1; the RM asks for the AM container first
-    /// (priority 0, [`ANY`], one container) so it gets number 1.
+    /// A new application attempt. `queue` names a leaf queue by full path
+    /// (`root.a.b`) or by a unique short name; with the fair scheduler a
+    /// missing leaf under an existing parent is created (the RM's
+    /// placement rules decide whether that is allowed). `priority` is the
+    /// application priority (higher is more important, as in YARN).
+    /// Containers of the attempt are numbered from 1; the RM asks for the
+    /// AM container first (priority 0, [`ANY`], one container) so it gets
+    /// number 1, which counts against AM limits unless `unmanaged_am`.
     AppAdded {
         attempt: ApplicationAttemptId,
         queue: String,
         user: String,
         priority: i32,
+        unmanaged_am: bool,
     },
     /// The attempt finished or failed. Its live containers complete as
     /// ABORTED and the NMs are told to kill them; its asks are dropped.
@@ -151,8 +158,13 @@ pub enum Input {
         container: ContainerId,
         exit: ContainerExit,
     },
-    /// Time passed. Only moves the core's clock today; time-based
-    /// policies (locality delay) will act on it.
+    /// A new queue configuration (`refreshQueues`). Applied atomically:
+    /// refused with [`crate::SchedulerError::InvalidQueues`] (the old tree
+    /// stays) when it is malformed or drops a queue that holds
+    /// applications.
+    QueuesReconfigured { queues: Box<QueueTreeConfig> },
+    /// Time passed. Only moves the core's clock: delay scheduling counts
+    /// missed heartbeats, not milliseconds.
     Tick,
 }
 
@@ -167,6 +179,7 @@ impl Input {
             Input::AppRemoved { .. } => "AppRemoved",
             Input::AsksUpdated { .. } => "AsksUpdated",
             Input::ContainerCompleted { .. } => "ContainerCompleted",
+            Input::QueuesReconfigured { .. } => "QueuesReconfigured",
             Input::Tick => "Tick",
         }
     }

@@ -26,9 +26,14 @@ impl Scheduler {
     /// * an attempt's usage is the sum of its containers', a queue's the
     ///   sum of its attempts', the cluster's the sum of its nodes';
     /// * request tables hold only positive counts, within the row limit;
-    /// * the serving order holds exactly the attempts with outstanding
-    ///   asks, and the selection indexes exactly the nodes taking
-    ///   containers, under the keys they were filed with.
+    /// * every queue's usage is the sum of its applications' (leaves) and
+    ///   children's (parents); per-user and AM usage and running counts
+    ///   likewise;
+    /// * each leaf's serving order holds exactly its runnable attempts with
+    ///   outstanding asks, each parent's exactly its children with demand,
+    ///   all under their current keys; attempts over a running limit wait;
+    /// * the selection indexes hold exactly the nodes taking containers,
+    ///   under the keys they were filed with.
     ///
     /// That no container is granted beyond the count at its host, rack or
     /// `*` is enforced when it is granted (the grant decrements those
@@ -150,8 +155,6 @@ impl Scheduler {
     }
 
     fn check_apps_and_queues(&self) -> Result<(), InvariantViolation> {
-        let mut queue_sums: BTreeMap<&str, (Resource, BTreeSet<ApplicationAttemptId>)> =
-            BTreeMap::new();
         for (attempt, app) in &self.apps {
             let mut sum = Resource::ZERO;
             for c in &app.containers {
@@ -195,59 +198,156 @@ impl Scheduler {
                 rows <= self.config.limits.max_asks_per_app,
                 "attempt {attempt} holds {rows} request rows, over the limit"
             );
+            let want = app.runnable && app.asks.is_active();
             ensure!(
-                app.order_entry.is_some() == app.asks.is_active(),
-                "attempt {attempt} is {} the serving order but {} outstanding asks",
-                if app.order_entry.is_some() {
-                    "in"
-                } else {
-                    "not in"
-                },
-                if app.asks.is_active() {
-                    "has"
-                } else {
-                    "has no"
-                }
+                app.active_key.is_some() == want && !app.parked,
+                "attempt {attempt} is {} its queue's serving order but is {}runnable with {} outstanding asks",
+                if app.active_key.is_some() { "in" } else { "not in" },
+                if app.runnable { "" } else { "not " },
+                if app.asks.is_active() { "" } else { "no" }
             );
-            if let Some(entry) = app.order_entry {
+            if let Some(key) = app.active_key {
+                let fresh = self
+                    .tree
+                    .app_key(app.leaf, app.priority, app.submission_seq, app.used);
                 ensure!(
-                    entry.2 == *attempt && self.order.contains(&entry),
-                    "attempt {attempt} is filed in the serving order under a stale entry"
+                    key == fresh
+                        && self.tree.queues[app.leaf]
+                            .active_apps
+                            .contains(&(key, *attempt)),
+                    "attempt {attempt} is filed in its queue's serving order under a stale key"
                 );
             }
-            let q = queue_sums.entry(app.queue.as_str()).or_default();
-            q.0 += app.used;
-            q.1.insert(*attempt);
+            ensure!(
+                app.runnable != self.waiting.contains(&(app.submission_seq, *attempt)),
+                "attempt {attempt} is {}runnable but {} waiting",
+                if app.runnable { "" } else { "not " },
+                if app.runnable { "also" } else { "not" }
+            );
+            ensure!(
+                self.tree
+                    .queues
+                    .get(app.leaf)
+                    .is_some_and(|q| q.path == app.queue && q.is_leaf()),
+                "attempt {attempt} names queue {} but is filed elsewhere",
+                app.queue
+            );
         }
         ensure!(
-            self.order.len()
-                == self
+            self.waiting.len() == self.apps.values().filter(|a| !a.runnable).count(),
+            "{} attempts wait but fewer are not runnable",
+            self.waiting.len()
+        );
+        self.check_tree()
+    }
+
+    fn check_tree(&self) -> Result<(), InvariantViolation> {
+        let tree = &self.tree;
+        let n = tree.queues.len();
+        let mut used = vec![Resource::ZERO; n];
+        let mut running = vec![0usize; n];
+        let mut am = vec![Resource::ZERO; n];
+        let mut members: Vec<BTreeSet<ApplicationAttemptId>> = vec![BTreeSet::new(); n];
+        let mut users: Vec<BTreeMap<&str, (Resource, usize, usize)>> = vec![BTreeMap::new(); n];
+        for (attempt, app) in &self.apps {
+            members[app.leaf].insert(*attempt);
+            let u = users[app.leaf].entry(app.user.as_str()).or_default();
+            u.0 += app.used;
+            u.1 += 1;
+            if app.active_key.is_some() {
+                u.2 += 1;
+            }
+            if let Some(c) = app.am_container.and_then(|c| self.containers.get(&c)) {
+                am[app.leaf] += c.resource;
+            }
+            for idx in tree.ancestry(app.leaf) {
+                used[idx] += app.used;
+                if app.runnable {
+                    running[idx] += 1;
+                }
+            }
+        }
+        for (idx, q) in tree.queues.iter().enumerate() {
+            let path = &q.path;
+            ensure!(!q.parked, "queue {path} is still parked after a pass");
+            ensure!(
+                q.used == used[idx],
+                "queue {path} uses {} but its applications add up to {}",
+                q.used,
+                used[idx]
+            );
+            ensure!(
+                q.running_apps == running[idx],
+                "queue {path} counts {} running applications, found {}",
+                q.running_apps,
+                running[idx]
+            );
+            if q.is_leaf() {
+                ensure!(
+                    q.apps == members[idx],
+                    "queue {path} lists other attempts than those in it"
+                );
+                ensure!(
+                    q.am_used == am[idx],
+                    "queue {path} counts {} for AMs, their containers hold {}",
+                    q.am_used,
+                    am[idx]
+                );
+                let listed: BTreeMap<&str, (Resource, usize, usize)> = q
+                    .users
+                    .iter()
+                    .map(|(u, s)| (u.as_str(), (s.used, s.apps, s.active_apps)))
+                    .collect();
+                ensure!(
+                    listed == users[idx],
+                    "queue {path} keeps per-user totals {listed:?}, expected {:?}",
+                    users[idx]
+                );
+                let active_users = listed.values().filter(|s| s.2 > 0).count();
+                ensure!(
+                    q.active_users == active_users,
+                    "queue {path} counts {} active users, found {active_users}",
+                    q.active_users
+                );
+                let active = self
                     .apps
-                    .values()
-                    .filter(|a| a.order_entry.is_some())
-                    .count(),
-            "the serving order holds {} entries for fewer active attempts",
-            self.order.len()
-        );
-        ensure!(
-            queue_sums.len() == self.queues.len(),
-            "{} queues are known but attempts use {}",
-            self.queues.len(),
-            queue_sums.len()
-        );
-        for (name, queue) in &self.queues {
-            let Some((sum, members)) = queue_sums.get(name.as_str()) else {
-                return Err(InvariantViolation(format!("queue {name} has no attempts")));
-            };
-            ensure!(
-                queue.used == *sum,
-                "queue {name} uses {} but its attempts add up to {sum}",
-                queue.used
-            );
-            ensure!(
-                &queue.apps == members,
-                "queue {name} lists other attempts than those in it"
-            );
+                    .iter()
+                    .filter(|(_, a)| a.leaf == idx && a.active_key.is_some())
+                    .count();
+                ensure!(
+                    q.active_apps.len() == active,
+                    "queue {path} serves {} applications, {active} are active",
+                    q.active_apps.len()
+                );
+            } else {
+                ensure!(
+                    q.apps.is_empty() && q.active_apps.is_empty(),
+                    "parent queue {path} holds applications"
+                );
+            }
+            let demand = !q.active_apps.is_empty() || !q.active_children.is_empty();
+            if let Some(parent) = q.parent {
+                let want = demand.then(|| tree.queue_key(idx));
+                ensure!(
+                    q.key_in_parent == want,
+                    "queue {path} is filed under {:?}, expected {want:?}",
+                    q.key_in_parent
+                );
+                if let Some(k) = want {
+                    ensure!(
+                        tree.queues[parent].active_children.contains(&(k, idx)),
+                        "queue {path} is missing from its parent's serving order"
+                    );
+                }
+            }
+            for &(k, child) in &q.active_children {
+                ensure!(
+                    tree.queues
+                        .get(child)
+                        .is_some_and(|c| c.parent == Some(idx) && c.key_in_parent == Some(k)),
+                    "queue {path} serves a child under a stale key"
+                );
+            }
         }
         Ok(())
     }

@@ -85,6 +85,7 @@
 //!     queue: "default".into(),
 //!     user: "alice".into(),
 //!     priority: 0,
+//!     unmanaged_am: false,
 //! })?;
 //! // The RM asks for the AM container.
 //! s.handle(2, Input::AsksUpdated {
@@ -103,24 +104,30 @@
 
 pub mod asks;
 pub mod config;
+mod delay;
 pub mod error;
 mod input;
 mod invariants;
 pub mod output;
 pub mod policy;
+pub mod queue_config;
 mod report;
 pub mod scenario;
 mod scheduler;
+mod tree;
 
 pub use asks::{AskRow, RequestKey};
 pub use config::{
-    ConfigError, Limits, NodeSelectionKind, OrderingPolicyKind, PackingConfig, SchedulerConfig,
-    MAX_EPOCH,
+    ConfigError, Limits, NodeSelectionKind, PackingConfig, SchedulerConfig, MAX_EPOCH,
 };
 pub use error::{InvariantViolation, SchedulerError};
 pub use input::{ContainerExit, Input, NodeUpdate, ResourceAsk, ANY};
 pub use output::{
     exit_status, Allocation, CompletedContainer, CompletionCause, Decisions, Locality, NodeAction,
+};
+pub use queue_config::{
+    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueRunState, QueueShare,
+    QueueTreeConfig, ResourceBound, ResourceCalculatorKind, SchedulerKind,
 };
 pub use report::{AppReport, ClusterReport, ContainerReport, NodeReport, QueueReport};
 pub use scheduler::{Scheduler, MAX_RESOURCE_NAME_BYTES};

@@ -1,13 +1,15 @@
-//! The policy seams: who is served first ([`OrderingPolicy`]) and which
-//! node a container goes to ([`NodeSelection`]).
+//! The node selection seam: which node a container goes to
+//! ([`NodeSelection`]: spread or packing). Who is served first is the
+//! queue tree's business (FIFO, capacity or fair ordering of queues and
+//! applications, see [`crate::QueueTreeConfig`]).
 //!
 //! Policies only compute sort keys; the core keeps the ordered indexes
 //! (so every choice costs O(log n)), appends a unique id to every key (so
 //! ties are broken the same way on every run) and commits the decisions.
 
-use spindle_common::{ApplicationAttemptId, NodeId, Resource};
+use spindle_common::{NodeId, Resource};
 
-use crate::config::{NodeSelectionKind, OrderingPolicyKind, PackingConfig, SchedulerConfig};
+use crate::config::{NodeSelectionKind, PackingConfig, SchedulerConfig};
 
 /// A policy's sort key; smaller sorts first. Compared as (`major`,
 /// `minor`); the core appends a unique id.
@@ -20,81 +22,6 @@ pub struct SortKey {
 impl SortKey {
     pub const fn new(major: i64, minor: i64) -> SortKey {
         SortKey { major, minor }
-    }
-}
-
-/// What an ordering policy may look at for a queue.
-#[derive(Debug, Clone, Copy)]
-pub struct QueueView<'a> {
-    pub name: &'a str,
-    /// Resources held by the queue's containers.
-    pub used: Resource,
-    /// Applications in the queue.
-    pub apps: usize,
-}
-
-/// What an ordering policy may look at for an application attempt.
-#[derive(Debug, Clone, Copy)]
-pub struct AppView<'a> {
-    pub attempt: ApplicationAttemptId,
-    pub queue: &'a str,
-    pub user: &'a str,
-    /// Application priority: higher is more important.
-    pub priority: i32,
-    /// Order of arrival at the scheduler, from 0.
-    pub submission_seq: u64,
-    /// Resources held by the attempt's containers.
-    pub used: Resource,
-    /// Resources still asked for (`*` counts times capabilities).
-    pub pending: Resource,
-}
-
-/// Decides the order in which applications are offered resources.
-///
-/// Applications are served in ascending (queue key, application key,
-/// attempt id) order. Queues with equal keys are therefore interleaved by
-/// application key, which is how FIFO orders all applications of all
-/// queues as one list.
-pub trait OrderingPolicy: std::fmt::Debug + Send {
-    fn name(&self) -> &'static str;
-
-    /// Where the queue's applications sort relative to other queues'.
-    fn queue_key(&self, queue: &QueueView<'_>) -> SortKey;
-
-    /// Where the application sorts within its queue's key.
-    fn app_key(&self, app: &AppView<'_>) -> SortKey;
-
-    /// Whether the keys depend on usage, so the core must recompute them
-    /// whenever an allocation or completion changes a queue's or an
-    /// application's usage. Keys of a policy answering `false` are
-    /// computed once when the application arrives.
-    fn keys_depend_on_usage(&self) -> bool;
-}
-
-/// First in, first out, like YARN's FIFO ordering policy: higher
-/// application priority first, then the order applications arrived in,
-/// across all queues.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Fifo;
-
-impl OrderingPolicy for Fifo {
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
-
-    fn queue_key(&self, _queue: &QueueView<'_>) -> SortKey {
-        SortKey::default()
-    }
-
-    fn app_key(&self, app: &AppView<'_>) -> SortKey {
-        SortKey::new(
-            -i64::from(app.priority),
-            i64::try_from(app.submission_seq).unwrap_or(i64::MAX),
-        )
-    }
-
-    fn keys_depend_on_usage(&self) -> bool {
-        false
     }
 }
 
@@ -295,13 +222,6 @@ impl SplitMix64 {
     }
 }
 
-/// The ordering policy a configuration names.
-pub fn ordering_policy(kind: OrderingPolicyKind) -> Box<dyn OrderingPolicy> {
-    match kind {
-        OrderingPolicyKind::Fifo => Box::new(Fifo),
-    }
-}
-
 /// The node selection policy a configuration names, with its settings.
 pub fn node_selection(config: &SchedulerConfig) -> Box<dyn NodeSelection> {
     match config.node_selection {
@@ -313,30 +233,6 @@ pub fn node_selection(config: &SchedulerConfig) -> Box<dyn NodeSelection> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spindle_common::ApplicationId;
-
-    #[test]
-    fn fifo_orders_by_priority_then_arrival() {
-        let view = |priority, submission_seq| AppView {
-            attempt: ApplicationAttemptId::new(ApplicationId::new(1, 1), 1),
-            queue: "default",
-            user: "u",
-            priority,
-            submission_seq,
-            used: Resource::ZERO,
-            pending: Resource::ZERO,
-        };
-        let f = Fifo;
-        assert!(f.app_key(&view(0, 1)) < f.app_key(&view(0, 2)));
-        assert!(f.app_key(&view(5, 9)) < f.app_key(&view(0, 1)));
-        let q = |name| QueueView {
-            name,
-            used: Resource::new(5, 5),
-            apps: 3,
-        };
-        assert_eq!(f.queue_key(&q("a")), f.queue_key(&q("b")));
-        assert!(!f.keys_depend_on_usage());
-    }
 
     #[test]
     fn spread_prefers_the_most_free_node_and_stops_early() {

@@ -5,7 +5,9 @@ use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
 use crate::input::ResourceAsk;
 use crate::output::Locality;
+use crate::queue_config::{AppOrdering, QueueRunState, QueueShare};
 use crate::scheduler::Scheduler;
+use crate::tree::{QueueIdx, ROOT};
 
 /// Cluster-wide totals.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +47,47 @@ pub struct AppReport {
     pub blacklist: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One queue of the tree, with its entitlements and usage.
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueueReport {
+    /// Full path (`root.a.b`).
+    pub path: String,
+    /// Short name (`b`).
     pub name: String,
+    pub leaf: bool,
+    pub state: QueueRunState,
+    /// Configured share of the parent: capacity percent / 100, or for the
+    /// fair scheduler the weight's fraction of the siblings' weights.
+    pub capacity: f64,
+    /// Configured maximum share of the parent (capacity scheduler), or
+    /// `maxResources` over the parent's maximum (fair).
+    pub maximum_capacity: f64,
+    /// `guaranteed` over the cluster.
+    pub absolute_capacity: f64,
+    /// `maximum` over the cluster.
+    pub absolute_maximum_capacity: f64,
+    /// Absolute guarantee (capacity share or steady fair share).
+    pub guaranteed: Resource,
+    pub maximum: Resource,
+    /// Fair scheduler `minResources`.
+    pub min_share: Resource,
     pub used: Resource,
+    /// `used` over `guaranteed` (Hadoop's "current capacity"; above 1 when
+    /// the queue has grown past its guarantee).
+    pub current_capacity: f64,
+    pub am_used: Resource,
+    /// Applications (attempts) in the subtree.
     pub apps: usize,
+    /// Of those, counted as running (not held back by a running limit).
+    pub running_apps: usize,
+    /// Fair scheduler weight.
+    pub weight: Option<f64>,
+    pub max_running_apps: Option<usize>,
+    pub ordering: AppOrdering,
+    /// Full paths of the child queues.
+    pub children: Vec<String>,
+    /// Created on demand by placement.
+    pub dynamic: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +109,11 @@ impl Scheduler {
             capability: self.capacity,
             used: self.used,
             apps: self.apps.len(),
-            active_apps: self.order.len(),
+            active_apps: self
+                .apps
+                .values()
+                .filter(|a| a.active_key.is_some())
+                .count(),
             containers: self.containers.len(),
         }
     }
@@ -113,10 +155,21 @@ impl Scheduler {
         self.apps.keys().filter_map(|a| self.app(a)).collect()
     }
 
-    /// Attempts in the order they are offered resources (those with
-    /// outstanding asks only).
+    /// Attempts in the order they would be offered resources now (those
+    /// runnable with outstanding asks only), walking the queue tree in its
+    /// serving order.
     pub fn serving_order(&self) -> Vec<ApplicationAttemptId> {
-        self.order.iter().map(|e| e.2).collect()
+        let mut out = Vec::new();
+        let mut stack = vec![ROOT];
+        while let Some(idx) = stack.pop() {
+            let q = &self.tree.queues[idx];
+            if q.is_leaf() {
+                out.extend(q.active_apps.iter().map(|&(_, a)| a));
+            } else {
+                stack.extend(q.active_children.iter().rev().map(|&(_, c)| c));
+            }
+        }
+        out
     }
 
     /// The attempt's outstanding request rows (positive counts only), by
@@ -139,18 +192,90 @@ impl Scheduler {
         )
     }
 
+    /// A queue by full path, or by short name when no other queue has it.
     pub fn queue(&self, name: &str) -> Option<QueueReport> {
-        let q = self.queues.get(name)?;
-        Some(QueueReport {
-            name: name.to_string(),
-            used: q.used,
-            apps: q.apps.len(),
-        })
+        let idx = match self.tree.by_path.get(name) {
+            Some(&idx) => idx,
+            None => {
+                let mut found = self
+                    .tree
+                    .queues
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.path.rsplit('.').next() == Some(name))
+                    .map(|(i, _)| i);
+                let first = found.next()?;
+                if found.next().is_some() {
+                    return None;
+                }
+                first
+            }
+        };
+        Some(self.queue_report(idx))
     }
 
-    /// Queues that hold attempts, by name.
+    /// Every queue, parents before their children.
     pub fn queues(&self) -> Vec<QueueReport> {
-        self.queues.keys().filter_map(|q| self.queue(q)).collect()
+        (0..self.tree.queues.len())
+            .map(|i| self.queue_report(i))
+            .collect()
+    }
+
+    fn queue_report(&self, idx: QueueIdx) -> QueueReport {
+        let tree = &self.tree;
+        let q = &tree.queues[idx];
+        let cluster = tree.cluster;
+        let frac = |a: Resource, b: Resource| {
+            if b.memory_mb > 0 {
+                a.memory_mb as f64 / b.memory_mb as f64
+            } else {
+                0.0
+            }
+        };
+        let (capacity, maximum_capacity, weight) = match q.settings.share {
+            QueueShare::Capacity {
+                capacity_pct,
+                maximum_pct,
+            } => (capacity_pct / 100.0, maximum_pct / 100.0, None),
+            QueueShare::Fair { weight, .. } => {
+                let parent = q.parent.map(|p| &tree.queues[p]);
+                let share = parent.map_or(1.0, |p| frac(q.guaranteed, p.guaranteed));
+                let max = parent.map_or(1.0, |p| frac(q.maximum, p.maximum));
+                (share, max, Some(weight))
+            }
+        };
+        let apps = self
+            .apps
+            .values()
+            .filter(|a| tree.ancestry(a.leaf).contains(&idx))
+            .count();
+        QueueReport {
+            path: q.path.clone(),
+            name: q.path.rsplit('.').next().unwrap_or(&q.path).to_string(),
+            leaf: q.is_leaf(),
+            state: q.settings.state,
+            capacity,
+            maximum_capacity,
+            absolute_capacity: frac(q.guaranteed, cluster),
+            absolute_maximum_capacity: frac(q.maximum, cluster),
+            guaranteed: q.guaranteed,
+            maximum: q.maximum,
+            min_share: q.min_share,
+            used: q.used,
+            current_capacity: frac(q.used, q.guaranteed),
+            am_used: q.am_used,
+            apps,
+            running_apps: q.running_apps,
+            weight,
+            max_running_apps: q.settings.max_running_apps,
+            ordering: q.settings.ordering,
+            children: q
+                .children
+                .iter()
+                .map(|&c| tree.queues[c].path.clone())
+                .collect(),
+            dynamic: q.dynamic,
+        }
     }
 
     pub fn container(&self, id: &ContainerId) -> Option<ContainerReport> {

@@ -7,16 +7,31 @@
 //!
 //! ```text
 //! config  key=value...            before any other command: min_mem, min_vcores,
-//!                                 max_mem, max_vcores, epoch, ordering, selection,
+//!                                 max_mem, max_vcores, epoch, selection,
 //!                                 max_nodes, max_apps, max_asks_per_app,
 //!                                 max_blacklist_per_app, max_containers_per_pass,
 //!                                 max_candidates_per_pick, packing_threshold
-//!                                 (a fraction), packing_min_nodes, packing_seed
+//!                                 (a fraction), packing_min_nodes, packing_seed,
+//!                                 scheduler (fifo|capacity|fair; resets the queues
+//!                                 to root.default), calculator (memory|dominant),
+//!                                 node_delay, rack_delay (capacity delay rule),
+//!                                 node_threshold, rack_threshold (fair delay rule),
+//!                                 hb_max, hb_offswitch (containers per heartbeat),
+//!                                 user_max_apps (fair default per-user running limit),
+//!                                 dynamic (true: fair leaves are created on demand)
+//! queue   PATH [capacity=PCT] [max=PCT] [weight=W] [min=MB,VC] [maxres=MB,VC]
+//!         [ulf=F|none] [mulp=PCT] [am=FRACTION|none] [running=N] [order=fifo|fair|drf]
+//!         [state=RUNNING|STOPPED]  declares (or changes) a queue; parents first. Before
+//!                                 the first other command it shapes the initial tree;
+//!                                 after it, it edits a pending tree that `reload` applies.
+//!                                 The first `queue` line drops the default leaf.
+//! unqueue PATH                    removes a queue from the pending tree
+//! reload                          applies the pending tree (refreshQueues)
 //! node    NODE rack=R mem=MB vcores=N
 //! update  NODE [mem=MB] [vcores=N] [healthy=BOOL] [schedulable=BOOL]
 //! heartbeat NODE                  a heartbeat: schedules on the node
 //! remove  NODE
-//! app     APP [queue=Q] [user=U] [priority=P]
+//! app     APP [queue=Q] [user=U] [priority=P] [unmanaged=BOOL]
 //! finish  APP                     the attempt ends
 //! ask     APP pri=P mem=MB [vcores=N] [relax=BOOL] [id=N] LOC:COUNT...
 //! release APP cN...
@@ -45,6 +60,10 @@ use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, R
 use crate::config::SchedulerConfig;
 use crate::input::{ContainerExit, Input, NodeUpdate, ResourceAsk};
 use crate::output::Decisions;
+use crate::queue_config::{
+    AppOrdering, LocalityDelay, QueueConfig, QueueRunState, QueueShare, QueueTreeConfig,
+    ResourceBound, ResourceCalculatorKind, SchedulerKind,
+};
 use crate::scheduler::Scheduler;
 
 /// The NodeManager port used when a script names a node by host only.
@@ -78,6 +97,8 @@ pub fn run(script: &str) -> Result<String, ScenarioError> {
 #[derive(Debug)]
 pub struct Scenario {
     config: SchedulerConfig,
+    /// The queue tree being declared (initial, or pending a `reload`).
+    pending_queues: Option<QueueTreeConfig>,
     scheduler: Option<Scheduler>,
     now_ms: u64,
     apps: BTreeMap<String, ApplicationAttemptId>,
@@ -95,6 +116,7 @@ impl Scenario {
     pub fn new() -> Scenario {
         Scenario {
             config: SchedulerConfig::default(),
+            pending_queues: None,
             scheduler: None,
             now_ms: 0,
             apps: BTreeMap::new(),
@@ -133,7 +155,17 @@ impl Scenario {
         if command == "config" {
             return self.configure(args);
         }
+        if command == "queue" || command == "unqueue" {
+            self.declare_queue(command, args)?;
+            if let Some(s) = &self.scheduler {
+                s.check_invariants().map_err(|e| e.to_string())?;
+            }
+            return Ok(());
+        }
         if self.scheduler.is_none() {
+            if let Some(queues) = self.pending_queues.take() {
+                self.config.queues = queues;
+            }
             let scheduler = Scheduler::new(self.config.clone()).map_err(|e| e.to_string())?;
             self.scheduler = Some(scheduler);
         }
@@ -157,7 +189,77 @@ impl Scenario {
                 "max_mem" => c.maximum_allocation.memory_mb = number(key, value)?,
                 "max_vcores" => c.maximum_allocation.vcores = number(key, value)?,
                 "epoch" => c.epoch = number(key, value)?,
-                "ordering" => c.ordering_policy = value.parse().map_err(|e| format!("{e}"))?,
+                "scheduler" => {
+                    let kind = match value {
+                        "fifo" => SchedulerKind::Fifo,
+                        "capacity" => SchedulerKind::Capacity,
+                        "fair" => SchedulerKind::Fair,
+                        _ => return Err(format!("unknown scheduler '{value}'")),
+                    };
+                    c.queues = default_tree(kind);
+                }
+                "calculator" => {
+                    c.queues.resource_calculator = match value {
+                        "memory" => ResourceCalculatorKind::Memory,
+                        "dominant" => ResourceCalculatorKind::Dominant,
+                        _ => return Err(format!("unknown calculator '{value}'")),
+                    }
+                }
+                "node_delay" | "rack_delay" => {
+                    let (mut node, mut rack) = match c.locality {
+                        LocalityDelay::Capacity {
+                            node_locality_delay,
+                            rack_locality_additional_delay,
+                        } => (node_locality_delay, rack_locality_additional_delay),
+                        _ => (40, -1),
+                    };
+                    if key == "node_delay" {
+                        node = number(key, value)?;
+                    } else {
+                        rack = number(key, value)?;
+                    }
+                    c.locality = LocalityDelay::Capacity {
+                        node_locality_delay: node,
+                        rack_locality_additional_delay: rack,
+                    };
+                }
+                "node_threshold" | "rack_threshold" => {
+                    let (mut node, mut rack) = match c.locality {
+                        LocalityDelay::Fair {
+                            node_threshold,
+                            rack_threshold,
+                        } => (node_threshold, rack_threshold),
+                        _ => (-1.0, -1.0),
+                    };
+                    if key == "node_threshold" {
+                        node = number(key, value)?;
+                    } else {
+                        rack = number(key, value)?;
+                    }
+                    c.locality = LocalityDelay::Fair {
+                        node_threshold: node,
+                        rack_threshold: rack,
+                    };
+                }
+                "hb_max" => c.heartbeat.max_containers = Some(number(key, value)?),
+                "hb_offswitch" => c.heartbeat.max_off_switch = Some(number(key, value)?),
+                "user_max_apps" => {
+                    c.queues.user_max_running_apps_default = Some(number(key, value)?)
+                }
+                "dynamic" => {
+                    c.queues.dynamic_leaf = if boolean(key, value)? {
+                        Some(QueueConfig::leaf(
+                            "dynamic",
+                            QueueShare::Fair {
+                                weight: 1.0,
+                                min: None,
+                                max: None,
+                            },
+                        ))
+                    } else {
+                        None
+                    }
+                }
                 "selection" => c.node_selection = value.parse().map_err(|e| format!("{e}"))?,
                 "max_nodes" => c.limits.max_nodes = number(key, value)?,
                 "max_apps" => c.limits.max_apps = number(key, value)?,
@@ -229,7 +331,7 @@ impl Scenario {
                     return Err(format!("application '{name}' was already declared"));
                 }
                 let opts = options(rest)?;
-                only_keys(&opts, &["queue", "user", "priority"])?;
+                only_keys(&opts, &["queue", "user", "priority", "unmanaged"])?;
                 let number_of_app =
                     i32::try_from(self.apps.len() + 1).map_err(|e| e.to_string())?;
                 let attempt = ApplicationAttemptId::new(
@@ -243,6 +345,22 @@ impl Scenario {
                     queue: opts.get("queue").copied().unwrap_or("default").to_string(),
                     user: opts.get("user").copied().unwrap_or("user").to_string(),
                     priority: optional(&opts, "priority", 0)?,
+                    unmanaged_am: opts
+                        .get("unmanaged")
+                        .map(|v| boolean("unmanaged", v))
+                        .transpose()?
+                        .unwrap_or(false),
+                })
+            }
+            "reload" => {
+                only_keys(&options(args)?, &[])?;
+                let queues = self
+                    .pending_queues
+                    .take()
+                    .or_else(|| self.scheduler().map(|s| s.queue_config().clone()))
+                    .ok_or("no queue tree to reload")?;
+                self.input(Input::QueuesReconfigured {
+                    queues: Box::new(queues),
                 })
             }
             "finish" => {
@@ -556,10 +674,156 @@ impl Scenario {
         for q in queues {
             let _ = writeln!(
                 self.trace,
-                "  {} used={}MB,{}vc apps={}",
-                q.name, q.used.memory_mb, q.used.vcores, q.apps
+                "  {} guaranteed={}MB,{}vc max={}MB,{}vc used={}MB,{}vc am={}MB apps={} running={}{}",
+                q.path,
+                q.guaranteed.memory_mb,
+                q.guaranteed.vcores,
+                q.maximum.memory_mb,
+                q.maximum.vcores,
+                q.used.memory_mb,
+                q.used.vcores,
+                q.am_used.memory_mb,
+                q.apps,
+                q.running_apps,
+                if q.state == QueueRunState::Stopped {
+                    " STOPPED"
+                } else {
+                    ""
+                }
             );
         }
+    }
+
+    /// `queue PATH opts...` / `unqueue PATH`: edits the pending tree.
+    fn declare_queue(&mut self, command: &str, args: &[&str]) -> Result<(), String> {
+        let (path, rest) = args.split_first().ok_or("which queue?")?;
+        let started = self.scheduler.is_some();
+        let tree = match self.pending_queues.take() {
+            Some(t) => t,
+            None if started => self
+                .scheduler()
+                .map(|s| s.queue_config().clone())
+                .ok_or("no scheduler")?,
+            None => {
+                // The first declaration replaces the default leaf.
+                let mut t = self.config.queues.clone();
+                t.root.children.clear();
+                t
+            }
+        };
+        let mut tree = tree;
+        let names: Vec<&str> = path.split('.').collect();
+        if names.first() != Some(&"root") || names.len() < 2 {
+            return Err(format!("queue paths start with root. ('{path}')"));
+        }
+        let mut parent = &mut tree.root;
+        for name in &names[1..names.len() - 1] {
+            parent = parent
+                .children
+                .iter_mut()
+                .find(|c| c.name == *name)
+                .ok_or_else(|| format!("declare the parent of {path} first"))?;
+        }
+        let last = names[names.len() - 1];
+        if command == "unqueue" {
+            let before = parent.children.len();
+            parent.children.retain(|c| c.name != last);
+            if parent.children.len() == before {
+                return Err(format!("no queue {path}"));
+            }
+            self.pending_queues = Some(tree);
+            return Ok(());
+        }
+        let opts = options(rest)?;
+        only_keys(
+            &opts,
+            &[
+                "capacity", "max", "weight", "min", "maxres", "ulf", "mulp", "am", "running",
+                "order", "state",
+            ],
+        )?;
+        let kind = tree.kind;
+        let index = match parent.children.iter().position(|c| c.name == last) {
+            Some(i) => i,
+            None => {
+                let share = match kind {
+                    SchedulerKind::Fair => QueueShare::Fair {
+                        weight: 1.0,
+                        min: None,
+                        max: None,
+                    },
+                    _ => QueueShare::Capacity {
+                        capacity_pct: 0.0,
+                        maximum_pct: 100.0,
+                    },
+                };
+                let mut leaf = QueueConfig::leaf(last, share);
+                if kind == SchedulerKind::Fair {
+                    leaf.ordering = AppOrdering::Fair;
+                }
+                parent.children.push(leaf);
+                parent.children.len() - 1
+            }
+        };
+        let q = &mut parent.children[index];
+        let resource = |key: &str, v: &str| -> Result<Resource, String> {
+            let (m, c) = v
+                .split_once(',')
+                .ok_or_else(|| format!("{key} takes MB,VCORES"))?;
+            Ok(Resource::new(number(key, m)?, number(key, c)?))
+        };
+        for (key, value) in &opts {
+            let value = *value;
+            match (*key, &mut q.share) {
+                ("capacity", QueueShare::Capacity { capacity_pct, .. }) => {
+                    *capacity_pct = number(key, value)?
+                }
+                ("max", QueueShare::Capacity { maximum_pct, .. }) => {
+                    *maximum_pct = number(key, value)?
+                }
+                ("weight", QueueShare::Fair { weight, .. }) => *weight = number(key, value)?,
+                ("min", QueueShare::Fair { min, .. }) => {
+                    *min = Some(ResourceBound::Absolute(resource(key, value)?))
+                }
+                ("maxres", QueueShare::Fair { max, .. }) => {
+                    *max = Some(ResourceBound::Absolute(resource(key, value)?))
+                }
+                ("ulf", _) => {
+                    q.user_limit_factor = if value == "none" {
+                        None
+                    } else {
+                        Some(number(key, value)?)
+                    }
+                }
+                ("mulp", _) => q.minimum_user_limit_percent = number(key, value)?,
+                ("am", _) => {
+                    q.max_am_share = if value == "none" {
+                        None
+                    } else {
+                        Some(number(key, value)?)
+                    }
+                }
+                ("running", _) => q.max_running_apps = Some(number(key, value)?),
+                ("order", _) => {
+                    q.ordering = match value {
+                        "fifo" => AppOrdering::Fifo,
+                        "fair" => AppOrdering::Fair,
+                        "drf" => AppOrdering::Drf,
+                        _ => return Err(format!("unknown order '{value}'")),
+                    }
+                }
+                ("state", _) => {
+                    q.state = match value {
+                        "RUNNING" => QueueRunState::Running,
+                        "STOPPED" => QueueRunState::Stopped,
+                        _ => return Err(format!("unknown state '{value}'")),
+                    }
+                }
+                (key, _) => return Err(format!("{key} does not apply to a {kind} queue")),
+            }
+        }
+        self.pending_queues = Some(tree);
+        Ok(())
     }
 
     fn app_arg(&self, args: &[&str]) -> Result<ApplicationAttemptId, String> {
@@ -580,6 +844,25 @@ impl Scenario {
     fn container_name(&self, c: &ContainerId) -> String {
         format!("{} c{}", self.app_name(&c.attempt), c.sequence())
     }
+}
+
+/// A scheduler of `kind` with `root.default` as its only leaf.
+fn default_tree(kind: SchedulerKind) -> QueueTreeConfig {
+    let mut tree = QueueTreeConfig::fifo();
+    tree.kind = kind;
+    if kind == SchedulerKind::Fair {
+        let fair = QueueShare::Fair {
+            weight: 1.0,
+            min: None,
+            max: None,
+        };
+        tree.root.share = fair;
+        tree.root.ordering = AppOrdering::Fair;
+        let mut leaf = QueueConfig::leaf("default", fair);
+        leaf.ordering = AppOrdering::Fair;
+        tree.root.children = vec![leaf];
+    }
+    tree
 }
 
 fn node_name(n: &NodeId) -> String {

@@ -2,31 +2,27 @@
 //! paths (on a node's heartbeat, and continuous passes).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Bound;
 
 use spindle_common::ids::CONTAINER_SEQUENCE_BITS;
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
 use crate::asks::{AskRow, AskTable, RequestKey, RowUpdate};
 use crate::config::{ConfigError, SchedulerConfig};
+use crate::delay::{self, DelayContext, DelayState};
 use crate::error::SchedulerError;
 use crate::input::{ContainerExit, Input, NodeUpdate, ResourceAsk, ANY};
 use crate::output::{
     exit_status, Allocation, CompletedContainer, CompletionCause, Decisions, Locality, NodeAction,
 };
-use crate::policy::{
-    node_selection, ordering_policy, AppView, NodeSelection, NodeView, OrderingPolicy, QueueView,
-    SortKey,
-};
+use crate::policy::{node_selection, NodeSelection, NodeView, SortKey};
+use crate::queue_config::{AppOrdering, QueueTreeConfig, SchedulerKind};
+use crate::tree::{QueueIdx, QueueTree};
 
 /// Longest host, rack or blacklist name accepted from an AM.
 pub const MAX_RESOURCE_NAME_BYTES: usize = 4096;
 
 /// Largest per-attempt container sequence number (40 bits).
 pub(crate) const MAX_CONTAINER_SEQUENCE: i64 = (1 << CONTAINER_SEQUENCE_BITS) - 1;
-
-/// Position of an active application in the serving order.
-pub(crate) type OrderEntry = (SortKey, SortKey, ApplicationAttemptId);
 
 #[derive(Debug)]
 pub(crate) struct NodeState {
@@ -55,7 +51,9 @@ impl NodeState {
 
 #[derive(Debug)]
 pub(crate) struct AppState {
+    /// Full path of the leaf queue.
     pub queue: String,
+    pub leaf: QueueIdx,
     pub user: String,
     pub priority: i32,
     pub submission_seq: u64,
@@ -65,7 +63,19 @@ pub(crate) struct AppState {
     pub used: Resource,
     /// Sequence number of the attempt's next container (from 1).
     pub next_sequence: i64,
-    pub order_entry: Option<OrderEntry>,
+    /// The AM runs outside the cluster: no container is the AM's.
+    pub unmanaged_am: bool,
+    /// The attempt's AM container while it is live.
+    pub am_container: Option<ContainerId>,
+    /// Counted against running-application limits; an attempt that is not
+    /// runnable waits, unscheduled.
+    pub runnable: bool,
+    /// Taken out of the serving order for the rest of a pass.
+    pub parked: bool,
+    /// The key the attempt is filed under in its leaf's serving set.
+    pub active_key: Option<SortKey>,
+    /// Delay-scheduling state per request key.
+    pub delay: BTreeMap<RequestKey, DelayState>,
 }
 
 impl AppState {
@@ -73,12 +83,6 @@ impl AppState {
         !self.blacklist.is_empty()
             && (self.blacklist.contains(host) || self.blacklist.contains(rack))
     }
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct QueueState {
-    pub used: Resource,
-    pub apps: BTreeSet<ApplicationAttemptId>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,11 +95,18 @@ pub(crate) struct ContainerState {
     pub allocated_at_ms: u64,
 }
 
+/// What a scheduling pass took out of the serving order, to put back when
+/// it ends.
+#[derive(Debug, Default)]
+struct Parked {
+    apps: Vec<ApplicationAttemptId>,
+    queues: Vec<QueueIdx>,
+}
+
 /// The scheduler core. See the crate documentation for the model.
 #[derive(Debug)]
 pub struct Scheduler {
     pub(crate) config: SchedulerConfig,
-    pub(crate) ordering: Box<dyn OrderingPolicy>,
     pub(crate) selection: Box<dyn NodeSelection>,
     pub(crate) now_ms: u64,
     pub(crate) nodes: BTreeMap<NodeId, NodeState>,
@@ -108,9 +119,9 @@ pub struct Scheduler {
     /// The same, per rack.
     pub(crate) rack_index: BTreeMap<String, BTreeSet<(SortKey, NodeId)>>,
     pub(crate) apps: BTreeMap<ApplicationAttemptId, AppState>,
-    pub(crate) queues: BTreeMap<String, QueueState>,
-    /// Applications with outstanding asks, in serving order.
-    pub(crate) order: BTreeSet<OrderEntry>,
+    pub(crate) tree: QueueTree,
+    /// Attempts over a running-application limit, in arrival order.
+    pub(crate) waiting: BTreeSet<(u64, ApplicationAttemptId)>,
     pub(crate) containers: BTreeMap<ContainerId, ContainerState>,
     pub(crate) next_submission_seq: u64,
     pub(crate) capacity: Resource,
@@ -122,25 +133,29 @@ pub struct Scheduler {
 impl Scheduler {
     /// A scheduler with the policies the configuration names.
     pub fn new(config: SchedulerConfig) -> Result<Scheduler, ConfigError> {
-        let ordering = ordering_policy(config.ordering_policy);
         let selection = node_selection(&config);
-        Scheduler::with_policies(config, ordering, selection)
+        Scheduler::with_selection(config, selection)
     }
 
-    /// A scheduler with explicit policy objects (the configuration's policy
-    /// names are then informational).
-    pub fn with_policies(
+    /// A scheduler with an explicit node selection policy object (the
+    /// configuration's selection name is then informational).
+    pub fn with_selection(
         config: SchedulerConfig,
-        ordering: Box<dyn OrderingPolicy>,
         selection: Box<dyn NodeSelection>,
     ) -> Result<Scheduler, ConfigError> {
         config.validate()?;
+        let tree = QueueTree::build(config.queues.clone(), Resource::ZERO).map_err(|reason| {
+            ConfigError::Invalid {
+                key: "queues",
+                value: config.queues.kind.name().to_string(),
+                reason,
+            }
+        })?;
         let mut selection = selection;
         // No node is indexed yet, so there is nothing to re-key.
         let _ = selection.schedulable_nodes_changed(0);
         Ok(Scheduler {
             config,
-            ordering,
             selection,
             now_ms: 0,
             nodes: BTreeMap::new(),
@@ -149,8 +164,8 @@ impl Scheduler {
             index: BTreeSet::new(),
             rack_index: BTreeMap::new(),
             apps: BTreeMap::new(),
-            queues: BTreeMap::new(),
-            order: BTreeSet::new(),
+            tree,
+            waiting: BTreeSet::new(),
             containers: BTreeMap::new(),
             next_submission_seq: 0,
             capacity: Resource::ZERO,
@@ -161,6 +176,11 @@ impl Scheduler {
 
     pub fn config(&self) -> &SchedulerConfig {
         &self.config
+    }
+
+    /// The queue configuration in force (the last one accepted).
+    pub fn queue_config(&self) -> &QueueTreeConfig {
+        &self.tree.config
     }
 
     /// The latest `now_ms` the scheduler was called with.
@@ -196,7 +216,8 @@ impl Scheduler {
                 queue,
                 user,
                 priority,
-            } => self.add_app(attempt, queue, user, priority),
+                unmanaged_am,
+            } => self.add_app(attempt, queue, user, priority, unmanaged_am),
             Input::AppRemoved { attempt } => self.remove_app(attempt),
             Input::AsksUpdated {
                 attempt,
@@ -208,13 +229,15 @@ impl Scheduler {
             Input::ContainerCompleted { container, exit } => {
                 Ok(self.container_completed(container, exit))
             }
+            Input::QueuesReconfigured { queues } => self.reconfigure(*queues),
             Input::Tick => Ok(Decisions::default()),
         }
     }
 
     /// A continuous-scheduling pass: offers resources to applications in
-    /// serving order, placing each container on the best node the policy
-    /// and the request's locality allow, until `max_containers` (capped by
+    /// serving order, one container at a time, placing each on the best
+    /// node the policy and the request's locality (and delay) allow, until
+    /// `max_containers` (capped by
     /// [`crate::Limits::max_containers_per_pass`]) are allocated or nothing
     /// more can be placed.
     pub fn schedule(
@@ -228,30 +251,7 @@ impl Scheduler {
         if self.index.is_empty() {
             return Ok(decisions);
         }
-        let mut cursor = None;
-        'apps: while decisions.allocations.len() < max {
-            let Some(entry) = self.next_in_order(cursor) else {
-                break;
-            };
-            cursor = Some(entry);
-            let attempt = entry.2;
-            let keys = match self.apps.get(&attempt) {
-                Some(app) => app.asks.active_keys(),
-                None => continue,
-            };
-            for key in keys {
-                while decisions.allocations.len() < max {
-                    let Some((node, locality)) = self.pick_node(attempt, &key) else {
-                        break;
-                    };
-                    let allocation = self.allocate(attempt, key, node, locality)?;
-                    decisions.allocations.push(allocation);
-                }
-                if decisions.allocations.len() >= max {
-                    break 'apps;
-                }
-            }
-        }
+        decisions.allocations = self.run_pass(None, max)?;
         Ok(decisions)
     }
 
@@ -264,6 +264,26 @@ impl Scheduler {
         }
         self.now_ms = now_ms;
         Ok(())
+    }
+
+    /// Brings queue entitlements up to date with the cluster's resources.
+    fn sync_cluster(&mut self) {
+        if self.tree.cluster == self.capacity {
+            return;
+        }
+        self.tree.cluster = self.capacity;
+        self.tree.recompute_entitlements();
+        // Dominant shares are relative to the cluster: re-key those apps.
+        let drf: Vec<ApplicationAttemptId> = self
+            .apps
+            .iter()
+            .filter(|(_, a)| self.tree.queues[a.leaf].settings.ordering == AppOrdering::Drf)
+            .map(|(id, _)| *id)
+            .collect();
+        for attempt in drf {
+            self.refresh_app(attempt);
+        }
+        self.tree.refresh_all();
     }
 
     // ------------------------------------------------------------------
@@ -328,6 +348,7 @@ impl Scheduler {
             },
         );
         self.reindex_node(&node);
+        self.sync_cluster();
         Ok(Decisions::default())
     }
 
@@ -354,6 +375,7 @@ impl Scheduler {
         }
         let takes = node.takes_containers();
         self.reindex_node(&id);
+        self.sync_cluster();
         let mut decisions = Decisions::default();
         if takes {
             decisions.allocations = self.schedule_on_node(&id)?;
@@ -384,6 +406,7 @@ impl Scheduler {
             remove_from_group(&mut self.hosts, &id.host, id);
             remove_from_group(&mut self.racks, &node.rack, id);
         }
+        self.sync_cluster();
         Ok(decisions)
     }
 
@@ -458,12 +481,46 @@ impl Scheduler {
     // ------------------------------------------------------------------
     // Applications
 
+    /// The leaf a queue name refers to: a full path, or a leaf's short name
+    /// when it is unique. In the fair scheduler, a missing leaf under an
+    /// existing parent is created.
+    fn resolve_leaf(&mut self, queue: &str) -> Result<QueueIdx, String> {
+        if let Some(&idx) = self.tree.by_path.get(queue) {
+            if self.tree.queues[idx].is_leaf() {
+                return Ok(idx);
+            }
+            return Err(format!(
+                "{queue} is a parent queue; applications go to leaf queues"
+            ));
+        }
+        let mut matches = self
+            .tree
+            .queues
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.is_leaf() && q.path.rsplit('.').next() == Some(queue))
+            .map(|(i, _)| i);
+        if let Some(first) = matches.next() {
+            if matches.next().is_none() {
+                return Ok(first);
+            }
+            return Err(format!(
+                "the short name {queue} is ambiguous; use the full path"
+            ));
+        }
+        if self.tree.kind() == SchedulerKind::Fair && queue.starts_with("root.") {
+            return self.tree.create_leaf(queue);
+        }
+        Err("no such leaf queue".to_string())
+    }
+
     fn add_app(
         &mut self,
         attempt: ApplicationAttemptId,
         queue: String,
         user: String,
         priority: i32,
+        unmanaged_am: bool,
     ) -> Result<Decisions, SchedulerError> {
         if self.apps.contains_key(&attempt) {
             return Err(SchedulerError::AttemptExists(attempt));
@@ -483,17 +540,24 @@ impl Scheduler {
                 context: format!("adding {attempt} to queue {queue}"),
             });
         }
-        self.queues
-            .entry(queue.clone())
-            .or_default()
-            .apps
-            .insert(attempt);
+        let leaf = self
+            .resolve_leaf(&queue)
+            .map_err(|reason| SchedulerError::UnknownQueue {
+                attempt,
+                queue: queue.clone(),
+                reason,
+            })?;
+        let path = self.tree.queues[leaf].path.clone();
         let submission_seq = self.next_submission_seq;
         self.next_submission_seq += 1;
+        let q = &mut self.tree.queues[leaf];
+        q.apps.insert(attempt);
+        q.users.entry(user.clone()).or_default().apps += 1;
         self.apps.insert(
             attempt,
             AppState {
-                queue,
+                queue: path,
+                leaf,
                 user,
                 priority,
                 submission_seq,
@@ -502,10 +566,68 @@ impl Scheduler {
                 containers: BTreeSet::new(),
                 used: Resource::ZERO,
                 next_sequence: 1,
-                order_entry: None,
+                unmanaged_am,
+                am_container: None,
+                runnable: false,
+                parked: false,
+                active_key: None,
+                delay: BTreeMap::new(),
             },
         );
+        if self.may_run(attempt) {
+            self.set_runnable(attempt);
+        } else {
+            self.waiting.insert((submission_seq, attempt));
+        }
         Ok(Decisions::default())
+    }
+
+    /// Whether the attempt fits its queues' and its user's running limits.
+    fn may_run(&self, attempt: ApplicationAttemptId) -> bool {
+        let Some(app) = self.apps.get(&attempt) else {
+            return false;
+        };
+        if !self.tree.may_run(app.leaf) {
+            return false;
+        }
+        match self.tree.user_max_running(&app.user) {
+            None => true,
+            Some(max) => {
+                let running = self
+                    .apps
+                    .values()
+                    .filter(|a| a.runnable && a.user == app.user)
+                    .count();
+                running < max
+            }
+        }
+    }
+
+    fn set_runnable(&mut self, attempt: ApplicationAttemptId) {
+        let Some(app) = self.apps.get_mut(&attempt) else {
+            return;
+        };
+        if app.runnable {
+            return;
+        }
+        app.runnable = true;
+        let leaf = app.leaf;
+        self.tree.count_running(leaf, true);
+        self.refresh_app(attempt);
+    }
+
+    /// Makes waiting attempts runnable, oldest first, while limits allow.
+    fn promote_waiting(&mut self) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let candidates: Vec<(u64, ApplicationAttemptId)> = self.waiting.iter().copied().collect();
+        for entry in candidates {
+            if self.may_run(entry.1) {
+                self.waiting.remove(&entry);
+                self.set_runnable(entry.1);
+            }
+        }
     }
 
     fn remove_app(&mut self, attempt: ApplicationAttemptId) -> Result<Decisions, SchedulerError> {
@@ -528,20 +650,88 @@ impl Scheduler {
                 decisions.completed.push(done);
             }
         }
+        // Leave the serving order, then the queue.
+        if let Some(app) = self.apps.get_mut(&attempt) {
+            app.asks = AskTable::default();
+            app.parked = false;
+        }
+        self.refresh_app(attempt);
         if let Some(app) = self.apps.remove(&attempt) {
-            if let Some(entry) = app.order_entry {
-                self.order.remove(&entry);
+            self.waiting.remove(&(app.submission_seq, attempt));
+            if app.runnable {
+                self.tree.count_running(app.leaf, false);
             }
-            if let Some(queue) = self.queues.get_mut(&app.queue) {
-                queue.apps.remove(&attempt);
-                if queue.apps.is_empty() {
-                    self.queues.remove(&app.queue);
-                } else if self.ordering.keys_depend_on_usage() {
-                    self.refresh_queue_order(&app.queue);
+            let q = &mut self.tree.queues[app.leaf];
+            q.apps.remove(&attempt);
+            if let Some(u) = q.users.get_mut(&app.user) {
+                u.apps = u.apps.saturating_sub(1);
+                if u.apps == 0 {
+                    q.users.remove(&app.user);
                 }
+            }
+            self.tree.refresh_path(app.leaf);
+            if app.runnable {
+                self.promote_waiting();
             }
         }
         Ok(decisions)
+    }
+
+    /// Replaces the queue tree. Every attempt must find its leaf again (by
+    /// full path; leaves created on demand are created again); otherwise
+    /// the new configuration is refused and the old one stays.
+    fn reconfigure(&mut self, queues: QueueTreeConfig) -> Result<Decisions, SchedulerError> {
+        let mut tree =
+            QueueTree::build(queues, self.capacity).map_err(SchedulerError::InvalidQueues)?;
+        let mut leaves: BTreeMap<ApplicationAttemptId, QueueIdx> = BTreeMap::new();
+        for (attempt, app) in &self.apps {
+            let leaf = match tree.by_path.get(&app.queue) {
+                Some(&idx) if tree.queues[idx].is_leaf() => idx,
+                Some(_) => {
+                    return Err(SchedulerError::InvalidQueues(format!(
+                        "queue {} holds applications ({attempt}) and cannot become a parent queue",
+                        app.queue
+                    )))
+                }
+                None if self.tree.queues[app.leaf].dynamic => tree
+                    .create_leaf(&app.queue)
+                    .map_err(SchedulerError::InvalidQueues)?,
+                None => {
+                    return Err(SchedulerError::InvalidQueues(format!(
+                        "queue {} holds applications ({attempt}) and is missing from the new configuration",
+                        app.queue
+                    )))
+                }
+            };
+            leaves.insert(*attempt, leaf);
+        }
+        // Accepted: move every attempt over, then rebuild the orders.
+        for (attempt, app) in self.apps.iter_mut() {
+            let leaf = leaves[attempt];
+            app.leaf = leaf;
+            app.active_key = None;
+            app.parked = false;
+            let am = app
+                .am_container
+                .and_then(|c| self.containers.get(&c))
+                .map_or(Resource::ZERO, |c| c.resource);
+            let q = &mut tree.queues[leaf];
+            q.apps.insert(*attempt);
+            q.users.entry(app.user.clone()).or_default().apps += 1;
+            tree.charge(leaf, &app.user, app.used, true, false);
+            tree.queues[leaf].am_used += am;
+            if app.runnable {
+                tree.count_running(leaf, true);
+            }
+        }
+        self.tree = tree;
+        let attempts: Vec<ApplicationAttemptId> = self.apps.keys().copied().collect();
+        for attempt in attempts {
+            self.refresh_app(attempt);
+        }
+        self.tree.refresh_all();
+        self.promote_waiting();
+        Ok(Decisions::default())
     }
 
     fn update_asks(
@@ -632,8 +822,10 @@ impl Scheduler {
         if let Some(app) = self.apps.get_mut(&attempt) {
             app.asks.apply(updates);
             app.blacklist = blacklist;
+            let asks = &app.asks;
+            app.delay.retain(|key, _| asks.any_count(key) > 0);
         }
-        self.refresh_app_order(attempt);
+        self.refresh_app(attempt);
         let mut decisions = Decisions::default();
         for container in releases {
             // Unknown ids (already completed, released twice) are ignored.
@@ -677,75 +869,52 @@ impl Scheduler {
         decisions
     }
 
-    /// Recomputes the application's place in the serving order: present
-    /// with a fresh key while it has outstanding asks, absent otherwise.
-    fn refresh_app_order(&mut self, attempt: ApplicationAttemptId) {
+    /// Files the attempt in its leaf's serving set under a fresh key while
+    /// it is runnable, not parked and has outstanding asks, and takes it
+    /// out otherwise; then re-files the queues above it.
+    fn refresh_app(&mut self, attempt: ApplicationAttemptId) {
         let Some(app) = self.apps.get(&attempt) else {
             return;
         };
-        let entry = if app.asks.is_active() {
-            let queue_used = self.queues.get(&app.queue).map(|q| (q.used, q.apps.len()));
-            let (used, apps) = queue_used.unwrap_or((Resource::ZERO, 0));
-            let queue_key = self.ordering.queue_key(&QueueView {
-                name: &app.queue,
-                used,
-                apps,
-            });
-            let app_key = self.ordering.app_key(&AppView {
-                attempt,
-                queue: &app.queue,
-                user: &app.user,
-                priority: app.priority,
-                submission_seq: app.submission_seq,
-                used: app.used,
-                pending: app.asks.pending(),
-            });
-            Some((queue_key, app_key, attempt))
-        } else {
-            None
-        };
-        if app.order_entry == entry {
+        let leaf = app.leaf;
+        let want = (app.runnable && !app.parked && app.asks.is_active()).then(|| {
+            self.tree
+                .app_key(leaf, app.priority, app.submission_seq, app.used)
+        });
+        let have = app.active_key;
+        if want == have {
+            if self.tree.queue_keys_follow_usage() {
+                self.tree.refresh_path(leaf);
+            }
             return;
         }
-        if let Some(old) = app.order_entry {
-            self.order.remove(&old);
+        let user = app.user.clone();
+        let q = &mut self.tree.queues[leaf];
+        if let Some(old) = have {
+            q.active_apps.remove(&(old, attempt));
         }
-        if let Some(new) = entry {
-            self.order.insert(new);
+        if let Some(new) = want {
+            q.active_apps.insert((new, attempt));
+        }
+        if have.is_some() != want.is_some() {
+            let u = q.users.entry(user).or_default();
+            let before = u.active_apps > 0;
+            if want.is_some() {
+                u.active_apps += 1;
+            } else {
+                u.active_apps = u.active_apps.saturating_sub(1);
+            }
+            let after = u.active_apps > 0;
+            match (before, after) {
+                (false, true) => q.active_users += 1,
+                (true, false) => q.active_users = q.active_users.saturating_sub(1),
+                _ => {}
+            }
         }
         if let Some(app) = self.apps.get_mut(&attempt) {
-            app.order_entry = entry;
+            app.active_key = want;
         }
-    }
-
-    /// Re-keys every application of a queue (for usage-dependent policies).
-    fn refresh_queue_order(&mut self, queue: &str) {
-        let members: Vec<ApplicationAttemptId> = match self.queues.get(queue) {
-            Some(q) => q.apps.iter().copied().collect(),
-            None => return,
-        };
-        for attempt in members {
-            self.refresh_app_order(attempt);
-        }
-    }
-
-    fn usage_changed(&mut self, attempt: ApplicationAttemptId, queue: &str) {
-        if self.ordering.keys_depend_on_usage() {
-            self.refresh_queue_order(queue);
-        } else {
-            self.refresh_app_order(attempt);
-        }
-    }
-
-    fn next_in_order(&self, after: Option<OrderEntry>) -> Option<OrderEntry> {
-        match after {
-            None => self.order.iter().next().copied(),
-            Some(c) => self
-                .order
-                .range((Bound::Excluded(c), Bound::Unbounded))
-                .next()
-                .copied(),
-        }
+        self.tree.refresh_path(leaf);
     }
 
     // ------------------------------------------------------------------
@@ -771,17 +940,16 @@ impl Scheduler {
         self.reindex_node(&c.node);
         self.used -= c.resource;
         let attempt = id.attempt;
-        let mut queue_name = None;
         if let Some(app) = self.apps.get_mut(&attempt) {
             app.used -= c.resource;
             app.containers.remove(&id);
-            if let Some(queue) = self.queues.get_mut(&app.queue) {
-                queue.used -= c.resource;
+            let am = app.am_container == Some(id);
+            if am {
+                app.am_container = None;
             }
-            queue_name = Some(app.queue.clone());
-        }
-        if let Some(queue) = queue_name {
-            self.usage_changed(attempt, &queue);
+            let (leaf, user) = (app.leaf, app.user.clone());
+            self.tree.charge(leaf, &user, c.resource, false, am);
+            self.refresh_app(attempt);
         }
         Some(CompletedContainer {
             container: id,
@@ -828,16 +996,23 @@ impl Scheduler {
         app.asks
             .consume(&key, locality, &node_id.host, &node.rack)
             .map_err(SchedulerError::Internal)?;
+        if app.asks.any_count(&key) == 0 {
+            app.delay.remove(&key);
+        } else if let Some(state) = app.delay.get_mut(&key) {
+            delay::allocated(&self.config.locality, state, locality);
+        }
         let container = ContainerId::with_epoch(attempt, epoch, app.next_sequence);
+        let am = !app.unmanaged_am && app.next_sequence == 1;
+        if am {
+            app.am_container = Some(container);
+        }
         app.next_sequence += 1;
         app.used += resource;
         app.containers.insert(container);
-        let queue_name = app.queue.clone();
+        let (leaf, user) = (app.leaf, app.user.clone());
         node.used += resource;
         node.containers.insert(container);
-        if let Some(queue) = self.queues.get_mut(&queue_name) {
-            queue.used += resource;
-        }
+        self.tree.charge(leaf, &user, resource, true, am);
         self.used += resource;
         self.containers.insert(
             container,
@@ -851,7 +1026,7 @@ impl Scheduler {
             },
         );
         self.reindex_node(&node_id);
-        self.usage_changed(attempt, &queue_name);
+        self.refresh_app(attempt);
         Ok(Allocation {
             container,
             node: node_id,
@@ -866,66 +1041,207 @@ impl Scheduler {
     // ------------------------------------------------------------------
     // Scheduling
 
-    /// Offers the node to applications in serving order (and each
-    /// application's keys in priority order) until it is full, nothing
-    /// more is wanted there, or the per-pass cap is reached.
+    /// Offers the node to applications in serving order (each container
+    /// re-consulting the order) until it is full, nothing more is wanted
+    /// there, or a per-heartbeat cap is reached.
     fn schedule_on_node(&mut self, node_id: &NodeId) -> Result<Vec<Allocation>, SchedulerError> {
-        let max = self.config.limits.max_containers_per_pass;
+        let max = self
+            .config
+            .heartbeat
+            .max_containers
+            .unwrap_or(usize::MAX)
+            .min(self.config.limits.max_containers_per_pass);
+        self.run_pass(Some(node_id), max)
+    }
+
+    /// One scheduling pass, on one node (a heartbeat) or anywhere
+    /// (continuous). Each round asks the queue tree for the application to
+    /// serve next and gives it at most one container; an application (or
+    /// queue) that can take nothing more in this pass is parked, out of the
+    /// order, and put back when the pass ends, so every round costs
+    /// O(depth × log n).
+    fn run_pass(
+        &mut self,
+        node: Option<&NodeId>,
+        max: usize,
+    ) -> Result<Vec<Allocation>, SchedulerError> {
+        let mut parked = Parked::default();
+        let result = self.run_rounds(node, max, &mut parked);
+        for attempt in parked.apps {
+            if let Some(app) = self.apps.get_mut(&attempt) {
+                app.parked = false;
+            }
+            self.refresh_app(attempt);
+        }
+        for idx in parked.queues {
+            if let Some(q) = self.tree.queues.get_mut(idx) {
+                q.parked = false;
+            }
+            self.tree.refresh_path(idx);
+        }
+        result
+    }
+
+    fn run_rounds(
+        &mut self,
+        node: Option<&NodeId>,
+        max: usize,
+        parked: &mut Parked,
+    ) -> Result<Vec<Allocation>, SchedulerError> {
         let minimum = self.config.minimum_allocation;
+        let max_off_switch = match node {
+            Some(_) => self.config.heartbeat.max_off_switch.unwrap_or(usize::MAX),
+            None => usize::MAX,
+        };
         let mut out = Vec::new();
-        let mut cursor = None;
-        'apps: while out.len() < max {
-            let Some(entry) = self.next_in_order(cursor) else {
+        let mut off_switch = 0;
+        while out.len() < max {
+            if let Some(id) = node {
+                let Some(n) = self.nodes.get(id) else {
+                    break;
+                };
+                if !n.takes_containers() || !minimum.fits_in(&n.available()) {
+                    break;
+                }
+            }
+            let Some((leaf, attempt)) = self.tree.first_candidate() else {
                 break;
             };
-            cursor = Some(entry);
-            let attempt = entry.2;
-            let keys = match self.apps.get(&attempt) {
-                Some(app) => app.asks.active_keys(),
-                None => continue,
-            };
-            for key in keys {
-                loop {
-                    if out.len() >= max {
-                        break 'apps;
+            match self.serve_one(attempt, leaf, node)? {
+                Some(allocation) => {
+                    if allocation.locality == Locality::OffSwitch {
+                        off_switch += 1;
                     }
-                    let (Some(node), Some(app)) =
-                        (self.nodes.get(node_id), self.apps.get(&attempt))
-                    else {
-                        break 'apps;
-                    };
-                    let available = node.available();
-                    if !minimum.fits_in(&available) {
-                        // Nothing (every ask is at least the minimum) fits.
-                        break 'apps;
-                    }
-                    if app.blacklists(&node_id.host, &node.rack)
-                        || app.next_sequence > MAX_CONTAINER_SEQUENCE
-                    {
-                        continue 'apps;
-                    }
-                    let Some(locality) = app.asks.locality_on(&key, &node_id.host, &node.rack)
-                    else {
-                        break;
-                    };
-                    if !key.capability().fits_in(&available) {
-                        break;
-                    }
-                    let allocation = self.allocate(attempt, key, node_id.clone(), locality)?;
                     out.push(allocation);
+                    if off_switch >= max_off_switch {
+                        break;
+                    }
+                }
+                None => {
+                    if let Some(blocked) = self.tree.over_maximum(leaf, minimum) {
+                        // Nothing fits under this queue's maximum any more.
+                        self.tree.queues[blocked].parked = true;
+                        self.tree.refresh_path(blocked);
+                        parked.queues.push(blocked);
+                    }
+                    if let Some(app) = self.apps.get_mut(&attempt) {
+                        app.parked = true;
+                    }
+                    self.refresh_app(attempt);
+                    parked.apps.push(attempt);
                 }
             }
         }
         Ok(out)
     }
 
+    /// Tries to give `attempt` one container: its request keys in priority
+    /// order, each checked against queue, user and AM limits and delay
+    /// scheduling, placed on `node` or (continuous) the best node.
+    fn serve_one(
+        &mut self,
+        attempt: ApplicationAttemptId,
+        leaf: QueueIdx,
+        node: Option<&NodeId>,
+    ) -> Result<Option<Allocation>, SchedulerError> {
+        let Some(app) = self.apps.get(&attempt) else {
+            return Ok(None);
+        };
+        if app.next_sequence > MAX_CONTAINER_SEQUENCE {
+            return Ok(None);
+        }
+        let here = match node {
+            Some(id) => {
+                let Some(n) = self.nodes.get(id) else {
+                    return Ok(None);
+                };
+                if app.blacklists(&id.host, &n.rack) {
+                    return Ok(None);
+                }
+                Some((id, n))
+            }
+            None => None,
+        };
+        let am = !app.unmanaged_am && app.next_sequence == 1;
+        let capacity_kind = self.tree.kind() == SchedulerKind::Capacity;
+        let user_used = self.tree.queues[leaf]
+            .users
+            .get(&app.user)
+            .map_or(Resource::ZERO, |u| u.used);
+        let mut missed = Vec::new();
+        let mut choice = None;
+        for key in app.asks.active_keys() {
+            let ask = key.capability();
+            if self.tree.over_maximum(leaf, ask).is_some() {
+                continue;
+            }
+            if capacity_kind {
+                let limit = self
+                    .tree
+                    .user_limit(leaf, ask, self.config.minimum_allocation);
+                if self.tree.greater(user_used, limit) {
+                    continue;
+                }
+            }
+            if am && !self.tree.am_fits(leaf, ask) {
+                continue;
+            }
+            let state = app.delay.get(&key).copied().unwrap_or_default();
+            let allowed = delay::allowed(
+                &self.config.locality,
+                &state,
+                DelayContext {
+                    nodes: self.nodes.len(),
+                    outstanding: app.asks.any_count(&key),
+                    locations: app.asks.rows_for(&key),
+                },
+            );
+            match here {
+                Some((id, n)) => {
+                    if !ask.fits_in(&n.available()) {
+                        continue;
+                    }
+                    let Some(locality) = app.asks.locality_on(&key, &id.host, &n.rack) else {
+                        continue;
+                    };
+                    if locality > allowed {
+                        missed.push(key);
+                        continue;
+                    }
+                    choice = Some((key, id.clone(), locality));
+                    break;
+                }
+                None => {
+                    if let Some((id, locality)) = self.pick_node(attempt, &key, allowed) {
+                        choice = Some((key, id, locality));
+                        break;
+                    }
+                }
+            }
+        }
+        if !missed.is_empty() {
+            let nodes = self.nodes.len();
+            let rule = self.config.locality;
+            if let Some(app) = self.apps.get_mut(&attempt) {
+                for key in missed {
+                    delay::missed(&rule, app.delay.entry(key).or_default(), nodes);
+                }
+            }
+        }
+        match choice {
+            Some((key, id, locality)) => Ok(Some(self.allocate(attempt, key, id, locality)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Where the next container of `key` for `attempt` should go: the best
-    /// node-local node, else the best rack-local node, else the first
-    /// off-switch node, in selection order.
+    /// node-local node, else (if `allowed` permits) the best rack-local
+    /// node, else (likewise) the first off-switch node, in selection order.
     fn pick_node(
         &self,
         attempt: ApplicationAttemptId,
         key: &RequestKey,
+        allowed: Locality,
     ) -> Option<(NodeId, Locality)> {
         let app = self.apps.get(&attempt)?;
         if app.next_sequence > MAX_CONTAINER_SEQUENCE {
@@ -974,6 +1290,10 @@ impl Scheduler {
             return Some((id.clone(), locality));
         }
 
+        if allowed == Locality::NodeLocal {
+            return None;
+        }
+
         // Rack-local: the first suitable node of each rack that allows it.
         let mut budget = per_phase;
         for (name, row) in app.asks.located_rows(key) {
@@ -1001,7 +1321,9 @@ impl Scheduler {
         }
 
         // Off-switch.
-        if !app.asks.get(key, ANY).is_some_and(|r| r.relax_locality) {
+        if allowed != Locality::OffSwitch
+            || !app.asks.get(key, ANY).is_some_and(|r| r.relax_locality)
+        {
             return None;
         }
         let mut budget = per_phase;

@@ -48,6 +48,7 @@ fn add_app(s: &mut Scheduler, a: ApplicationAttemptId) {
             queue: "default".into(),
             user: "alice".into(),
             priority: 0,
+            unmanaged_am: false,
         },
     ));
 }
@@ -328,7 +329,12 @@ fn reports() {
     assert!(ok(s.schedule(3, 100)).is_empty());
     assert_eq!(s.node(&n1).map(|n| n.schedulable), Some(false));
     assert_eq!(s.nodes().len(), 2);
-    assert_eq!(s.queues().len(), 1);
+    // root and root.default; the default queue holds the attempt.
+    assert_eq!(s.queues().len(), 2);
+    assert_eq!(
+        s.queue("default").map(|q| (q.path, q.apps)),
+        Some(("root.default".to_string(), 1))
+    );
     assert_eq!(s.apps().len(), 1);
     check(&s);
 }
@@ -351,8 +357,7 @@ impl NodeSelection for Busiest {
 #[test]
 fn custom_node_selection() {
     let config = SchedulerConfig::default();
-    let ordering = spindle_scheduler::policy::ordering_policy(config.ordering_policy);
-    let mut s = match Scheduler::with_policies(config, ordering, Box::new(Busiest)) {
+    let mut s = match Scheduler::with_selection(config, Box::new(Busiest)) {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
     };
@@ -376,10 +381,14 @@ fn custom_node_selection() {
 
 #[test]
 fn unknown_policy_names_are_errors() {
-    let err = "capacity"
-        .parse::<spindle_scheduler::OrderingPolicyKind>()
+    let err = "lottery"
+        .parse::<spindle_scheduler::NodeSelectionKind>()
         .err();
     assert!(matches!(err, Some(ConfigError::UnknownPolicy { .. })));
+    assert_eq!(
+        spindle_scheduler::SchedulerKind::from_class_name("org.example.LotteryScheduler"),
+        None
+    );
     let bad = SchedulerConfig {
         maximum_allocation: Resource::new(512, 1),
         ..SchedulerConfig::default()

@@ -11,6 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 use spindle_scheduler::{
+    AppOrdering, LocalityDelay, QueueConfig, QueueShare, QueueTreeConfig, ResourceBound,
+    ResourceCalculatorKind, SchedulerKind,
+};
+use spindle_scheduler::{
     CompletionCause, ContainerExit, Decisions, Input, Locality, NodeSelectionKind, NodeUpdate,
     PackingConfig, ResourceAsk, Scheduler, SchedulerConfig, SchedulerError, ANY,
 };
@@ -256,8 +260,111 @@ fn normalize(mb: i64, vcores: i32) -> Option<Resource> {
     ))
 }
 
-fn run(seed: u64, steps: usize, selection: NodeSelectionKind) -> BTreeMap<Locality, usize> {
+/// The queue tree and delay rule of a run of `kind`; `variant` shifts the
+/// capacities and weights (for reconfiguration).
+fn queues(kind: SchedulerKind, variant: u64) -> (QueueTreeConfig, LocalityDelay) {
+    let v = variant % 2 == 1;
+    match kind {
+        SchedulerKind::Fifo => (QueueTreeConfig::fifo(), LocalityDelay::Off),
+        SchedulerKind::Capacity => {
+            let cap = |c: f64, m: f64| QueueShare::Capacity {
+                capacity_pct: c,
+                maximum_pct: m,
+            };
+            let mut default = QueueConfig::leaf("default", cap(40.0, 100.0));
+            default.user_limit_factor = Some(2.0);
+            default.max_am_share = Some(0.5);
+            let mut etl = QueueConfig::leaf("etl", cap(50.0, if v { 100.0 } else { 70.0 }));
+            etl.ordering = AppOrdering::Fair;
+            etl.minimum_user_limit_percent = 50.0;
+            let adhoc = QueueConfig::leaf("adhoc", cap(50.0, 100.0));
+            let tree = QueueTreeConfig {
+                kind,
+                root: QueueConfig::parent(
+                    "root",
+                    cap(100.0, 100.0),
+                    vec![
+                        default,
+                        QueueConfig::parent("batch", cap(60.0, 100.0), vec![etl, adhoc]),
+                    ],
+                ),
+                ..QueueTreeConfig::fifo()
+            };
+            let mut tree = tree;
+            if v {
+                tree.root.children[0].share = cap(30.0, 100.0);
+                tree.root.children[1].share = cap(70.0, 100.0);
+            }
+            (
+                tree,
+                LocalityDelay::Capacity {
+                    node_locality_delay: 2,
+                    rack_locality_additional_delay: -1,
+                },
+            )
+        }
+        SchedulerKind::Fair => {
+            let fair = |w: f64| QueueShare::Fair {
+                weight: w,
+                min: None,
+                max: None,
+            };
+            let mut default = QueueConfig::leaf("default", fair(if v { 1.0 } else { 3.0 }));
+            default.ordering = AppOrdering::Fair;
+            default.max_am_share = Some(0.5);
+            let mut etl = QueueConfig::leaf(
+                "etl",
+                QueueShare::Fair {
+                    weight: 1.0,
+                    min: Some(ResourceBound::Absolute(Resource::new(2048, 2))),
+                    max: None,
+                },
+            );
+            etl.ordering = AppOrdering::Drf;
+            let mut adhoc = QueueConfig::leaf("adhoc", fair(2.0));
+            adhoc.max_running_apps = Some(2);
+            adhoc.ordering = AppOrdering::Fifo;
+            let mut root = QueueConfig::parent("root", fair(1.0), vec![default, etl, adhoc]);
+            root.ordering = if v {
+                AppOrdering::Drf
+            } else {
+                AppOrdering::Fair
+            };
+            let mut users = BTreeMap::new();
+            users.insert("v".to_string(), 2);
+            let tree = QueueTreeConfig {
+                kind,
+                root,
+                resource_calculator: if v {
+                    ResourceCalculatorKind::Dominant
+                } else {
+                    ResourceCalculatorKind::Memory
+                },
+                user_max_running_apps: users,
+                user_max_running_apps_default: None,
+                dynamic_leaf: None,
+            };
+            (
+                tree,
+                LocalityDelay::Fair {
+                    node_threshold: 0.3,
+                    rack_threshold: 0.3,
+                },
+            )
+        }
+    }
+}
+
+fn run(
+    seed: u64,
+    steps: usize,
+    selection: NodeSelectionKind,
+    kind: SchedulerKind,
+) -> BTreeMap<Locality, usize> {
+    let (tree, locality) = queues(kind, 0);
     let config = SchedulerConfig {
+        queues: tree,
+        locality,
         minimum_allocation: MIN,
         maximum_allocation: MAX,
         node_selection: selection,
@@ -379,9 +486,14 @@ fn run(seed: u64, steps: usize, selection: NodeSelectionKind) -> BTreeMap<Locali
                     now,
                     Input::AppAdded {
                         attempt,
-                        queue: rng.pick(&["default", "etl", "adhoc"]).to_string(),
-                        user: "u".into(),
+                        queue: if kind == SchedulerKind::Fifo {
+                            "default".to_string()
+                        } else {
+                            rng.pick(&["default", "etl", "adhoc"]).to_string()
+                        },
+                        user: rng.pick(&["u", "v"]).to_string(),
                         priority: *rng.pick(&[0, 0, 1]),
+                        unmanaged_am: rng.chance(10),
                     },
                 )
             }
@@ -599,7 +711,21 @@ fn run(seed: u64, steps: usize, selection: NodeSelectionKind) -> BTreeMap<Locali
                 }
                 r
             }
-            83..=84 => s.handle(now, Input::Tick),
+            83 => s.handle(now, Input::Tick),
+            84 => {
+                let (queues, _) = queues(kind, rng.next());
+                let r = s.handle(
+                    now,
+                    Input::QueuesReconfigured {
+                        queues: Box::new(queues),
+                    },
+                );
+                assert!(
+                    r.is_ok(),
+                    "seed {seed} step {step}: reconfiguration refused: {r:?}"
+                );
+                r
+            }
             _ => s.schedule(now, 1 + rng.below(20)),
         };
         if let (Ok(d), false) = (&result, applied) {
@@ -612,18 +738,28 @@ fn run(seed: u64, steps: usize, selection: NodeSelectionKind) -> BTreeMap<Locali
 
 #[test]
 fn random_operations_keep_every_invariant() {
-    random_operations(NodeSelectionKind::Spread);
+    random_operations(NodeSelectionKind::Spread, SchedulerKind::Fifo);
 }
 
 #[test]
 fn random_operations_keep_every_invariant_with_packing() {
-    random_operations(NodeSelectionKind::Packing);
+    random_operations(NodeSelectionKind::Packing, SchedulerKind::Fifo);
 }
 
-fn random_operations(selection: NodeSelectionKind) {
+#[test]
+fn random_operations_keep_every_invariant_with_capacity_queues() {
+    random_operations(NodeSelectionKind::Spread, SchedulerKind::Capacity);
+}
+
+#[test]
+fn random_operations_keep_every_invariant_with_fair_queues_and_packing() {
+    random_operations(NodeSelectionKind::Packing, SchedulerKind::Fair);
+}
+
+fn random_operations(selection: NodeSelectionKind, kind: SchedulerKind) {
     let mut total: BTreeMap<Locality, usize> = BTreeMap::new();
     for seed in 1..=40 {
-        for (locality, n) in run(seed, 1_500, selection) {
+        for (locality, n) in run(seed, 1_500, selection, kind) {
             *total.entry(locality).or_default() += n;
         }
     }

@@ -116,6 +116,8 @@ fn seed_worked_example() {
 fn am_containers_and_fifo_order() {
     check(
         r"
+        queue root.q1
+        queue root.q2
         node n1 rack=/default-rack mem=4096 vcores=4
         node n2 rack=/default-rack mem=4096 vcores=4
         app a1 queue=q1
@@ -140,6 +142,8 @@ fn am_containers_and_fifo_order() {
         queues
         ",
         expect![[r#"
+            > queue root.q1
+            > queue root.q2
             > node n1 rack=/default-rack mem=4096 vcores=4
             > node n2 rack=/default-rack mem=4096 vcores=4
             > app a1 queue=q1
@@ -172,12 +176,13 @@ fn am_containers_and_fifo_order() {
             > table a2
               pri=1 <memory:1024, vCores:1>: *=4
             > apps
-              a1 queue=q1 used=6144MB,4vc pending=0MB,0vc containers=4
-              a2 queue=q2 used=1024MB,1vc pending=4096MB,4vc containers=1
-              a3 queue=q1 used=1024MB,1vc pending=0MB,0vc containers=1
+              a1 queue=root.q1 used=6144MB,4vc pending=0MB,0vc containers=4
+              a2 queue=root.q2 used=1024MB,1vc pending=4096MB,4vc containers=1
+              a3 queue=root.q1 used=1024MB,1vc pending=0MB,0vc containers=1
             > queues
-              q1 used=7168MB,5vc apps=2
-              q2 used=1024MB,1vc apps=1
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=8192MB,6vc am=0MB apps=3 running=3
+              root.q1 guaranteed=0MB,0vc max=8192MB,8vc used=7168MB,5vc am=3072MB apps=2 running=2
+              root.q2 guaranteed=0MB,0vc max=8192MB,8vc used=1024MB,1vc am=1024MB apps=1 running=1
         "#]],
     );
 }
@@ -294,7 +299,7 @@ fn strict_locality_and_blacklists() {
               alloc a c7 on h3 pri=3 <memory:1024, vCores:1> off-switch
               alloc a c8 on h3 pri=3 <memory:1024, vCores:1> off-switch
             > apps
-              a queue=default used=8192MB,8vc pending=1024MB,1vc containers=8 blacklist=h2
+              a queue=root.default used=8192MB,8vc pending=1024MB,1vc containers=8 blacklist=h2
             > table a
               pri=1 <memory:1024, vCores:1>: *=1(strict) /r1=1(strict) h1=1
         "#]],
@@ -347,7 +352,8 @@ fn releases_and_completions() {
             > table a
               (no outstanding asks)
             > queues
-              default used=4096MB,4vc apps=1
+              root guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=0MB apps=1 running=1
+              root.default guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=1024MB apps=1 running=1
             > release a c3
               done a c3 on h1 exit=-100 released-by-application
               kill a c3 on h1
@@ -356,7 +362,8 @@ fn releases_and_completions() {
             > nodes
               h1 /r1 used=3072/4096MB,3/4vc [a c1, a c2, a c4]
             > queues
-              default used=3072MB,3vc apps=1
+              root guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=0MB apps=1 running=1
+              root.default guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=1024MB apps=1 running=1
             > complete a c3 exit=-105
             > release a c3 c99
             > complete a c2 exit=0
@@ -369,7 +376,7 @@ fn releases_and_completions() {
             > nodes
               h1 /r1 used=0/4096MB,0/4vc []
             > apps
-              a queue=default used=0MB,0vc pending=0MB,0vc containers=0
+              a queue=root.default used=0MB,0vc pending=0MB,0vc containers=0
         "#]],
     );
 }
@@ -528,6 +535,7 @@ fn limits_and_invalid_inputs() {
 fn app_removal() {
     check(
         r"
+        queue root.q1
         node h1 rack=/r1 mem=8192 vcores=8
         app a queue=q1
         app b queue=q1
@@ -547,6 +555,7 @@ fn app_removal() {
         queues
         ",
         expect![[r#"
+            > queue root.q1
             > node h1 rack=/r1 mem=8192 vcores=8
             > app a queue=q1
             > app b queue=q1
@@ -575,7 +584,8 @@ fn app_removal() {
             > order
               order: b
             > queues
-              q1 used=1024MB,1vc apps=1
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=1024MB,1vc am=0MB apps=1 running=1
+              root.q1 guaranteed=0MB,0vc max=8192MB,8vc used=1024MB,1vc am=1024MB apps=1 running=1
             > nodes
               h1 /r1 used=1024/8192MB,1/8vc [b c1]
             > ask a pri=1 mem=1024 *:1
@@ -584,6 +594,8 @@ fn app_removal() {
               done b c1 on h1 exit=-100 application-finished
               kill b c1 on h1
             > queues
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=0MB,0vc am=0MB apps=0 running=0
+              root.q1 guaranteed=0MB,0vc max=8192MB,8vc used=0MB,0vc am=0MB apps=0 running=0
         "#]],
     );
 }
