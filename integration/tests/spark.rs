@@ -327,3 +327,195 @@ fn two_applications_at_once_on_two_nodes_both_finish() {
         );
     }
 }
+
+/// A capacity-scheduler.xml with leaves `a` and `b` (elastic to 100%) and
+/// `closed` (10%, in the given state).
+fn capacity_xml(closed_state: &str, a_capacity: u32, b_capacity: u32) -> String {
+    let property = |name: &str, value: &str| {
+        format!("  <property><name>yarn.scheduler.capacity.{name}</name><value>{value}</value></property>\n")
+    };
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    for (name, value) in [
+        ("root.queues", "a,b,closed".to_string()),
+        ("maximum-am-resource-percent", "0.5".to_string()),
+        ("root.a.capacity", a_capacity.to_string()),
+        ("root.a.maximum-capacity", "100".to_string()),
+        ("root.a.user-limit-factor", "2".to_string()),
+        ("root.b.capacity", b_capacity.to_string()),
+        ("root.b.maximum-capacity", "100".to_string()),
+        ("root.b.user-limit-factor", "2".to_string()),
+        ("root.closed.capacity", "10".to_string()),
+        ("root.closed.state", closed_state.to_string()),
+    ] {
+        xml.push_str(&property(name, &value));
+    }
+    xml.push_str("</configuration>\n");
+    xml
+}
+
+/// `yarn queue -status Q`, parsed.
+fn queue_status(cluster: &Cluster, queue: &str) -> Vec<(String, String)> {
+    let out = cluster.yarn(["queue", "-status", queue]);
+    out.assert_success();
+    parse_report(&out.stdout)
+}
+
+/// "12.5%" -> 12.5
+fn percent(value: Option<&str>) -> f64 {
+    value
+        .and_then(|v| v.trim().trim_end_matches('%').parse().ok())
+        .unwrap_or(-1.0)
+}
+
+#[test]
+fn spark_apps_in_two_capacity_queues_both_run_and_queue_status_shows_their_usage() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = start_cluster_with(
+        &clients,
+        2,
+        Cluster::builder().conf_file("capacity-scheduler.xml", capacity_xml("RUNNING", 45, 45)),
+    );
+    let a = queue_status(&cluster, "a");
+    assert_eq!(report_value(&a, "Capacity"), Some("45.00%"), "{a:?}");
+    assert_eq!(
+        report_value(&a, "Maximum Capacity"),
+        Some("100.00%"),
+        "{a:?}"
+    );
+    // The CLI formats with "#.00", so nothing used prints as ".00%".
+    assert_eq!(report_value(&a, "Current Capacity"), Some(".00%"), "{a:?}");
+    let script = python_script("sleep.py");
+    let script = script.to_str().unwrap_or_default().to_string();
+    let (outputs, seen) = std::thread::scope(|scope| {
+        let runs: Vec<_> = ["a", "b"]
+            .into_iter()
+            .map(|queue| {
+                let (cluster, clients, script) = (&cluster, &clients, script.clone());
+                scope.spawn(move || {
+                    spark_submit(
+                        cluster,
+                        clients,
+                        &["--deploy-mode", "cluster", "--queue", queue, &script, "20"],
+                        Duration::from_secs(500),
+                    )
+                })
+            })
+            .collect();
+        // While both run, each queue reports what its containers hold.
+        let mut seen = (0.0f64, 0.0f64);
+        spindle_integration::wait_until(
+            Duration::from_secs(300),
+            Duration::from_millis(500),
+            || {
+                let a = percent(report_value(
+                    &queue_status(&cluster, "a"),
+                    "Current Capacity",
+                ));
+                let b = percent(report_value(
+                    &queue_status(&cluster, "b"),
+                    "Current Capacity",
+                ));
+                seen = (seen.0.max(a), seen.1.max(b));
+                a > 0.0 && b > 0.0
+            },
+        );
+        let outputs = runs
+            .into_iter()
+            .map(|r| r.join().expect("spark-submit thread"))
+            .collect::<Vec<_>>();
+        (outputs, seen)
+    });
+    for (out, queue) in outputs.iter().zip(["a", "b"]) {
+        assert!(
+            out.success(),
+            "spark-submit to {queue} failed:\n{out}\n{}",
+            cluster.log_report()
+        );
+        let app = app_id_in(out).unwrap_or_else(|| panic!("no application id:\n{out}"));
+        let report = status_of(&cluster, &app);
+        assert_eq!(report_value(&report, "Queue"), Some(queue), "{report:?}");
+        assert_eq!(
+            report_value(&report, "Final-State"),
+            Some("SUCCEEDED"),
+            "{report:?}"
+        );
+    }
+    assert!(
+        seen.0 > 0.0 && seen.1 > 0.0,
+        "both queues should have shown usage while their apps ran: a {}%, b {}%",
+        seen.0,
+        seen.1
+    );
+}
+
+#[test]
+fn stopped_queue_refuses_submissions_and_refresh_queues_applies_or_rejects_files() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = start_cluster_with(
+        &clients,
+        1,
+        Cluster::builder().conf_file("capacity-scheduler.xml", capacity_xml("STOPPED", 45, 45)),
+    );
+    let status = queue_status(&cluster, "closed");
+    assert_eq!(
+        report_value(&status, "State"),
+        Some("STOPPED"),
+        "{status:?}"
+    );
+    let pi = spark_home(&clients).join("examples/src/main/python/pi.py");
+    let out = spark_submit(
+        &cluster,
+        &clients,
+        &[
+            "--deploy-mode",
+            "cluster",
+            "--queue",
+            "closed",
+            pi.to_str().unwrap_or_default(),
+            "2",
+        ],
+        Duration::from_secs(300),
+    );
+    assert!(!out.success(), "a STOPPED queue must refuse:\n{out}");
+    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id:\n{out}"));
+    let expected =
+        format!("Queue root.closed is STOPPED. Cannot accept submission of application: {app}");
+    let report = status_of(&cluster, &app);
+    assert_eq!(report_value(&report, "State"), Some("FAILED"), "{report:?}");
+    assert!(
+        report_value(&report, "Diagnostics").is_some_and(|d| d.contains(&expected)),
+        "diagnostics should carry Hadoop's message '{expected}': {report:?}"
+    );
+
+    // A changed file takes effect on refreshQueues...
+    let file = cluster.conf_dir().join("capacity-scheduler.xml");
+    std::fs::write(&file, capacity_xml("RUNNING", 60, 30)).expect("rewrite the queue file");
+    cluster.yarn(["rmadmin", "-refreshQueues"]).assert_success();
+    let status = queue_status(&cluster, "closed");
+    assert_eq!(
+        report_value(&status, "State"),
+        Some("RUNNING"),
+        "{status:?}"
+    );
+    let a = queue_status(&cluster, "a");
+    assert_eq!(report_value(&a, "Capacity"), Some("60.00%"), "{a:?}");
+
+    // ...and an invalid one is refused with its reason, the old queues staying.
+    std::fs::write(&file, capacity_xml("RUNNING", 60, 40)).expect("rewrite the queue file");
+    let refused = cluster.yarn(["rmadmin", "-refreshQueues"]);
+    assert!(
+        !refused.success(),
+        "an invalid file must be refused:\n{refused}"
+    );
+    let text = format!("{}{}", refused.stdout, refused.stderr);
+    assert!(
+        text.contains("capacity-scheduler.xml"),
+        "the refusal should name the file:\n{refused}"
+    );
+    let a = queue_status(&cluster, "a");
+    assert_eq!(report_value(&a, "Capacity"), Some("60.00%"), "{a:?}");
+}

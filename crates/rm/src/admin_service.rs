@@ -15,7 +15,6 @@ use crate::acl::{groups_for_user, Acl};
 use crate::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
 use crate::hosts::HostFiles;
 use crate::nodes::{Decommission, NodeState};
-use crate::queues::Queues;
 use crate::RmContext;
 
 const NODE_LABELS_DISABLED: &str =
@@ -91,10 +90,20 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         "refreshQueues",
         pb::RefreshQueuesRequestProto,
         |c, call, _r| {
+            let conf = reload_conf(&c).await?;
             let dir = c.conf_dir.clone();
-            let queues =
-                off_runtime(move || Queues::load(dir.as_deref()).map_err(RpcError::yarn)).await?;
-            c.core.with(move |s, _| s.queues = queues).await?;
+            let kind = c.scheduler_kind;
+            let queues = off_runtime(move || {
+                crate::queue_files::load(kind, &conf, dir.as_deref())
+                    .map_err(|e| RpcError::yarn(e.to_string()))
+            })
+            .await?;
+            // The scheduler takes the new tree atomically or refuses it (a
+            // queue holding applications removed, ...); the old one stays then.
+            c.core
+                .with(move |s, now| s.reconfigure_queues(queues, now))
+                .await?
+                .map_err(RpcError::yarn)?;
             info!(user = %call.user, "queues refreshed");
             Ok(pb::RefreshQueuesResponseProto {})
         }

@@ -93,6 +93,8 @@ pub enum SubmitError {
     ResourceTooLarge(String),
     /// Anything else a client must fix.
     Invalid(String),
+    /// The user may not submit to the queue (`yarn.acl.enable`).
+    AccessDenied(String),
 }
 
 /// Filters of `getApplications`; empty sets mean "any".

@@ -7,13 +7,15 @@ use std::sync::Arc;
 use hadoop_protos::yarn as pb;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 
-use crate::apps::{AppFilter, Submission, SubmitError};
+use crate::apps::{AppFilter, AppState, Submission, SubmitError};
 use crate::convert::{
     app_id_from_pb, app_id_to_pb, app_state_from_pb, attempt_id_from_pb, attempt_report,
     container_id_from_pb, node_report, node_state_from_pb, resource_from_pb, resource_to_pb,
 };
 use crate::nodes::NodeState;
-use crate::queues::{Queue, QueueState};
+use spindle_scheduler::{QueueReport, QueueRunState, SchedulerKind};
+
+use crate::core::RmState;
 use crate::RmContext;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
@@ -70,9 +72,12 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let sub = submission_from_pb(&asc, c.min_allocation)?;
                 let clc = asc.am_container_spec.clone().unwrap_or_default();
                 let user = call.user.clone();
+                // Placement rules and ACLs may need the user's groups; the
+                // lookup runs a process, so it happens here, off the core.
+                let groups = crate::acl::groups_for_user(&user).await;
                 let result = c
                     .core
-                    .with(move |s, now| s.submit(sub, clc, &user, now))
+                    .with(move |s, now| s.submit(sub, clc, &user, &groups, now))
                     .await?;
                 match result {
                     Ok(_) => Ok(pb::SubmitApplicationResponseProto {}),
@@ -81,6 +86,10 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                     }
                     Err(SubmitError::UnknownId(m)) | Err(SubmitError::Invalid(m)) => {
                         Err(RpcError::yarn(m))
+                    }
+                    // Hadoop wraps the AccessControlException in a YarnException.
+                    Err(SubmitError::AccessDenied(m)) => {
+                        Err(RpcError::yarn(format!("{}: {m}", class::ACCESS_CONTROL)))
                     }
                 }
             }
@@ -233,37 +242,12 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
                 let with_apps = req.include_applications.unwrap_or(false);
                 let with_children = req.include_child_queues.unwrap_or(false);
+                let recursive = req.recursive.unwrap_or(false);
                 let info = c
                     .core
                     .with(move |s, _| {
-                        let leaf_info = |q: &Queue| {
-                            let apps: Vec<_> = s.apps.all().filter(|a| a.queue == q.name).collect();
-                            pb::QueueInfoProto {
-                                applications: if with_apps {
-                                    apps.iter().map(|a| s.report(a)).collect()
-                                } else {
-                                    Vec::new()
-                                },
-                                ..queue_info(q)
-                            }
-                        };
-                        if name == "root" {
-                            let children = s.queues.leaves().map(leaf_info).collect::<Vec<_>>();
-                            Some(pb::QueueInfoProto {
-                                queue_name: Some("root".into()),
-                                queue_path: Some("root".into()),
-                                capacity: Some(1.0),
-                                maximum_capacity: Some(1.0),
-                                current_capacity: Some(0.0),
-                                state: Some(pb::QueueStateProto::QRunning as i32),
-                                child_queues: if with_children { children } else { Vec::new() },
-                                accessible_node_labels: vec!["*".into()],
-                                scheduler_type: Some("CapacityScheduler".into()),
-                                ..Default::default()
-                            })
-                        } else {
-                            s.queues.get(&name).map(leaf_info)
-                        }
+                        let q = s.scheduler.queue(&name)?;
+                        Some(queue_info_tree(s, &q, with_apps, with_children, recursive))
                     })
                     .await?;
                 // Like Hadoop, an unknown queue is an answer without queue info; the
@@ -281,20 +265,21 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 let names = c
                     .core
                     .with(|s, _| {
-                        s.queues
-                            .leaves()
-                            .map(|q| q.name.clone())
+                        s.scheduler
+                            .queues()
+                            .into_iter()
+                            .map(|q| q.name)
                             .collect::<Vec<_>>()
                     })
                     .await?;
-                // ACLs are not enforced (yarn.acl.enable=false semantics): everyone may
-                // submit to and administer every queue.
+                // Every user is reported with both rights; when yarn.acl.enable
+                // is on, submissions are checked against the queues' ACLs.
                 let acls = vec![
                     pb::QueueAclProto::QaclSubmitApplications as i32,
                     pb::QueueAclProto::QaclAdministerQueue as i32,
                 ];
-                let queue_user_acls = std::iter::once("root".to_string())
-                    .chain(names)
+                let queue_user_acls = names
+                    .into_iter()
                     .map(|q| pb::QueueUserAclInfoProto {
                         queue_name: Some(q),
                         user_acls: acls.clone(),
@@ -461,24 +446,99 @@ fn attempt_not_found(id: &impl std::fmt::Display) -> RpcError {
     )
 }
 
-fn queue_info(q: &Queue) -> pb::QueueInfoProto {
+/// A queue's info as `yarn queue -status` reads it, with its children
+/// (and theirs when `recursive`) and applications when asked.
+fn queue_info_tree(
+    s: &RmState,
+    q: &QueueReport,
+    with_apps: bool,
+    with_children: bool,
+    recursive: bool,
+) -> pb::QueueInfoProto {
+    let in_queue = |a: &&crate::apps::App| {
+        q.leaf && s.queues.same_leaf(&a.queue, &q.path)
+            || !q.leaf
+                && s.queues
+                    .tree
+                    .resolve_leaf(&a.queue)
+                    .is_some_and(|leaf| leaf.starts_with(&format!("{}.", q.path)))
+    };
+    let apps: Vec<&crate::apps::App> = s.apps.all().filter(in_queue).collect();
+    let count =
+        |pred: &dyn Fn(&crate::apps::App) -> bool| apps.iter().filter(|a| pred(a)).count() as i64;
+    let pending = count(&|a| {
+        matches!(
+            a.state,
+            AppState::New | AppState::NewSaving | AppState::Submitted | AppState::Accepted
+        )
+    });
+    let running = count(&|a| a.state == AppState::Running);
+    let statistics = pb::QueueStatisticsProto {
+        num_apps_submitted: Some(apps.len() as i64),
+        num_apps_running: Some(running),
+        num_apps_pending: Some(pending),
+        num_apps_completed: Some(count(&|a| a.state == AppState::Finished)),
+        num_apps_killed: Some(count(&|a| a.state == AppState::Killed)),
+        num_apps_failed: Some(count(&|a| a.state == AppState::Failed)),
+        allocated_memory_mb: Some(q.used.memory_mb),
+        allocated_v_cores: Some(i64::from(q.used.vcores)),
+        available_memory_mb: Some((q.maximum.memory_mb - q.used.memory_mb).max(0)),
+        available_v_cores: Some(i64::from((q.maximum.vcores - q.used.vcores).max(0))),
+        ..Default::default()
+    };
+    let children = if with_children || recursive {
+        q.children
+            .iter()
+            .filter_map(|path| s.scheduler.queue(path))
+            .map(|child| queue_info_tree(s, &child, with_apps && recursive, recursive, recursive))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let kind = s.queues.tree.kind;
     pb::QueueInfoProto {
         queue_name: Some(q.name.clone()),
         queue_path: Some(q.path.clone()),
-        capacity: Some(q.capacity_pct / 100.0),
-        maximum_capacity: Some(q.max_capacity_pct / 100.0),
-        current_capacity: Some(0.0),
+        capacity: Some(q.capacity as f32),
+        maximum_capacity: Some(q.maximum_capacity as f32),
+        current_capacity: Some(q.current_capacity as f32),
         state: Some(match q.state {
-            QueueState::Running => pb::QueueStateProto::QRunning,
-            QueueState::Stopped => pb::QueueStateProto::QStopped,
+            QueueRunState::Running => pb::QueueStateProto::QRunning,
+            QueueRunState::Stopped => pb::QueueStateProto::QStopped,
         } as i32),
+        child_queues: children,
+        applications: if with_apps && q.leaf {
+            apps.iter().map(|a| s.report(a)).collect()
+        } else {
+            Vec::new()
+        },
         accessible_node_labels: vec!["*".into()],
         default_node_label_expression: Some(String::new()),
+        queue_statistics: Some(statistics),
         preemption_disabled: Some(true),
         intra_queue_preemption_disabled: Some(true),
-        scheduler_type: Some("CapacityScheduler".into()),
-        weight: Some(-1.0),
-        max_parallel_apps: Some(i32::MAX),
+        scheduler_type: Some(
+            match kind {
+                SchedulerKind::Capacity => "CapacityScheduler",
+                SchedulerKind::Fair => "FairScheduler",
+                SchedulerKind::Fifo => "FifoScheduler",
+            }
+            .into(),
+        ),
+        weight: Some(q.weight.map_or(-1.0, |w| w as f32)),
+        max_parallel_apps: Some(
+            q.max_running_apps
+                .map_or(i32::MAX, |m| i32::try_from(m).unwrap_or(i32::MAX)),
+        ),
+        max_running_app: q
+            .max_running_apps
+            .map(|m| i32::try_from(m).unwrap_or(i32::MAX)),
+        min_resource_memory: Some(q.min_share.memory_mb),
+        min_resource_v_core: Some(q.min_share.vcores),
+        max_resource_memory: Some(q.maximum.memory_mb),
+        max_resource_v_core: Some(q.maximum.vcores),
+        steady_fair_share_memory: Some(q.guaranteed.memory_mb),
+        steady_fair_share_v_core: Some(q.guaranteed.vcores),
         ..Default::default()
     }
 }

@@ -21,7 +21,7 @@ use crate::lifecycle::{
     AllocateResponse, Effect, KeyRing, KeyRolling, LaunchSpec, NodeWork, SchedNode,
 };
 use crate::nodes::NodeTable;
-use crate::queues::{QueueState, Queues};
+use crate::queue_files::QueueFile;
 
 /// Everything the RM knows.
 #[derive(Debug)]
@@ -29,7 +29,11 @@ pub struct RmState {
     pub cluster_ts: i64,
     pub nodes: NodeTable,
     pub apps: AppTable,
-    pub queues: Queues,
+    /// The queue configuration in force: the tree (also held by the
+    /// scheduler), placement rules and ACLs; replaced by `refreshQueues`.
+    pub queues: QueueFile,
+    /// `yarn.acl.enable`: queue submit ACLs are checked.
+    pub acl_enabled: bool,
     /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
     pub admin_acl: Acl,
     /// The scheduler core: allocation decisions.
@@ -66,7 +70,7 @@ impl RmState {
         cluster_ts: i64,
         nodes: NodeTable,
         apps: AppTable,
-        queues: Queues,
+        queues: QueueFile,
         admin_acl: Acl,
         scheduler: Scheduler,
         secrets: std::sync::Arc<KeyRing>,
@@ -76,6 +80,7 @@ impl RmState {
             nodes,
             apps,
             queues,
+            acl_enabled: false,
             admin_acl,
             scheduler,
             sched_nodes: BTreeMap::new(),
@@ -95,41 +100,85 @@ impl RmState {
         }
     }
 
-    /// Records a submission and hands it to its queue: ACCEPTED, or FAILED with the
-    /// reason when the queue does not exist or is stopped (as Hadoop's schedulers do).
+    /// Records a submission and hands it to its queue: placement rules pick
+    /// the leaf; ACCEPTED, or FAILED with Hadoop's reason when the queue does
+    /// not exist, is stopped or is full. A user without the submit ACL (when
+    /// `yarn.acl.enable`) is refused outright and nothing is recorded.
     pub fn submit(
         &mut self,
-        sub: Submission,
+        mut sub: Submission,
         clc: pb::ContainerLaunchContextProto,
         user: &str,
+        groups: &[String],
         now_ms: u64,
     ) -> Result<ApplicationId, SubmitError> {
         let id = sub.id;
-        let queue_name = sub.queue.clone();
-        let known = self.apps.get(&id).is_some();
-        self.apps.submit(sub, user, now_ms)?;
-        if known {
+        let requested = sub.queue.clone();
+        if self.apps.get(&id).is_some() {
+            // A retried submission: the first answer stands.
+            self.apps.submit(sub, user, now_ms)?;
             return Ok(id);
         }
-        match self.queues.get(&queue_name) {
+        let placed = self
+            .queues
+            .placement
+            .place(&requested, user, groups, &self.queues.tree);
+        if let Ok(p) = &placed {
+            if self.acl_enabled && !self.queues.may_submit(&p.queue, user, groups) {
+                return Err(SubmitError::AccessDenied(format!(
+                    "User {user} does not have permission to submit {id} to queue {requested}"
+                )));
+            }
+            sub.queue = self.queues.display_name(&p.queue);
+        }
+        self.apps.submit(sub, user, now_ms)?;
+        let leaf = match placed {
+            Ok(p) => p.queue,
+            Err(reason) => {
+                let msg = if self.queues.knows(&requested) {
+                    // Placement's reasons are Hadoop's wording, without the id.
+                    match reason.strip_prefix("Application ") {
+                        Some(rest) => format!("Application {id} {rest}"),
+                        None => format!("Application {id} submitted by user {user}: {reason}"),
+                    }
+                } else {
+                    format!(
+                        "Application {id} submitted by user {user} to unknown queue: {requested}"
+                    )
+                };
+                info!(app = %id, %msg, "application rejected");
+                self.apps.fail(id, msg, now_ms);
+                return Ok(id);
+            }
+        };
+        let in_leaf = self
+            .apps
+            .all()
+            .filter(|a| a.id != id && !a.state.is_final())
+            .filter(|a| self.queues.same_leaf(&a.queue, &leaf))
+            .count();
+        let refusal = if self.queues.is_stopped(&leaf) {
+            Some(format!(
+                "Queue {leaf} is STOPPED. Cannot accept submission of application: {id}"
+            ))
+        } else {
+            self.queues
+                .max_applications(&leaf)
+                .filter(|max| in_leaf >= *max)
+                .map(|_| {
+                    format!(
+                        "Queue {leaf} already has {in_leaf} applications, cannot accept submission of application: {id}"
+                    )
+                })
+        };
+        match refusal {
+            Some(msg) => {
+                info!(app = %id, %msg, "application rejected");
+                self.apps.fail(id, msg, now_ms);
+            }
             None => {
-                let msg = format!(
-                    "Application {id} submitted by user {user} to unknown queue: {queue_name}"
-                );
-                info!(app = %id, %msg, "application rejected");
-                self.apps.fail(id, msg, now_ms);
-            }
-            Some(q) if q.state == QueueState::Stopped => {
-                let msg = format!(
-                    "Queue {} is STOPPED. Cannot accept submission of application: {id}",
-                    q.name
-                );
-                info!(app = %id, %msg, "application rejected");
-                self.apps.fail(id, msg, now_ms);
-            }
-            Some(_) => {
                 self.apps.accept(id);
-                info!(app = %id, %user, queue = %queue_name, "application accepted");
+                info!(app = %id, %user, queue = %leaf, "application accepted");
                 self.launch.insert(
                     id,
                     LaunchSpec {
@@ -144,6 +193,30 @@ impl RmState {
             }
         }
         Ok(id)
+    }
+
+    /// Puts a new queue configuration in force, if the scheduler accepts
+    /// its tree; otherwise the old configuration stays and the reason is
+    /// returned.
+    pub fn reconfigure_queues(&mut self, queues: QueueFile, now_ms: u64) -> Result<(), String> {
+        let input = spindle_scheduler::Input::QueuesReconfigured {
+            queues: Box::new(queues.tree.clone()),
+        };
+        match self.scheduler.handle(now_ms, input) {
+            Ok(_) => {
+                self.queues = queues;
+                self.schedule_pass(now_ms);
+                Ok(())
+            }
+            Err(e) => {
+                let source = queues
+                    .source
+                    .as_ref()
+                    .map(|p| format!("{}: ", p.display()))
+                    .unwrap_or_default();
+                Err(format!("{source}{e}"))
+            }
+        }
     }
 
     /// Periodic work: node and AM liveness, continuous scheduling.

@@ -17,7 +17,9 @@ pub mod hosts;
 pub mod launcher;
 pub mod lifecycle;
 pub mod nodes;
-pub mod queues;
+pub mod queue_admission;
+pub mod queue_files;
+pub mod topology;
 pub mod tracker_service;
 
 use std::net::SocketAddr;
@@ -28,7 +30,9 @@ use std::time::Duration;
 use spindle_common::conf::{ConfError, Configuration};
 use spindle_common::resource::Resource;
 use spindle_ipc::{Mechanism, RpcServer, ServerConfig, Service};
-use spindle_scheduler::{NodeSelectionKind, PackingConfig, Scheduler, SchedulerConfig};
+use spindle_scheduler::{
+    NodeSelectionKind, PackingConfig, Scheduler, SchedulerConfig, SchedulerKind,
+};
 use tracing::info;
 
 use crate::acl::Acl;
@@ -36,7 +40,7 @@ use crate::apps::AppTable;
 use crate::core::{CoreHandle, RmState};
 use crate::lifecycle::{AmrmVerifier, KeyRing};
 use crate::nodes::{NodeConfig, NodeTable};
-use crate::queues::Queues;
+use crate::topology::Topology;
 
 /// What every service handler shares.
 pub struct RmContext {
@@ -50,6 +54,11 @@ pub struct RmContext {
     pub max_allocation: Resource,
     /// Token master keys, shared with the token verifiers.
     pub keys: Arc<KeyRing>,
+    /// Which of Hadoop's schedulers `yarn.resourcemanager.scheduler.class`
+    /// chose; `refreshQueues` re-reads that scheduler's queue file.
+    pub scheduler_kind: SchedulerKind,
+    /// Rack resolution for registering NodeManagers.
+    pub topology: Topology,
 }
 
 /// Why the RM could not start.
@@ -136,18 +145,48 @@ fn positive(conf: &Configuration, key: &str) -> Result<i64, RmError> {
 ///   (default 0.6), or a percentage when above 1 (`80` means 0.8);
 /// * `spindle.scheduler.packing.min-nodes`: packing applies only with at
 ///   least this many schedulable nodes (default 5).
-fn placement_settings(conf: &Configuration) -> Result<(NodeSelectionKind, PackingConfig), RmError> {
+///
+/// With the fair scheduler, Hadoop's own packing keys from Qubole's
+/// design apply as well: `yarn.scheduler.fair.continuous-scheduling-packed`
+/// (true selects packing), `…packed.high.memory.threshold` and
+/// `…packed.min.nodes`; the `spindle.*` keys win when both are set.
+fn placement_settings(
+    conf: &Configuration,
+    kind: SchedulerKind,
+) -> Result<(NodeSelectionKind, PackingConfig), RmError> {
     let set = |key: &str| conf.get_trimmed(key).is_some_and(|v| !v.is_empty());
+    let fair = kind == SchedulerKind::Fair;
+    let fair_packed = "yarn.scheduler.fair.continuous-scheduling-packed";
+    let fair_threshold = "yarn.scheduler.fair.continuous-scheduling-packed.high.memory.threshold";
+    let fair_min_nodes = "yarn.scheduler.fair.continuous-scheduling-packed.min.nodes";
+    let pick = |spindle: &'static str, hadoop: &'static str| -> Option<&'static str> {
+        if set(spindle) {
+            Some(spindle)
+        } else if fair && set(hadoop) {
+            Some(hadoop)
+        } else {
+            None
+        }
+    };
     let placement_key = "spindle.scheduler.placement";
     let selection = match conf.get_trimmed(placement_key).filter(|v| !v.is_empty()) {
+        None if fair && set(fair_packed) => {
+            if conf.get_bool(fair_packed)? {
+                NodeSelectionKind::Packing
+            } else {
+                NodeSelectionKind::Spread
+            }
+        }
         None => NodeSelectionKind::default(),
         Some(v) => v
             .parse()
             .map_err(|e| RmError::Invalid(format!("{placement_key}: {e}")))?,
     };
     let mut packing = PackingConfig::default();
-    let threshold_key = "spindle.scheduler.packing.high-memory-threshold";
-    if set(threshold_key) {
+    if let Some(threshold_key) = pick(
+        "spindle.scheduler.packing.high-memory-threshold",
+        fair_threshold,
+    ) {
         let v = conf.get_f64(threshold_key)?;
         let fraction = if v > 1.0 { v / 100.0 } else { v };
         if !(fraction > 0.0 && fraction <= 1.0) {
@@ -157,8 +196,7 @@ fn placement_settings(conf: &Configuration) -> Result<(NodeSelectionKind, Packin
         }
         packing.high_memory_threshold = fraction;
     }
-    let min_nodes_key = "spindle.scheduler.packing.min-nodes";
-    if set(min_nodes_key) {
+    if let Some(min_nodes_key) = pick("spindle.scheduler.packing.min-nodes", fair_min_nodes) {
         let v = conf.get_u64(min_nodes_key)?;
         packing.min_nodes = usize::try_from(v)
             .map_err(|_| RmError::Invalid(format!("{min_nodes_key} is too large: {v}")))?;
@@ -214,15 +252,31 @@ impl ResourceManager {
         let hosts = admin_service::host_files(conf)
             .read()
             .map_err(RmError::Invalid)?;
-        let queues = Queues::load(conf_dir.as_deref()).map_err(RmError::Invalid)?;
+        let class_key = "yarn.resourcemanager.scheduler.class";
+        let class = conf.get_trimmed(class_key).unwrap_or_default();
+        let scheduler_kind = SchedulerKind::from_class_name(&class).ok_or_else(|| {
+            RmError::Invalid(format!(
+                "{class_key} = '{class}' is not a scheduler Spindle provides; use one of {}, {}, {}",
+                SchedulerKind::CAPACITY_CLASS,
+                SchedulerKind::FAIR_CLASS,
+                SchedulerKind::FIFO_CLASS
+            ))
+        })?;
+        let queue_file = crate::queue_files::load(scheduler_kind, conf, conf_dir.as_deref())
+            .map_err(|e| RmError::Invalid(e.to_string()))?;
+        let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
+        let acl_enabled = conf.get_bool("yarn.acl.enable")?;
         let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
         let container_token_expiry_ms = positive(
             conf,
             "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
         )? as u64;
-        let (node_selection, packing) = placement_settings(conf)?;
+        let (node_selection, packing) = placement_settings(conf, scheduler_kind)?;
         let scheduler = Scheduler::new(SchedulerConfig {
+            queues: queue_file.tree.clone(),
+            locality: queue_file.locality,
+            heartbeat: queue_file.heartbeat,
             minimum_allocation: min_allocation,
             maximum_allocation: max_allocation,
             node_selection,
@@ -230,6 +284,13 @@ impl ResourceManager {
             ..SchedulerConfig::default()
         })
         .map_err(|e| RmError::Invalid(e.to_string()))?;
+        info!(
+            scheduler = %scheduler_kind,
+            queues = queue_file.tree.root.walk().len(),
+            placement = %node_selection,
+            racks = %topology.describe(),
+            "scheduler configured"
+        );
         let keys = Arc::new(KeyRing::generate());
         let bind_key = "yarn.resourcemanager.bind-host";
         let sched_key = "yarn.resourcemanager.scheduler.address";
@@ -248,12 +309,13 @@ impl ResourceManager {
                 hosts,
             ),
             AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
-            queues,
+            queue_file,
             admin_acl,
             scheduler,
             keys.clone(),
         );
         state.am_expiry_ms = am_expiry_ms;
+        state.acl_enabled = acl_enabled;
         let interval =
             |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
         state.key_rolling = crate::lifecycle::KeyRolling {
@@ -282,6 +344,8 @@ impl ResourceManager {
             min_allocation,
             max_allocation,
             keys: keys.clone(),
+            scheduler_kind,
+            topology,
         });
 
         let mut servers = Vec::new();
@@ -377,11 +441,49 @@ mod placement_tests {
     use super::*;
 
     fn settings(pairs: &[(&str, &str)]) -> Result<(NodeSelectionKind, PackingConfig), String> {
+        settings_for(SchedulerKind::Capacity, pairs)
+    }
+
+    fn settings_for(
+        kind: SchedulerKind,
+        pairs: &[(&str, &str)],
+    ) -> Result<(NodeSelectionKind, PackingConfig), String> {
         let mut conf = Configuration::empty();
         for (k, v) in pairs {
             conf.set(k, *v);
         }
-        placement_settings(&conf).map_err(|e| e.to_string())
+        placement_settings(&conf, kind).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn fair_scheduler_packing_keys_from_the_seed() {
+        let pairs = [
+            ("yarn.scheduler.fair.continuous-scheduling-packed", "true"),
+            (
+                "yarn.scheduler.fair.continuous-scheduling-packed.high.memory.threshold",
+                "0.8",
+            ),
+            (
+                "yarn.scheduler.fair.continuous-scheduling-packed.min.nodes",
+                "7",
+            ),
+        ];
+        let (selection, packing) =
+            settings_for(SchedulerKind::Fair, &pairs).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(selection, NodeSelectionKind::Packing);
+        assert_eq!(packing.high_memory_threshold, 0.8);
+        assert_eq!(packing.min_nodes, 7);
+        // They are the fair scheduler's keys: other schedulers ignore them.
+        let (selection, packing) =
+            settings_for(SchedulerKind::Capacity, &pairs).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(selection, NodeSelectionKind::Spread);
+        assert_eq!(packing, PackingConfig::default());
+        // Spindle's own keys win.
+        let mut both = pairs.to_vec();
+        both.push(("spindle.scheduler.placement", "spread"));
+        let (selection, _) =
+            settings_for(SchedulerKind::Fair, &both).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(selection, NodeSelectionKind::Spread);
     }
 
     #[test]

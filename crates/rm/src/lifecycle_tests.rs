@@ -18,7 +18,6 @@ use crate::acl::Acl;
 use crate::apps::{AppTable, Submission};
 use crate::hosts::HostLists;
 use crate::nodes::{Health, NodeConfig, NodeTable, Registration};
-use crate::queues::Queues;
 
 const TS: i64 = 1_700_000_000_000;
 
@@ -45,7 +44,7 @@ fn state() -> RmState {
         TS,
         nodes,
         AppTable::new(TS, 100, max, 2),
-        Queues::default(),
+        crate::queue_files::QueueFile::fifo(),
         Acl::parse("*"),
         scheduler,
         Arc::new(KeyRing::generate()),
@@ -64,6 +63,7 @@ fn add_node(s: &mut RmState, host: &str, now: u64) {
         http_port: 8042,
         capability: Resource::new(8192, 8),
         nm_version: "test".into(),
+        rack: None,
         health: Health {
             healthy: true,
             report: String::new(),
@@ -99,7 +99,7 @@ fn submit_keeping(s: &mut RmState, now: u64, keep_containers: bool) -> Applicati
         command: vec!["sleep 1".into()],
         ..Default::default()
     };
-    s.submit(sub, clc, "alice", now).expect("submit");
+    s.submit(sub, clc, "alice", &[], now).expect("submit");
     id
 }
 
@@ -615,7 +615,14 @@ fn unknown_queue_fails_the_app_without_an_attempt() {
         unmanaged_am: false,
         keep_containers: false,
     };
-    s.submit(sub, Default::default(), "bob", 5)
+    // The capacity scheduler's default queues (FIFO ignores queue names).
+    s.queues = crate::queue_files::load(
+        spindle_scheduler::SchedulerKind::Capacity,
+        &spindle_common::conf::Configuration::with_defaults(),
+        None,
+    )
+    .expect("default capacity queues");
+    s.submit(sub, Default::default(), "bob", &[], 5)
         .expect("recorded");
     let a = s.apps.get(&id).expect("app");
     assert_eq!(a.state, AppState::Failed);

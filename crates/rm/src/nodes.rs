@@ -77,6 +77,9 @@ pub struct Registration {
     pub capability: Resource,
     pub nm_version: String,
     pub health: Health,
+    /// The node's rack as topology resolution found it; `None` uses the
+    /// configured default rack.
+    pub rack: Option<String>,
 }
 
 /// The RM's answer to a registration.
@@ -186,7 +189,10 @@ impl NodeTable {
         let node = Node {
             id: reg.id.clone(),
             http_port: reg.http_port,
-            rack: self.config.default_rack.clone(),
+            rack: reg
+                .rack
+                .clone()
+                .unwrap_or_else(|| self.config.default_rack.clone()),
             capability: reg.capability,
             used: Resource::default(),
             num_containers: 0,
@@ -455,6 +461,7 @@ mod tests {
             http_port: 8042,
             capability: Resource::new(4096, 4),
             nm_version: "test".into(),
+            rack: None,
             health: Health {
                 healthy: true,
                 report: String::new(),

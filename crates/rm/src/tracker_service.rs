@@ -55,7 +55,10 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                         .as_ref()
                         .and_then(|s| s.node_health_status.as_ref()),
                 );
+                // Topology scripts run here, off the core task.
+                let rack = c.topology.resolve(std::slice::from_ref(&id.host)).await;
                 let reg = Registration {
+                    rack: rack.into_iter().next(),
                     id: id.clone(),
                     http_port: req.http_port.unwrap_or(0),
                     capability: resource_from_pb(req.resource.as_ref()),

@@ -44,6 +44,8 @@ pub const IPC_CLIENT_FALLBACK_TO_SIMPLE_AUTH_ALLOWED: &str =
 // Topology
 pub const NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL: &str = "net.topology.node.switch.mapping.impl";
 pub const NET_TOPOLOGY_SCRIPT_FILE_NAME: &str = "net.topology.script.file.name";
+pub const NET_TOPOLOGY_SCRIPT_NUMBER_ARGS: &str = "net.topology.script.number.args";
+pub const NET_TOPOLOGY_TABLE_FILE_NAME: &str = "net.topology.table.file.name";
 
 // ---------------- YARN ----------------
 
@@ -253,6 +255,8 @@ pub const ALL: &[&str] = &[
     IPC_CLIENT_FALLBACK_TO_SIMPLE_AUTH_ALLOWED,
     NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL,
     NET_TOPOLOGY_SCRIPT_FILE_NAME,
+    NET_TOPOLOGY_SCRIPT_NUMBER_ARGS,
+    NET_TOPOLOGY_TABLE_FILE_NAME,
     RM_HOSTNAME,
     RM_ADDRESS,
     RM_SCHEDULER_ADDRESS,
