@@ -490,3 +490,47 @@ fn rmadmin_refreshes_succeed() {
         );
     }
 }
+
+#[test]
+fn racks_come_from_the_topology_script() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    // Hadoop's contract: host names as arguments, one rack per name on stdout.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("topology.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nfor host in \"$@\"; do\n  echo \"/rack-${host##*.}\"\ndone\n",
+    )
+    .expect("write the script");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("make the script executable");
+    }
+    let cluster = start(
+        &clients,
+        Cluster::builder()
+            .rm_property("net.topology.script.file.name", script.display())
+            .nodemanager(NodeManagerSpec::new(2048, 2))
+            .nodemanager(NodeManagerSpec::new(2048, 2)),
+    );
+    let list = wait_for_node_states(&cluster, &[(0, "RUNNING"), (1, "RUNNING")], NODE_TIMEOUT);
+    for nm in cluster.nodemanagers() {
+        let node_id = list
+            .find(|id| nm.is_node_id(id))
+            .map(|row| row.node_id.clone())
+            .unwrap_or_else(|| panic!("{} is not listed: {list:#?}", nm.address()));
+        let host = node_id.rsplit_once(':').map_or("", |(h, _)| h).to_string();
+        let last_octet = host.rsplit('.').next().unwrap_or_default().to_string();
+        let out = cluster.yarn(["node", "-status", node_id.as_str()]);
+        out.assert_success();
+        let report = parse_report(&out.stdout);
+        assert_eq!(
+            report_value(&report, "Rack"),
+            Some(format!("/rack-{last_octet}").as_str()),
+            "{out}"
+        );
+    }
+}
