@@ -1,5 +1,21 @@
 //! Delay scheduling: per request key, how far locality may be relaxed
 //! now. See [`LocalityDelay`] for the two rules (capacity and fair).
+//!
+//! # Counting opportunities
+//!
+//! A scheduling opportunity is a node heartbeat on which a request key was
+//! offered the node: the node had room for the key's container and the
+//! key's rows allow it there at some locality. As in Hadoop, the
+//! opportunity is counted *before* the decision ([`offered`]), so the
+//! offer being made is one of those counted: with a node locality delay of
+//! `d`, a request whose host is busy declines `d` heartbeats of other
+//! nodes and takes a rack-local node on the next one.
+//!
+//! Continuous passes ([`crate::Scheduler::schedule`]) place at the level
+//! the count allows but count nothing: they run far more often than
+//! heartbeats arrive, and counting them would make the delay depend on how
+//! often the RM runs passes. Keys that name only `*` never wait and keep
+//! no count.
 
 use crate::output::Locality;
 use crate::queue_config::LocalityDelay;
@@ -7,8 +23,8 @@ use crate::queue_config::LocalityDelay;
 /// Waiting state of one request key of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DelayState {
-    /// Scheduling opportunities missed since the count was last reset.
-    pub missed: u64,
+    /// Scheduling opportunities counted since the count was last reset.
+    pub opportunities: u64,
     /// The fair rule's current level (starts node-local).
     pub level: Locality,
 }
@@ -16,7 +32,7 @@ pub(crate) struct DelayState {
 impl Default for DelayState {
     fn default() -> Self {
         DelayState {
-            missed: 0,
+            opportunities: 0,
             level: Locality::NodeLocal,
         }
     }
@@ -33,10 +49,26 @@ pub(crate) struct DelayContext {
     pub locations: usize,
 }
 
+impl DelayContext {
+    /// Whether the key has anything to wait for: a rule is in force and
+    /// the key names a host or rack. Keys for which this is false keep no
+    /// state.
+    pub fn waits(&self, rule: &LocalityDelay) -> bool {
+        self.locations > 1
+            && match *rule {
+                LocalityDelay::Off => false,
+                LocalityDelay::Capacity { .. } => true,
+                LocalityDelay::Fair {
+                    node_threshold,
+                    rack_threshold,
+                } => node_threshold >= 0.0 && rack_threshold >= 0.0,
+            }
+    }
+}
+
 /// The least local placement allowed now.
 pub(crate) fn allowed(rule: &LocalityDelay, state: &DelayState, ctx: DelayContext) -> Locality {
-    // A request that names only `*` has nothing to wait for.
-    if ctx.locations <= 1 {
+    if !ctx.waits(rule) {
         return Locality::OffSwitch;
     }
     match *rule {
@@ -46,10 +78,9 @@ pub(crate) fn allowed(rule: &LocalityDelay, state: &DelayState, ctx: DelayContex
             rack_locality_additional_delay,
         } => {
             let nodes = i64::try_from(ctx.nodes).unwrap_or(i64::MAX);
-            let missed = i64::try_from(state.missed).unwrap_or(i64::MAX);
+            let seen = i64::try_from(state.opportunities).unwrap_or(i64::MAX);
             let off_switch = if rack_locality_additional_delay > -1 {
-                missed
-                    > nodes.min(node_locality_delay.saturating_add(rack_locality_additional_delay))
+                seen > nodes.min(node_locality_delay.saturating_add(rack_locality_additional_delay))
             } else {
                 let requested = ctx.locations.saturating_sub(1) as f64;
                 let factor = if nodes > 0 {
@@ -57,33 +88,26 @@ pub(crate) fn allowed(rule: &LocalityDelay, state: &DelayState, ctx: DelayContex
                 } else {
                     1.0
                 };
-                (nodes as f64).min(f64::from(ctx.outstanding) * factor) < missed as f64
+                (nodes as f64).min(f64::from(ctx.outstanding) * factor) < seen as f64
             };
             if off_switch {
                 Locality::OffSwitch
-            } else if nodes.min(node_locality_delay) < missed {
+            } else if nodes.min(node_locality_delay) < seen {
                 Locality::RackLocal
             } else {
                 Locality::NodeLocal
             }
         }
-        LocalityDelay::Fair {
-            node_threshold,
-            rack_threshold,
-        } => {
-            if node_threshold < 0.0 || rack_threshold < 0.0 {
-                Locality::OffSwitch
-            } else {
-                state.level
-            }
-        }
+        LocalityDelay::Fair { .. } => state.level,
     }
 }
 
-/// Records a missed opportunity: the key was offered a node and declined
-/// it because the node was less local than allowed.
-pub(crate) fn missed(rule: &LocalityDelay, state: &mut DelayState, nodes: usize) {
-    state.missed = state.missed.saturating_add(1);
+/// Counts one scheduling opportunity (a heartbeat offering the key a
+/// node), before the placement decision. Under the fair rule, a count
+/// above nodes × threshold relaxes the level one step and restarts the
+/// count.
+pub(crate) fn offered(rule: &LocalityDelay, state: &mut DelayState, nodes: usize) {
+    state.opportunities = state.opportunities.saturating_add(1);
     if let LocalityDelay::Fair {
         node_threshold,
         rack_threshold,
@@ -94,12 +118,12 @@ pub(crate) fn missed(rule: &LocalityDelay, state: &mut DelayState, nodes: usize)
             Locality::RackLocal => rack_threshold,
             Locality::OffSwitch => return,
         };
-        if state.missed as f64 > nodes as f64 * threshold.min(1.0) {
+        if state.opportunities as f64 > nodes as f64 * threshold.min(1.0) {
             state.level = match state.level {
                 Locality::NodeLocal => Locality::RackLocal,
                 _ => Locality::OffSwitch,
             };
-            state.missed = 0;
+            state.opportunities = 0;
         }
     }
 }
@@ -112,12 +136,14 @@ pub(crate) fn allocated(rule: &LocalityDelay, state: &mut DelayState, locality: 
             // Off-switch grants keep the count, so an application with many
             // off-switch containers is not made to wait for each one.
             if locality != Locality::OffSwitch {
-                state.missed = 0;
+                state.opportunities = 0;
             }
         }
         LocalityDelay::Fair { .. } => {
-            state.level = locality;
-            state.missed = 0;
+            // A grant more local than the level tightens it again; a grant
+            // never loosens it (as in Hadoop).
+            state.level = state.level.min(locality);
+            state.opportunities = 0;
         }
     }
 }
@@ -150,11 +176,11 @@ mod tests {
             node_locality_delay: 3,
             rack_locality_additional_delay: 2,
         };
-        let at = |missed| {
+        let at = |opportunities| {
             allowed(
                 &rule,
                 &DelayState {
-                    missed,
+                    opportunities,
                     level: Locality::NodeLocal,
                 },
                 ctx(100, 1, 3),
@@ -168,7 +194,7 @@ mod tests {
         let small = allowed(
             &rule,
             &DelayState {
-                missed: 2,
+                opportunities: 2,
                 level: Locality::NodeLocal,
             },
             ctx(1, 1, 3),
@@ -179,12 +205,13 @@ mod tests {
             node_locality_delay: 40,
             rack_locality_additional_delay: -1,
         };
-        let s = |missed| DelayState {
-            missed,
+        let s = |opportunities| DelayState {
+            opportunities,
             level: Locality::NodeLocal,
         };
         // 2 locations of 10 nodes asked, 10 containers: off-switch after
-        // more than 2 misses, before the rack delay (min(10, 40)) is up.
+        // more than 2 opportunities, before the rack delay (min(10, 40)) is
+        // up.
         assert_eq!(
             allowed(&default_rule, &s(2), ctx(10, 10, 3)),
             Locality::NodeLocal
@@ -202,12 +229,12 @@ mod tests {
             rack_locality_additional_delay: 0,
         };
         let mut s = DelayState::default();
-        missed(&rule, &mut s, 10);
-        missed(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
         allocated(&rule, &mut s, Locality::OffSwitch);
-        assert_eq!(s.missed, 2);
+        assert_eq!(s.opportunities, 2);
         allocated(&rule, &mut s, Locality::RackLocal);
-        assert_eq!(s.missed, 0);
+        assert_eq!(s.opportunities, 0);
     }
 
     #[test]
@@ -219,15 +246,15 @@ mod tests {
         let mut s = DelayState::default();
         let c = ctx(10, 1, 3);
         for _ in 0..5 {
-            missed(&rule, &mut s, 10);
+            offered(&rule, &mut s, 10);
             assert_eq!(allowed(&rule, &s, c), Locality::NodeLocal);
         }
-        missed(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
         assert_eq!(allowed(&rule, &s, c), Locality::RackLocal);
-        missed(&rule, &mut s, 10);
-        missed(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
         assert_eq!(allowed(&rule, &s, c), Locality::RackLocal);
-        missed(&rule, &mut s, 10);
+        offered(&rule, &mut s, 10);
         assert_eq!(allowed(&rule, &s, c), Locality::OffSwitch);
         allocated(&rule, &mut s, Locality::NodeLocal);
         assert_eq!(allowed(&rule, &s, c), Locality::NodeLocal);
@@ -239,5 +266,42 @@ mod tests {
             allowed(&off, &DelayState::default(), c),
             Locality::OffSwitch
         );
+    }
+
+    #[test]
+    fn fair_grants_tighten_but_never_loosen() {
+        let rule = LocalityDelay::Fair {
+            node_threshold: 0.1,
+            rack_threshold: 0.1,
+        };
+        let c = ctx(10, 1, 3);
+        let mut s = DelayState::default();
+        // An off-switch grant at node-local level (a key that named only
+        // `*` at the time) leaves the level alone.
+        allocated(&rule, &mut s, Locality::OffSwitch);
+        assert_eq!(allowed(&rule, &s, c), Locality::NodeLocal);
+        for _ in 0..4 {
+            offered(&rule, &mut s, 10);
+        }
+        assert_eq!(allowed(&rule, &s, c), Locality::OffSwitch);
+        allocated(&rule, &mut s, Locality::RackLocal);
+        assert_eq!(allowed(&rule, &s, c), Locality::RackLocal);
+        assert_eq!(s.opportunities, 0);
+    }
+
+    #[test]
+    fn only_keys_with_locations_wait() {
+        let capacity = LocalityDelay::Capacity {
+            node_locality_delay: 1,
+            rack_locality_additional_delay: -1,
+        };
+        assert!(ctx(10, 1, 2).waits(&capacity));
+        assert!(!ctx(10, 1, 1).waits(&capacity));
+        assert!(!ctx(10, 1, 3).waits(&LocalityDelay::Off));
+        let fair_off = LocalityDelay::Fair {
+            node_threshold: 0.5,
+            rack_threshold: -1.0,
+        };
+        assert!(!ctx(10, 1, 3).waits(&fair_off));
     }
 }

@@ -49,22 +49,26 @@
 //!
 //! # Scheduling
 //!
-//! Applications are offered resources in the order of the
-//! [`policy::OrderingPolicy`] (FIFO: application priority, then arrival),
-//! each application's requests in priority order (lower number first),
-//! and within a request node-local before rack-local before off-switch.
-//! Which node of several is chosen is the [`policy::NodeSelection`]'s
-//! call (spread: the node with the most free resources; packing: partly
-//! used nodes first, fullest first, then empty nodes in a seeded random
-//! order, then nodes above the high-memory threshold, least used first,
-//! falling back to spread on clusters smaller than its minimum). Nodes, racks and
-//! applications sit in ordered indexes, so a choice costs O(log n) rather
-//! than a scan; every sort key ends in a unique id and no hash order
-//! reaches a decision.
+//! Applications are offered resources in the order of the queue tree
+//! ([`QueueTreeConfig`]: FIFO, capacity or fair semantics, with
+//! guarantees, maxima, user, AM and running-application limits), one
+//! container per round, each application's requests in priority order
+//! (lower number first), and within a request node-local before
+//! rack-local before off-switch, as far as delay scheduling
+//! ([`LocalityDelay`]) allows. Which node of several is chosen is the
+//! [`policy::NodeSelection`]'s call (spread: the node with the most free
+//! resources; packing: partly used nodes first, fullest first, then empty
+//! nodes in a seeded random order, then nodes above the high-memory
+//! threshold, least used first, falling back to spread on clusters
+//! smaller than its minimum). A node heartbeat places on its own node;
+//! under packing only when that node is the one the policy would choose
+//! (so heartbeats of empty nodes cannot undo the packing). Nodes, racks,
+//! queues and applications sit in ordered indexes, so a choice costs
+//! O(log n) rather than a scan; every sort key ends in a unique id and no
+//! hash order reaches a decision.
 //!
-//! Not yet here: delay scheduling (locality delay), reservations,
-//! capacity and fair ordering, preemption, and
-//! recovering containers of a restarted RM.
+//! Not yet here: reservations, preemption, and recovering containers of a
+//! restarted RM.
 //!
 //! # Example
 //!

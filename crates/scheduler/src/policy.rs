@@ -64,6 +64,16 @@ pub trait NodeSelection: std::fmt::Debug + Send {
         false
     }
 
+    /// Whether a node heartbeat may place a container on its node only
+    /// when that node is the policy's own first choice for the container
+    /// (the node a continuous pass would pick for it at that moment).
+    /// Policies whose order is the point of the placement answer `true`;
+    /// the default, `false`, lets a heartbeat place on its node whenever
+    /// the container fits and locality allows, as YARN does.
+    fn heartbeats_follow_order(&self) -> bool {
+        false
+    }
+
     /// Whether no node at or after `key` in the order can fit `ask`, so
     /// the search can stop early. Answering `false` is always correct.
     fn nothing_fits_after(&self, key: &SortKey, ask: &Resource) -> bool {
@@ -114,9 +124,18 @@ impl NodeSelection for Spread {
 /// * **high**, at or above the threshold: offered last, the lowest usage
 ///   first, so no node becomes a hot spot while others have room.
 ///
+/// A node heartbeat places a container on its own node only if that node
+/// is where this order puts the container
+/// ([`NodeSelection::heartbeats_follow_order`]); otherwise the next
+/// continuous pass, or the heartbeat of the chosen node, places it.
+/// Without that rule every heartbeat of an empty node would take waiting
+/// containers there, whatever the order says. Node-local requests still
+/// go to the hosts they name (the fullest such host first).
+///
 /// With fewer nodes taking containers than
 /// [`PackingConfig::min_nodes`], the policy keys nodes exactly as
-/// [`Spread`] does; crossing that boundary re-keys every node.
+/// [`Spread`] does, and heartbeats place as under spread; crossing that
+/// boundary re-keys every node.
 #[derive(Debug, Clone)]
 pub struct Packing {
     /// The threshold in millionths of node memory.
@@ -192,6 +211,13 @@ impl NodeSelection for Packing {
         let changed = active != self.active;
         self.active = active;
         changed
+    }
+
+    fn heartbeats_follow_order(&self) -> bool {
+        // Otherwise a heartbeat of an empty node would take containers the
+        // partly used nodes have room for. Below `min_nodes` the policy
+        // spreads, and heartbeats place as they do under spread.
+        self.active
     }
 
     fn nothing_fits_after(&self, key: &SortKey, ask: &Resource) -> bool {

@@ -330,17 +330,21 @@ impl Default for QueueTreeConfig {
 /// Delay scheduling: how long a request with locality preferences waits
 /// for a node on a host (then a rack) it asked for before it takes a
 /// less local one. Waiting is counted in scheduling opportunities: node
-/// heartbeats on which the request was offered a node and not placed.
-/// Requests that name only `*` never wait.
+/// heartbeats on which the request was offered the node (it fit there and
+/// its rows allow it there at some locality), the heartbeat being decided
+/// included, as in Hadoop. Continuous passes place at the level the count
+/// allows but do not count. Requests that name only `*` never wait.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum LocalityDelay {
     /// No waiting: node-local, else rack-local, else off-switch at once.
     #[default]
     Off,
     /// The capacity scheduler's rule. Rack-local once more than
-    /// min(nodes, `node_locality_delay`) opportunities were missed;
-    /// off-switch once more than min(nodes, `node_locality_delay` +
-    /// `rack_locality_additional_delay`) were missed, or, when the
+    /// min(nodes, `node_locality_delay`) opportunities were counted (so a
+    /// request for a busy host declines `node_locality_delay` heartbeats
+    /// and takes a rack-local node on the next); off-switch once more
+    /// than min(nodes, `node_locality_delay` +
+    /// `rack_locality_additional_delay`) were counted, or, when the
     /// additional delay is negative (the default, -1), more than
     /// min(nodes, outstanding containers × min(locations asked / nodes,
     /// 1)). Allocations other than off-switch reset the count. A negative
@@ -351,9 +355,10 @@ pub enum LocalityDelay {
     },
     /// The fair scheduler's rule (`locality.threshold.node` / `.rack`,
     /// fractions of the cluster's nodes; negative disables delay). The
-    /// allowed level starts at node-local and relaxes one step each time
-    /// more than nodes × threshold opportunities are missed at it; an
-    /// allocation sets the level to the allocation's locality and resets
+    /// allowed level starts at node-local and relaxes one step (restarting
+    /// the count) each time more than nodes × threshold opportunities are
+    /// counted at it; an allocation more local than the level tightens the
+    /// level to the allocation's locality, and every allocation restarts
     /// the count.
     Fair {
         node_threshold: f64,

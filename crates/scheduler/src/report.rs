@@ -75,6 +75,7 @@ pub struct QueueReport {
     /// `used` over `guaranteed` (Hadoop's "current capacity"; above 1 when
     /// the queue has grown past its guarantee).
     pub current_capacity: f64,
+    /// Held by the AM containers of the subtree's applications.
     pub am_used: Resource,
     /// Applications (attempts) in the subtree.
     pub apps: usize,
@@ -263,7 +264,7 @@ impl Scheduler {
             min_share: q.min_share,
             used: q.used,
             current_capacity: frac(q.used, q.guaranteed),
-            am_used: q.am_used,
+            am_used: self.subtree_am_used(idx),
             apps,
             running_apps: q.running_apps,
             weight,
@@ -276,6 +277,15 @@ impl Scheduler {
                 .collect(),
             dynamic: q.dynamic,
         }
+    }
+
+    /// AM usage of a queue: its own for a leaf, its leaves' for a parent.
+    fn subtree_am_used(&self, idx: QueueIdx) -> Resource {
+        let q = &self.tree.queues[idx];
+        if q.is_leaf() {
+            return q.am_used;
+        }
+        q.children.iter().map(|&c| self.subtree_am_used(c)).sum()
     }
 
     pub fn container(&self, id: &ContainerId) -> Option<ContainerReport> {

@@ -1138,6 +1138,15 @@ impl Scheduler {
     /// Tries to give `attempt` one container: its request keys in priority
     /// order, each checked against queue, user and AM limits and delay
     /// scheduling, placed on `node` or (continuous) the best node.
+    ///
+    /// On a heartbeat (`node` given) every key that fits the node and may
+    /// go there at some locality counts a scheduling opportunity before
+    /// the decision (see the `delay` module). When the node selection
+    /// policy asks for it ([`NodeSelection::heartbeats_follow_order`]:
+    /// packing), the heartbeat places a container on its node only if that
+    /// node is the one a continuous pass would choose for it now; otherwise
+    /// the key is left for the pass (or for the heartbeat of the better
+    /// node), so heartbeats cannot scatter containers over empty nodes.
     fn serve_one(
         &mut self,
         attempt: ApplicationAttemptId,
@@ -1164,11 +1173,20 @@ impl Scheduler {
         };
         let am = !app.unmanaged_am && app.next_sequence == 1;
         let capacity_kind = self.tree.kind() == SchedulerKind::Capacity;
+        let minimum = self.config.minimum_allocation;
         let user_used = self.tree.queues[leaf]
             .users
             .get(&app.user)
             .map_or(Resource::ZERO, |u| u.used);
-        let mut missed = Vec::new();
+        let user_cap = if capacity_kind {
+            self.tree.user_cap(leaf, minimum)
+        } else {
+            None
+        };
+        let rule = self.config.locality;
+        let nodes = self.nodes.len();
+        let follow_order = here.is_some() && self.selection.heartbeats_follow_order();
+        let mut counted: Vec<(RequestKey, DelayState)> = Vec::new();
         let mut choice = None;
         for key in app.asks.active_keys() {
             let ask = key.capability();
@@ -1176,26 +1194,30 @@ impl Scheduler {
                 continue;
             }
             if capacity_kind {
-                let limit = self
-                    .tree
-                    .user_limit(leaf, ask, self.config.minimum_allocation);
+                // The even share is a soft limit, as in Hadoop: a user at
+                // or under it may take one more container, so a queue with
+                // several users can grow past its guarantee.
+                let limit = self.tree.user_limit(leaf, ask, minimum);
                 if self.tree.greater(user_used, limit) {
                     continue;
+                }
+                // The user-limit-factor cap is hard, except that a user
+                // holding nothing always gets a first container.
+                if let Some(cap) = user_cap {
+                    if !user_used.is_zero() && self.tree.greater(user_used + ask, cap) {
+                        continue;
+                    }
                 }
             }
             if am && !self.tree.am_fits(leaf, ask) {
                 continue;
             }
-            let state = app.delay.get(&key).copied().unwrap_or_default();
-            let allowed = delay::allowed(
-                &self.config.locality,
-                &state,
-                DelayContext {
-                    nodes: self.nodes.len(),
-                    outstanding: app.asks.any_count(&key),
-                    locations: app.asks.rows_for(&key),
-                },
-            );
+            let ctx = DelayContext {
+                nodes,
+                outstanding: app.asks.any_count(&key),
+                locations: app.asks.rows_for(&key),
+            };
+            let mut state = app.delay.get(&key).copied().unwrap_or_default();
             match here {
                 Some((id, n)) => {
                     if !ask.fits_in(&n.available()) {
@@ -1204,14 +1226,26 @@ impl Scheduler {
                     let Some(locality) = app.asks.locality_on(&key, &id.host, &n.rack) else {
                         continue;
                     };
+                    if ctx.waits(&rule) {
+                        delay::offered(&rule, &mut state, nodes);
+                        counted.push((key, state));
+                    }
+                    let allowed = delay::allowed(&rule, &state, ctx);
                     if locality > allowed {
-                        missed.push(key);
                         continue;
+                    }
+                    if follow_order {
+                        if let Some((best, _)) = self.pick_node(attempt, &key, allowed) {
+                            if best != *id {
+                                continue;
+                            }
+                        }
                     }
                     choice = Some((key, id.clone(), locality));
                     break;
                 }
                 None => {
+                    let allowed = delay::allowed(&rule, &state, ctx);
                     if let Some((id, locality)) = self.pick_node(attempt, &key, allowed) {
                         choice = Some((key, id, locality));
                         break;
@@ -1219,12 +1253,10 @@ impl Scheduler {
                 }
             }
         }
-        if !missed.is_empty() {
-            let nodes = self.nodes.len();
-            let rule = self.config.locality;
+        if !counted.is_empty() {
             if let Some(app) = self.apps.get_mut(&attempt) {
-                for key in missed {
-                    delay::missed(&rule, app.delay.entry(key).or_default(), nodes);
+                for (key, state) in counted {
+                    app.delay.insert(key, state);
                 }
             }
         }

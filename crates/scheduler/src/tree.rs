@@ -467,6 +467,20 @@ impl QueueTree {
         round_up(limit, minimum)
     }
 
+    /// The most one user may hold in `leaf` (capacity scheduler):
+    /// `user-limit-factor` times the queue's guarantee, never beyond its
+    /// maximum, and at least one minimum allocation so that a queue with a
+    /// tiny guarantee still makes progress. `None` without a factor.
+    pub fn user_cap(&self, leaf: QueueIdx, minimum: Resource) -> Option<Resource> {
+        let q = &self.queues[leaf];
+        let factor = q.settings.user_limit_factor?;
+        Some(
+            scale(q.guaranteed, factor)
+                .component_min(q.maximum)
+                .component_max(minimum),
+        )
+    }
+
     /// Whether an AM container of `ask` fits the leaf's AM limit (a queue
     /// without a running AM always takes one).
     pub fn am_fits(&self, leaf: QueueIdx, ask: Resource) -> bool {

@@ -180,7 +180,7 @@ fn am_containers_and_fifo_order() {
               a2 queue=root.q2 used=1024MB,1vc pending=4096MB,4vc containers=1
               a3 queue=root.q1 used=1024MB,1vc pending=0MB,0vc containers=1
             > queues
-              root guaranteed=8192MB,8vc max=8192MB,8vc used=8192MB,6vc am=0MB apps=3 running=3
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=8192MB,6vc am=4096MB apps=3 running=3
               root.q1 guaranteed=0MB,0vc max=8192MB,8vc used=7168MB,5vc am=3072MB apps=2 running=2
               root.q2 guaranteed=0MB,0vc max=8192MB,8vc used=1024MB,1vc am=1024MB apps=1 running=1
         "#]],
@@ -352,7 +352,7 @@ fn releases_and_completions() {
             > table a
               (no outstanding asks)
             > queues
-              root guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=0MB apps=1 running=1
+              root guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=1024MB apps=1 running=1
               root.default guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=1024MB apps=1 running=1
             > release a c3
               done a c3 on h1 exit=-100 released-by-application
@@ -362,7 +362,7 @@ fn releases_and_completions() {
             > nodes
               h1 /r1 used=3072/4096MB,3/4vc [a c1, a c2, a c4]
             > queues
-              root guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=0MB apps=1 running=1
+              root guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=1024MB apps=1 running=1
               root.default guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=1024MB apps=1 running=1
             > complete a c3 exit=-105
             > release a c3 c99
@@ -584,7 +584,7 @@ fn app_removal() {
             > order
               order: b
             > queues
-              root guaranteed=8192MB,8vc max=8192MB,8vc used=1024MB,1vc am=0MB apps=1 running=1
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=1024MB,1vc am=1024MB apps=1 running=1
               root.q1 guaranteed=0MB,0vc max=8192MB,8vc used=1024MB,1vc am=1024MB apps=1 running=1
             > nodes
               h1 /r1 used=1024/8192MB,1/8vc [b c1]
