@@ -50,6 +50,9 @@ use spindle_common::conf::Configuration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tracing::{debug, warn};
 
+/// `ETXTBSY` on Linux: the executable is open for writing.
+const TEXT_FILE_BUSY: i32 = 26;
+
 /// The rack of every host nothing better is known about.
 pub const DEFAULT_RACK: &str = "/default-rack";
 
@@ -388,9 +391,20 @@ impl ScriptMapping {
         // together with anything it started.
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start it: {e}"))?;
+        // A script being rewritten (or, in a multi-threaded process, an
+        // executable whose write handle another thread's fork still holds)
+        // cannot be executed for a moment: ETXTBSY. Try again briefly.
+        let mut attempts = 0;
+        let mut child = loop {
+            match command.spawn() {
+                Ok(child) => break child,
+                Err(e) if e.raw_os_error() == Some(TEXT_FILE_BUSY) && attempts < 20 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                Err(e) => return Err(format!("cannot start it: {e}")),
+            }
+        };
         let pid = child.id();
         debug!(
             "running topology script {} for {} host(s)",
