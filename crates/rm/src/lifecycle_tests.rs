@@ -15,7 +15,7 @@ use spindle_scheduler::{Scheduler, SchedulerConfig};
 
 use super::*;
 use crate::acl::Acl;
-use crate::apps::{AppTable, Submission};
+use crate::apps::{AppTable, Submission, SubmitError};
 use crate::hosts::HostLists;
 use crate::nodes::{Health, NodeConfig, NodeTable, Registration};
 
@@ -628,4 +628,52 @@ fn unknown_queue_fails_the_app_without_an_attempt() {
     assert_eq!(a.state, AppState::Failed);
     assert!(a.diagnostics.contains("unknown queue: nope"));
     assert!(s.outbox.is_empty());
+}
+
+#[test]
+fn submit_acl_refuses_outright_when_acls_are_enabled() {
+    let mut s = state();
+    let mut conf = spindle_common::conf::Configuration::with_defaults();
+    for (k, v) in [
+        ("yarn.scheduler.capacity.root.acl_submit_applications", " "),
+        ("yarn.scheduler.capacity.root.acl_administer_queue", " "),
+        (
+            "yarn.scheduler.capacity.root.default.acl_submit_applications",
+            "alice",
+        ),
+    ] {
+        conf.set(k, v);
+    }
+    s.queues =
+        crate::queue_files::capacity::from_conf(&conf, "capacity-scheduler.xml").expect("queues");
+    s.acl_enabled = true;
+    let submission = |id| Submission {
+        id,
+        name: "x".into(),
+        queue: "default".into(),
+        app_type: "YARN".into(),
+        tags: BTreeSet::new(),
+        priority: 0,
+        am_resource: Resource::new(1024, 1),
+        max_attempts: 0,
+        unmanaged_am: false,
+        keep_containers: false,
+    };
+    let id = s.apps.new_id();
+    let refused = s.submit(submission(id), Default::default(), "bob", &[], 5);
+    match refused {
+        Err(SubmitError::AccessDenied(m)) => assert_eq!(
+            m,
+            format!("User bob does not have permission to submit {id} to queue default")
+        ),
+        other => panic!("bob should be refused: {other:?}"),
+    }
+    assert!(
+        s.apps.get(&id).is_none(),
+        "a refused submission leaves no record"
+    );
+    let id = s.apps.new_id();
+    s.submit(submission(id), Default::default(), "alice", &[], 6)
+        .expect("alice may submit");
+    assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Accepted));
 }

@@ -80,3 +80,64 @@ impl QueueFile {
         shown == path || self.tree.resolve_leaf(shown).as_deref() == Some(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use spindle_common::conf::Configuration;
+
+    use crate::queue_files::{capacity, QueueFile};
+
+    fn queues(pairs: &[(&str, &str)]) -> QueueFile {
+        let mut conf = Configuration::with_defaults();
+        for (k, v) in pairs {
+            conf.set(&format!("yarn.scheduler.capacity.{k}"), *v);
+        }
+        match capacity::from_conf(&conf, "capacity-scheduler.xml") {
+            Ok(q) => q,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn tree() -> QueueFile {
+        queues(&[
+            ("root.queues", "eng,ops"),
+            ("root.acl_submit_applications", " "),
+            ("root.acl_administer_queue", " "),
+            ("root.eng.capacity", "60"),
+            ("root.eng.queues", "etl"),
+            ("root.eng.acl_submit_applications", "alice devs"),
+            ("root.eng.etl.capacity", "100"),
+            ("root.eng.etl.maximum-applications", "3"),
+            ("root.ops.capacity", "40"),
+            ("root.ops.state", "STOPPED"),
+            ("root.ops.acl_administer_queue", "carol"),
+        ])
+    }
+
+    #[test]
+    fn submit_acls_are_inherited_and_administrators_may_submit() {
+        let q = tree();
+        // An ACL on a parent covers its leaves.
+        assert!(q.may_submit("root.eng.etl", "alice", &[]));
+        assert!(q.may_submit("root.eng.etl", "bob", &["devs".into()]));
+        assert!(!q.may_submit("root.eng.etl", "bob", &["ops".into()]));
+        // Administering a queue includes submitting to it.
+        assert!(q.may_submit("root.ops", "carol", &[]));
+        assert!(!q.may_submit("root.ops", "alice", &[]));
+        // With the root's ACL unset, everyone may submit everywhere.
+        let open = queues(&[("root.queues", "a"), ("root.a.capacity", "100")]);
+        assert!(open.may_submit("root.a", "anyone", &[]));
+    }
+
+    #[test]
+    fn stopped_state_limits_and_names() {
+        let q = tree();
+        assert!(q.is_stopped("root.ops"));
+        assert!(!q.is_stopped("root.eng.etl"));
+        assert_eq!(q.max_applications("root.eng.etl"), Some(3));
+        assert!(q.knows("etl") && q.knows("root.eng") && !q.knows("nope"));
+        assert_eq!(q.display_name("root.eng.etl"), "etl");
+        assert!(q.same_leaf("etl", "root.eng.etl"));
+        assert!(!q.same_leaf("ops", "root.eng.etl"));
+    }
+}
