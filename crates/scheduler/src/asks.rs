@@ -26,6 +26,7 @@
 //! everything once `*` is 0 or strict.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use spindle_common::Resource;
 
@@ -76,16 +77,61 @@ pub(crate) struct RowUpdate {
     pub row: AskRow,
 }
 
+/// The rows of one key: `*` kept apart, since nearly every decision reads
+/// it, and the named (host and rack) rows by name.
+#[derive(Debug, Clone, Default)]
+struct KeyRows {
+    any: Option<AskRow>,
+    named: BTreeMap<String, AskRow>,
+    /// Named rows with `relax_locality` off.
+    strict_named: usize,
+}
+
+impl KeyRows {
+    fn get(&self, name: &str) -> Option<&AskRow> {
+        if name == ANY {
+            self.any.as_ref()
+        } else {
+            self.named.get(name)
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.named.len() + usize::from(self.any.is_some())
+    }
+
+    /// Every row by resource name, `*` in its place among the names.
+    fn iter(&self) -> impl Iterator<Item = (&str, &AskRow)> {
+        let before = self
+            .named
+            .range::<str, _>((Bound::Unbounded, Bound::Excluded(ANY)))
+            .map(|(n, r)| (n.as_str(), r));
+        let any = self.any.as_ref().map(|r| (ANY, r));
+        let after = self
+            .named
+            .range::<str, _>((Bound::Excluded(ANY), Bound::Unbounded))
+            .map(|(n, r)| (n.as_str(), r));
+        before.chain(any).chain(after)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AskTable {
-    keys: BTreeMap<RequestKey, BTreeMap<String, AskRow>>,
+    keys: BTreeMap<RequestKey, KeyRows>,
     rows: usize,
+    /// Rows naming a host or rack (not `*`).
+    located: usize,
 }
 
 impl AskTable {
     /// Number of stored rows (all with a positive count).
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Number of stored rows that name a host or a rack.
+    pub fn located_rows_count(&self) -> usize {
+        self.located
     }
 
     /// How many rows the table would hold after `updates`, without
@@ -113,21 +159,50 @@ impl AskTable {
         for u in updates {
             if u.row.count == 0 {
                 self.remove_row(&u.key, &u.resource_name);
+                continue;
+            }
+            let rows = self.keys.entry(u.key).or_default();
+            let added = if u.resource_name == ANY {
+                rows.any.replace(u.row).is_none()
             } else {
-                let rows = self.keys.entry(u.key).or_default();
-                if rows.insert(u.resource_name, u.row).is_none() {
-                    self.rows += 1;
+                let strict = !u.row.relax_locality;
+                let old = rows.named.insert(u.resource_name, u.row);
+                if old.is_some_and(|r| !r.relax_locality) {
+                    rows.strict_named -= 1;
                 }
+                if strict {
+                    rows.strict_named += 1;
+                }
+                let added = old.is_none();
+                if added {
+                    self.located += 1;
+                }
+                added
+            };
+            if added {
+                self.rows += 1;
             }
         }
     }
 
     fn remove_row(&mut self, key: &RequestKey, name: &str) {
         if let Some(rows) = self.keys.get_mut(key) {
-            if rows.remove(name).is_some() {
+            let removed = if name == ANY {
+                rows.any.take().is_some()
+            } else {
+                let removed = rows.named.remove(name);
+                if removed.is_some_and(|r| !r.relax_locality) {
+                    rows.strict_named -= 1;
+                }
+                if removed.is_some() {
+                    self.located -= 1;
+                }
+                removed.is_some()
+            };
+            if removed {
                 self.rows -= 1;
             }
-            if rows.is_empty() {
+            if rows.len() == 0 {
                 self.keys.remove(key);
             }
         }
@@ -143,26 +218,30 @@ impl AskTable {
 
     /// How many rows (resource names, `*` included) `key` has.
     pub fn rows_for(&self, key: &RequestKey) -> usize {
-        self.keys.get(key).map_or(0, BTreeMap::len)
+        self.keys.get(key).map_or(0, KeyRows::len)
     }
 
     /// The `*` count of `key`: how many more containers it can get.
     pub fn any_count(&self, key: &RequestKey) -> u32 {
-        self.count(key, ANY)
+        self.keys
+            .get(key)
+            .and_then(|rows| rows.any)
+            .map_or(0, |r| r.count)
     }
 
     /// Keys that can still get containers (positive `*`), in serving order.
-    pub fn active_keys(&self) -> Vec<RequestKey> {
+    pub fn active_keys(&self) -> impl Iterator<Item = RequestKey> + '_ {
         self.keys
             .iter()
-            .filter(|(_, rows)| rows.get(ANY).is_some_and(|r| r.count > 0))
+            .filter(|(_, rows)| rows.any.is_some_and(|r| r.count > 0))
             .map(|(k, _)| *k)
-            .collect()
     }
 
     /// Whether any key can still get containers.
     pub fn is_active(&self) -> bool {
-        self.keys.values().any(|rows| rows.contains_key(ANY))
+        // Every stored row is positive, and the rows that are not located
+        // are `*` rows.
+        self.rows > self.located
     }
 
     /// Resources still wanted: for each key, its `*` count times its
@@ -171,7 +250,7 @@ impl AskTable {
         self.keys
             .iter()
             .map(|(k, rows)| {
-                let n = rows.get(ANY).map_or(0, |r| r.count);
+                let n = rows.any.map_or(0, |r| r.count);
                 k.capability()
                     .saturating_mul(i32::try_from(n).unwrap_or(i32::MAX))
             })
@@ -182,7 +261,7 @@ impl AskTable {
     pub fn iter(&self) -> impl Iterator<Item = (&RequestKey, &str, &AskRow)> {
         self.keys
             .iter()
-            .flat_map(|(k, rows)| rows.iter().map(move |(name, row)| (k, name.as_str(), row)))
+            .flat_map(|(k, rows)| rows.iter().map(move |(name, row)| (k, name, row)))
     }
 
     /// The named (non-`*`) rows of `key` whose count is positive.
@@ -190,20 +269,37 @@ impl AskTable {
         self.keys
             .get(key)
             .into_iter()
-            .flat_map(|rows| rows.iter())
-            .filter(|(name, _)| name.as_str() != ANY)
+            .flat_map(|rows| rows.named.iter())
             .map(|(name, row)| (name.as_str(), row))
+    }
+
+    /// Whether `key` may get a container on a node of `host` in `rack` at
+    /// some locality (capacity aside): `locality_on(..).is_some()`, without
+    /// looking names up when nothing is strict.
+    pub fn may_place_on(&self, key: &RequestKey, host: &str, rack: &str) -> bool {
+        let Some(rows) = self.keys.get(key) else {
+            return false;
+        };
+        match rows.any {
+            Some(any) if any.count > 0 && any.relax_locality && rows.strict_named == 0 => true,
+            Some(any) if any.count > 0 => self.locality_on(key, host, rack).is_some(),
+            _ => false,
+        }
     }
 
     /// At what locality `key` may get a container on a node of `host` in
     /// `rack`, capacity aside; `None` if it may not.
     pub fn locality_on(&self, key: &RequestKey, host: &str, rack: &str) -> Option<Locality> {
-        let any = self.get(key, ANY)?;
+        let rows = self.keys.get(key)?;
+        let any = rows.any?;
         if any.count == 0 {
             return None;
         }
-        let rack_row = self.get(key, rack).filter(|r| r.count > 0);
-        if self.count(key, host) > 0 && rack_row.is_some() {
+        if rows.named.is_empty() {
+            return any.relax_locality.then_some(Locality::OffSwitch);
+        }
+        let rack_row = rows.named.get(rack).filter(|r| r.count > 0);
+        if rack_row.is_some() && rows.named.get(host).is_some_and(|r| r.count > 0) {
             return Some(Locality::NodeLocal);
         }
         if let Some(rack_row) = rack_row {
@@ -238,10 +334,20 @@ impl AskTable {
             }
         }
         for name in names {
-            let now_zero = match self.keys.get_mut(key).and_then(|rows| rows.get_mut(*name)) {
-                Some(row) => {
-                    row.count -= 1;
-                    row.count == 0
+            let now_zero = match self.keys.get_mut(key) {
+                Some(rows) => {
+                    let row = if *name == ANY {
+                        rows.any.as_mut()
+                    } else {
+                        rows.named.get_mut(*name)
+                    };
+                    match row {
+                        Some(row) => {
+                            row.count -= 1;
+                            row.count == 0
+                        }
+                        None => false,
+                    }
                 }
                 None => false,
             };
@@ -283,6 +389,7 @@ mod tests {
         assert_eq!(t.rows_after(&ups), 3);
         t.apply(ups);
         assert_eq!(t.rows(), 3);
+        assert_eq!(t.located_rows_count(), 2);
         // Replace, cancel and re-add the same row in one update.
         let ups = vec![
             up(1, "h1", 5, true),
@@ -292,13 +399,52 @@ mod tests {
         assert_eq!(t.rows_after(&ups), 2);
         t.apply(ups);
         assert_eq!(t.rows(), 2);
+        assert_eq!(t.located_rows_count(), 1);
         assert_eq!(t.get(&key(1), "h1"), None);
         assert_eq!(t.any_count(&key(1)), 3);
         assert_eq!(t.pending(), Resource::new(3072, 3));
         t.apply(vec![up(1, "*", 0, true), up(1, "/r1", 0, true)]);
         assert_eq!(t.rows(), 0);
+        assert_eq!(t.located_rows_count(), 0);
         assert!(!t.is_active());
         assert!(t.iter().next().is_none());
+    }
+
+    #[test]
+    fn may_place_on_agrees_with_locality_on() {
+        let mut t = AskTable::default();
+        let places = [("h1", "/r1"), ("h2", "/r1"), ("h3", "/r2")];
+        let agree = |t: &AskTable| {
+            for (h, r) in places {
+                assert_eq!(
+                    t.may_place_on(&key(1), h, r),
+                    t.locality_on(&key(1), h, r).is_some(),
+                    "{h} {r}"
+                );
+            }
+        };
+        agree(&t);
+        t.apply(vec![
+            up(1, "h1", 1, true),
+            up(1, "/r1", 1, true),
+            up(1, "*", 1, true),
+        ]);
+        agree(&t);
+        t.apply(vec![up(1, "/r1", 1, false), up(1, "*", 1, false)]);
+        agree(&t);
+        assert!(!t.may_place_on(&key(1), "h3", "/r2"));
+        // Relaxing the rack row again, then dropping it, restores the fast
+        // path's answer.
+        t.apply(vec![up(1, "/r1", 1, true), up(1, "*", 1, true)]);
+        agree(&t);
+        assert!(t.may_place_on(&key(1), "h3", "/r2"));
+        t.apply(vec![up(1, "/r1", 1, false)]);
+        agree(&t);
+        t.apply(vec![up(1, "/r1", 0, false)]);
+        agree(&t);
+        assert!(t.may_place_on(&key(1), "h3", "/r2"));
+        t.apply(vec![up(1, "*", 0, true)]);
+        agree(&t);
     }
 
     #[test]
@@ -348,7 +494,7 @@ mod tests {
         // Nothing at all once * is gone, whatever the other rows say.
         t.apply(vec![up(1, "*", 0, true), up(1, "h2", 4, true)]);
         assert_eq!(t.locality_on(&key(1), "h2", "/r1"), None);
-        assert!(t.active_keys().is_empty());
+        assert!(t.active_keys().next().is_none());
     }
 
     #[test]
@@ -376,6 +522,7 @@ mod tests {
         assert_eq!(t.any_count(&key(1)), 0);
         // The stale host row stays, as in the protocol: the AM cancels it.
         assert_eq!(t.rows(), 1);
+        assert_eq!(t.located_rows_count(), 1);
         assert!(!t.is_active());
     }
 }

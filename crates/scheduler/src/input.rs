@@ -70,7 +70,9 @@ impl ResourceAsk {
 
 /// Changes reported for a node. Every field is optional; an update with
 /// none set is a plain heartbeat. Any update of a healthy, schedulable
-/// node triggers a scheduling pass on that node.
+/// node triggers a scheduling pass on that node (unless the node selection
+/// policy places only in continuous passes, as packing does; see
+/// [`crate::policy::NodeSelection::places_on_heartbeats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeUpdate {
     /// New total capability (e.g. after the NM was reconfigured). It may
@@ -119,7 +121,8 @@ pub enum Input {
         rack: String,
         capability: Resource,
     },
-    /// A heartbeat, possibly with changes; schedules on the node.
+    /// A heartbeat, possibly with changes; schedules on the node (see
+    /// [`NodeUpdate`]).
     NodeUpdated { node: NodeId, update: NodeUpdate },
     /// The node is gone (lost, decommissioned, shut down). Its containers
     /// complete as ABORTED and are reported to their applications.

@@ -218,6 +218,16 @@ impl Scheduler {
                     "attempt {attempt} is filed in its queue's serving order under a stale key"
                 );
             }
+            let located = app.runnable && app.asks.is_active() && app.asks.located_rows_count() > 0;
+            ensure!(
+                located == self.located_apps.contains(attempt),
+                "attempt {attempt} is {} the index of attempts with located asks",
+                if located {
+                    "missing from"
+                } else {
+                    "wrongly in"
+                }
+            );
             ensure!(
                 app.runnable != self.waiting.contains(&(app.submission_seq, *attempt)),
                 "attempt {attempt} is {}runnable but {} waiting",
@@ -233,6 +243,10 @@ impl Scheduler {
                 app.queue
             );
         }
+        ensure!(
+            self.located_apps.iter().all(|a| self.apps.contains_key(a)),
+            "the index of attempts with located asks holds an unknown attempt"
+        );
         ensure!(
             self.waiting.len() == self.apps.values().filter(|a| !a.runnable).count(),
             "{} attempts wait but fewer are not runnable",

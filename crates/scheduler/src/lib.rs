@@ -16,7 +16,7 @@
 //! | input | effect | decisions |
 //! |---|---|---|
 //! | [`Input::NodeAdded`] | node joins, with its rack and capability | — |
-//! | [`Input::NodeUpdated`] | heartbeat, maybe new capability / health / schedulable flag | allocations on that node |
+//! | [`Input::NodeUpdated`] | heartbeat, maybe new capability / health / schedulable flag | allocations on that node (none while packing is in force) |
 //! | [`Input::NodeRemoved`] | node leaves | its containers completed, ABORTED (`-100`) |
 //! | [`Input::AppAdded`] | attempt joins its queue | — |
 //! | [`Input::AppRemoved`] | attempt leaves | its containers completed (ABORTED) + kill actions |
@@ -60,9 +60,10 @@
 //! resources; packing: partly used nodes first, fullest first, then empty
 //! nodes in a seeded random order, then nodes above the high-memory
 //! threshold, least used first, falling back to spread on clusters
-//! smaller than its minimum). A node heartbeat places on its own node;
-//! under packing only when that node is the one the policy would choose
-//! (so heartbeats of empty nodes cannot undo the packing). Nodes, racks,
+//! smaller than its minimum). A node heartbeat places on its own node,
+//! except while packing is in force: then heartbeats only count
+//! delay-scheduling opportunities and continuous passes place every
+//! container, in packing order. Nodes, racks,
 //! queues and applications sit in ordered indexes, so a choice costs
 //! O(log n) rather than a scan; every sort key ends in a unique id and no
 //! hash order reaches a decision.

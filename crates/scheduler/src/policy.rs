@@ -64,14 +64,16 @@ pub trait NodeSelection: std::fmt::Debug + Send {
         false
     }
 
-    /// Whether a node heartbeat may place a container on its node only
-    /// when that node is the policy's own first choice for the container
-    /// (the node a continuous pass would pick for it at that moment).
-    /// Policies whose order is the point of the placement answer `true`;
-    /// the default, `false`, lets a heartbeat place on its node whenever
-    /// the container fits and locality allows, as YARN does.
-    fn heartbeats_follow_order(&self) -> bool {
-        false
+    /// Whether node heartbeats place containers on their own node. The
+    /// default, `true`, is YARN's: a heartbeat offers its node to the
+    /// applications in serving order. A policy whose order is the point of
+    /// the placement answers `false`: then, as in Hadoop's fair scheduler
+    /// with continuous scheduling, heartbeats place nothing (they still
+    /// count delay-scheduling opportunities) and every container is placed
+    /// by continuous passes ([`crate::Scheduler::schedule`]), in the
+    /// policy's order. A driver using such a policy must run passes.
+    fn places_on_heartbeats(&self) -> bool {
+        true
     }
 
     /// Whether no node at or after `key` in the order can fit `ask`, so
@@ -124,13 +126,14 @@ impl NodeSelection for Spread {
 /// * **high**, at or above the threshold: offered last, the lowest usage
 ///   first, so no node becomes a hot spot while others have room.
 ///
-/// A node heartbeat places a container on its own node only if that node
-/// is where this order puts the container
-/// ([`NodeSelection::heartbeats_follow_order`]); otherwise the next
-/// continuous pass, or the heartbeat of the chosen node, places it.
-/// Without that rule every heartbeat of an empty node would take waiting
-/// containers there, whatever the order says. Node-local requests still
-/// go to the hosts they name (the fullest such host first).
+/// While packing is in force node heartbeats place nothing
+/// ([`NodeSelection::places_on_heartbeats`]): every container is placed by
+/// a continuous pass, which follows this order (node-local requests go to
+/// the fullest of the hosts they name, and so on). This is how the
+/// original runs too, on the fair scheduler with continuous scheduling,
+/// where heartbeats do not schedule. Otherwise every heartbeat of an
+/// empty node would take waiting containers there, whatever the order
+/// says.
 ///
 /// With fewer nodes taking containers than
 /// [`PackingConfig::min_nodes`], the policy keys nodes exactly as
@@ -213,11 +216,11 @@ impl NodeSelection for Packing {
         changed
     }
 
-    fn heartbeats_follow_order(&self) -> bool {
-        // Otherwise a heartbeat of an empty node would take containers the
-        // partly used nodes have room for. Below `min_nodes` the policy
-        // spreads, and heartbeats place as they do under spread.
-        self.active
+    fn places_on_heartbeats(&self) -> bool {
+        // A heartbeat places on its own node whatever the order says, so
+        // the heartbeats of empty nodes would scatter containers. Below
+        // `min_nodes` the policy spreads, and heartbeats place as usual.
+        !self.active
     }
 
     fn nothing_fits_after(&self, key: &SortKey, ask: &Resource) -> bool {

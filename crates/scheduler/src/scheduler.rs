@@ -122,6 +122,10 @@ pub struct Scheduler {
     pub(crate) tree: QueueTree,
     /// Attempts over a running-application limit, in arrival order.
     pub(crate) waiting: BTreeSet<(u64, ApplicationAttemptId)>,
+    /// Runnable attempts with outstanding asks whose tables name a host or
+    /// a rack: the only ones with delay-scheduling opportunities to count
+    /// on a heartbeat that places nothing (packing).
+    pub(crate) located_apps: BTreeSet<ApplicationAttemptId>,
     pub(crate) containers: BTreeMap<ContainerId, ContainerState>,
     pub(crate) next_submission_seq: u64,
     pub(crate) capacity: Resource,
@@ -166,6 +170,7 @@ impl Scheduler {
             apps: BTreeMap::new(),
             tree,
             waiting: BTreeSet::new(),
+            located_apps: BTreeSet::new(),
             containers: BTreeMap::new(),
             next_submission_seq: 0,
             capacity: Resource::ZERO,
@@ -356,6 +361,7 @@ impl Scheduler {
         let Some(node) = self.nodes.get_mut(&id) else {
             return Err(SchedulerError::UnknownNode(id));
         };
+        let before = (node.capability, node.takes_containers());
         if let Some(capability) = update.capability {
             if capability.any_negative() {
                 return Err(SchedulerError::InvalidNode {
@@ -374,11 +380,19 @@ impl Scheduler {
             node.schedulable = schedulable;
         }
         let takes = node.takes_containers();
-        self.reindex_node(&id);
-        self.sync_cluster();
+        // A plain heartbeat keeps the node's key (and so its place among
+        // empty nodes under packing, drawn when it became empty).
+        if (node.capability, takes) != before {
+            self.reindex_node(&id);
+            self.sync_cluster();
+        }
         let mut decisions = Decisions::default();
         if takes {
-            decisions.allocations = self.schedule_on_node(&id)?;
+            if self.selection.places_on_heartbeats() {
+                decisions.allocations = self.schedule_on_node(&id)?;
+            } else {
+                self.count_opportunities(&id);
+            }
         }
         Ok(decisions)
     }
@@ -877,6 +891,11 @@ impl Scheduler {
             return;
         };
         let leaf = app.leaf;
+        if app.runnable && app.asks.is_active() && app.asks.located_rows_count() > 0 {
+            self.located_apps.insert(attempt);
+        } else {
+            self.located_apps.remove(&attempt);
+        }
         let want = (app.runnable && !app.parked && app.asks.is_active()).then(|| {
             self.tree
                 .app_key(leaf, app.priority, app.submission_seq, app.used)
@@ -1137,16 +1156,10 @@ impl Scheduler {
 
     /// Tries to give `attempt` one container: its request keys in priority
     /// order, each checked against queue, user and AM limits and delay
-    /// scheduling, placed on `node` or (continuous) the best node.
-    ///
-    /// On a heartbeat (`node` given) every key that fits the node and may
-    /// go there at some locality counts a scheduling opportunity before
-    /// the decision (see the `delay` module). When the node selection
-    /// policy asks for it ([`NodeSelection::heartbeats_follow_order`]:
-    /// packing), the heartbeat places a container on its node only if that
-    /// node is the one a continuous pass would choose for it now; otherwise
-    /// the key is left for the pass (or for the heartbeat of the better
-    /// node), so heartbeats cannot scatter containers over empty nodes.
+    /// scheduling, placed on `node` (a heartbeat) or the best node
+    /// (continuous). On a heartbeat every key that fits the node and may go
+    /// there at some locality counts a scheduling opportunity before the
+    /// decision (see the `delay` module).
     fn serve_one(
         &mut self,
         attempt: ApplicationAttemptId,
@@ -1171,45 +1184,21 @@ impl Scheduler {
             }
             None => None,
         };
-        let am = !app.unmanaged_am && app.next_sequence == 1;
-        let capacity_kind = self.tree.kind() == SchedulerKind::Capacity;
-        let minimum = self.config.minimum_allocation;
-        let user_used = self.tree.queues[leaf]
-            .users
-            .get(&app.user)
-            .map_or(Resource::ZERO, |u| u.used);
-        let user_cap = if capacity_kind {
-            self.tree.user_cap(leaf, minimum)
-        } else {
-            None
-        };
         let rule = self.config.locality;
         let nodes = self.nodes.len();
-        let follow_order = here.is_some() && self.selection.heartbeats_follow_order();
         let mut counted: Vec<(RequestKey, DelayState)> = Vec::new();
         let mut choice = None;
         for key in app.asks.active_keys() {
             let ask = key.capability();
-            if self.tree.over_maximum(leaf, ask).is_some() {
-                continue;
-            }
-            if capacity_kind {
-                // The even share is a soft limit, as in Hadoop: a user at
-                // or under it may take one more container, so a queue with
-                // several users can grow past its guarantee.
-                let limit = self.tree.user_limit(leaf, ask, minimum);
-                if self.tree.greater(user_used, limit) {
-                    continue;
-                }
-                // The user-limit-factor cap is hard, except that a user
-                // holding nothing always gets a first container.
-                if let Some(cap) = user_cap {
-                    if !user_used.is_zero() && self.tree.greater(user_used + ask, cap) {
-                        continue;
-                    }
-                }
-            }
-            if am && !self.tree.am_fits(leaf, ask) {
+            let am = !app.unmanaged_am && app.next_sequence == 1;
+            if !limits_allow(
+                &self.tree,
+                self.config.minimum_allocation,
+                &app.user,
+                am,
+                leaf,
+                ask,
+            ) {
                 continue;
             }
             let ctx = DelayContext {
@@ -1230,16 +1219,8 @@ impl Scheduler {
                         delay::offered(&rule, &mut state, nodes);
                         counted.push((key, state));
                     }
-                    let allowed = delay::allowed(&rule, &state, ctx);
-                    if locality > allowed {
+                    if locality > delay::allowed(&rule, &state, ctx) {
                         continue;
-                    }
-                    if follow_order {
-                        if let Some((best, _)) = self.pick_node(attempt, &key, allowed) {
-                            if best != *id {
-                                continue;
-                            }
-                        }
                     }
                     choice = Some((key, id.clone(), locality));
                     break;
@@ -1263,6 +1244,66 @@ impl Scheduler {
         match choice {
             Some((key, id, locality)) => Ok(Some(self.allocate(attempt, key, id, locality)?)),
             None => Ok(None),
+        }
+    }
+
+    /// A heartbeat under a policy that places nothing on heartbeats
+    /// ([`NodeSelection::places_on_heartbeats`]): counts a scheduling
+    /// opportunity for every waiting key the node is offered to (the key
+    /// fits there, its limits allow one more container and its rows allow
+    /// the node at some locality), as a placing heartbeat would, so delay
+    /// scheduling relaxes at the same pace; the continuous passes place.
+    /// Only attempts with located rows have such keys, so a cluster whose
+    /// requests name only `*` pays nothing here.
+    fn count_opportunities(&mut self, id: &NodeId) {
+        let rule = self.config.locality;
+        let minimum = self.config.minimum_allocation;
+        let nodes = self.nodes.len();
+        let Scheduler {
+            nodes: all_nodes,
+            located_apps,
+            apps,
+            tree,
+            ..
+        } = self;
+        let Some(node) = all_nodes.get(id) else {
+            return;
+        };
+        let available = node.available();
+        if !minimum.fits_in(&available) {
+            return;
+        }
+        for attempt in located_apps.iter() {
+            let Some(app) = apps.get_mut(attempt) else {
+                continue;
+            };
+            if app.blacklists(&id.host, &node.rack) {
+                continue;
+            }
+            let am = !app.unmanaged_am && app.next_sequence == 1;
+            let AppState {
+                asks,
+                delay: states,
+                user,
+                leaf,
+                ..
+            } = app;
+            for key in asks.active_keys() {
+                let ask = key.capability();
+                let ctx = DelayContext {
+                    nodes,
+                    outstanding: asks.any_count(&key),
+                    locations: asks.rows_for(&key),
+                };
+                if !ctx.waits(&rule)
+                    || !ask.fits_in(&available)
+                    || !asks.may_place_on(&key, &id.host, &node.rack)
+                    || !limits_allow(tree, minimum, user, am, *leaf, ask)
+                {
+                    continue;
+                }
+                delay::offered(&rule, states.entry(key).or_default(), nodes);
+            }
         }
     }
 
@@ -1370,6 +1411,42 @@ impl Scheduler {
         }
         None
     }
+}
+
+/// Whether queue, user and AM limits let an application of `user` in
+/// `leaf` take one more container of `ask` (`am`: it would be the
+/// application's AM container).
+fn limits_allow(
+    tree: &QueueTree,
+    minimum: Resource,
+    user: &str,
+    am: bool,
+    leaf: QueueIdx,
+    ask: Resource,
+) -> bool {
+    if tree.over_maximum(leaf, ask).is_some() {
+        return false;
+    }
+    if tree.kind() == SchedulerKind::Capacity {
+        let user_used = tree.queues[leaf]
+            .users
+            .get(user)
+            .map_or(Resource::ZERO, |u| u.used);
+        // The even share is a soft limit, as in Hadoop: a user at or under
+        // it may take one more container, so a queue with several users
+        // can grow past its guarantee.
+        if tree.greater(user_used, tree.user_limit(leaf, ask, minimum)) {
+            return false;
+        }
+        // The user-limit-factor cap is hard, except that a user holding
+        // nothing always gets a first container.
+        if let Some(cap) = tree.user_cap(leaf, minimum) {
+            if !user_used.is_zero() && tree.greater(user_used + ask, cap) {
+                return false;
+            }
+        }
+    }
+    !am || tree.am_fits(leaf, ask)
 }
 
 /// See [`Scheduler::normalize`].

@@ -261,13 +261,13 @@ impl QueueTree {
     }
 
     /// The path from a queue up to (and including) the root.
-    pub fn ancestry(&self, mut idx: QueueIdx) -> Vec<QueueIdx> {
-        let mut out = vec![idx];
-        while let Some(p) = self.queues[idx].parent {
-            out.push(p);
-            idx = p;
-        }
-        out
+    pub fn ancestry(&self, idx: QueueIdx) -> Vec<QueueIdx> {
+        self.path_up(idx).collect()
+    }
+
+    /// The same path, without allocating.
+    pub fn path_up(&self, idx: QueueIdx) -> impl Iterator<Item = QueueIdx> + '_ {
+        std::iter::successors(Some(idx), move |&i| self.queues[i].parent)
     }
 
     /// The first application in serving order, with its leaf.
@@ -411,8 +411,10 @@ impl QueueTree {
     /// Adds `delta` to the usage of `leaf` and its ancestors (subtracts
     /// when `add` is false), and to the user's usage in the leaf.
     pub fn charge(&mut self, leaf: QueueIdx, user: &str, delta: Resource, add: bool, am: bool) {
-        for idx in self.ancestry(leaf) {
+        let mut next = Some(leaf);
+        while let Some(idx) = next {
             let q = &mut self.queues[idx];
+            next = q.parent;
             if add {
                 q.used += delta;
             } else {
@@ -439,8 +441,7 @@ impl QueueTree {
     /// The first queue from `leaf` up whose maximum `ask` would exceed,
     /// if any.
     pub fn over_maximum(&self, leaf: QueueIdx, ask: Resource) -> Option<QueueIdx> {
-        self.ancestry(leaf)
-            .into_iter()
+        self.path_up(leaf)
             .find(|&idx| self.greater(self.queues[idx].used + ask, self.queues[idx].maximum))
     }
 
@@ -497,7 +498,7 @@ impl QueueTree {
     /// Whether one more application may run in `leaf` (every queue on the
     /// path below its `max_running_apps`).
     pub fn may_run(&self, leaf: QueueIdx) -> bool {
-        self.ancestry(leaf).into_iter().all(|idx| {
+        self.path_up(leaf).all(|idx| {
             let q = &self.queues[idx];
             q.settings
                 .max_running_apps
@@ -506,8 +507,10 @@ impl QueueTree {
     }
 
     pub fn count_running(&mut self, leaf: QueueIdx, add: bool) {
-        for idx in self.ancestry(leaf) {
+        let mut next = Some(leaf);
+        while let Some(idx) = next {
             let q = &mut self.queues[idx];
+            next = q.parent;
             if add {
                 q.running_apps += 1;
             } else {

@@ -1450,13 +1450,12 @@ fn packing_with_every_scheduler() {
     }
 }
 
-/// Under packing a heartbeat places a container on its node only if that
-/// node is where the policy would put it: an empty node's heartbeat does
-/// not take a container a partly used node has room for, while that
-/// node's own heartbeat (or a pass) does. Node-local requests still go to
-/// the host they name.
+/// While packing is in force heartbeats place nothing, not even on a
+/// partly used node or on a host a request names: every container is
+/// placed by a continuous pass, in packing order, so the heartbeats of
+/// empty nodes cannot scatter containers over them.
 #[test]
-fn packing_heartbeats_follow_the_packing_order() {
+fn packing_places_only_in_continuous_passes() {
     check(
         r"
         config scheduler=capacity selection=packing packing_threshold=0.8 packing_min_nodes=0
@@ -1465,21 +1464,21 @@ fn packing_heartbeats_follow_the_packing_order() {
         node n3 rack=/r1 mem=10240 vcores=10
         app a
         ask a pri=1 mem=1024 *:1
+        heartbeat n1
+        heartbeat n2
+        heartbeat n3
         schedule
-        # n3 is partly used: empty nodes' heartbeats leave it the next ones.
         ask a pri=1 mem=1024 *:2
         heartbeat n1
         heartbeat n2
-        counts
         heartbeat n3
-        counts
-        # A node-local request goes to the (empty) host it names.
+        schedule
+        # A node-local request: the pass puts it on the host it names.
         ask a pri=2 mem=1024 n1:1 /r1:1 *:1
         heartbeat n1
+        schedule
         # The fullest partly used node comes first.
         ask a pri=3 mem=1024 *:1
-        heartbeat n2
-        heartbeat n1
         schedule
         counts
         ",
@@ -1490,31 +1489,71 @@ fn packing_heartbeats_follow_the_packing_order() {
             > node n3 rack=/r1 mem=10240 vcores=10
             > app a
             > ask a pri=1 mem=1024 *:1
+            > heartbeat n1
+            > heartbeat n2
+            > heartbeat n3
             > schedule
               alloc a c1 on n3 pri=1 <memory:1024, vCores:1> off-switch
             > ask a pri=1 mem=1024 *:2
             > heartbeat n1
             > heartbeat n2
-            > counts
-              counts: n1=0 n2=0 n3=1
-              empty nodes: 2 of 3
             > heartbeat n3
+            > schedule
               alloc a c2 on n3 pri=1 <memory:1024, vCores:1> off-switch
               alloc a c3 on n3 pri=1 <memory:1024, vCores:1> off-switch
-            > counts
-              counts: n1=0 n2=0 n3=3
-              empty nodes: 2 of 3
             > ask a pri=2 mem=1024 n1:1 /r1:1 *:1
             > heartbeat n1
+            > schedule
               alloc a c4 on n1 pri=2 <memory:1024, vCores:1> node-local
             > ask a pri=3 mem=1024 *:1
-            > heartbeat n2
-            > heartbeat n1
             > schedule
               alloc a c5 on n3 pri=3 <memory:1024, vCores:1> off-switch
             > counts
               counts: n1=1 n2=0 n3=4
               empty nodes: 1 of 3
+        "#]],
+    );
+}
+
+/// Under packing, heartbeats still count delay-scheduling opportunities,
+/// so a request for a busy host relaxes at the same pace; the pass after
+/// the third heartbeat places it on its rack.
+#[test]
+fn packing_heartbeats_count_delay_opportunities() {
+    check(
+        r"
+        config scheduler=capacity selection=packing packing_min_nodes=0 node_delay=2 rack_delay=1
+        node h1 rack=/r1 mem=1024 vcores=1
+        node h2 rack=/r1 mem=4096 vcores=4
+        node h3 rack=/r2 mem=4096 vcores=4
+        app filler
+        ask filler pri=1 mem=1024 h1:1 /r1:1 *:1
+        schedule
+        app job
+        ask job pri=1 mem=1024 h1:1 /r1:1 *:1
+        heartbeat h2
+        heartbeat h3
+        schedule
+        heartbeat h2
+        schedule
+        ",
+        expect![[r#"
+            > config scheduler=capacity selection=packing packing_min_nodes=0 node_delay=2 rack_delay=1
+            > node h1 rack=/r1 mem=1024 vcores=1
+            > node h2 rack=/r1 mem=4096 vcores=4
+            > node h3 rack=/r2 mem=4096 vcores=4
+            > app filler
+            > ask filler pri=1 mem=1024 h1:1 /r1:1 *:1
+            > schedule
+              alloc filler c1 on h1 pri=1 <memory:1024, vCores:1> node-local
+            > app job
+            > ask job pri=1 mem=1024 h1:1 /r1:1 *:1
+            > heartbeat h2
+            > heartbeat h3
+            > schedule
+            > heartbeat h2
+            > schedule
+              alloc job c1 on h2 pri=1 <memory:1024, vCores:1> rack-local
         "#]],
     );
 }
@@ -1550,4 +1589,30 @@ fn summary_folds_allocations() {
         summarize(t),
         "> schedule\n  alloc: b×2 a×1\n> queues\n  root\n"
     );
+}
+
+/// A plain heartbeat does not re-key its node: under packing the random
+/// place of an empty node is drawn once, when it becomes empty, so
+/// heartbeats in between change no placement.
+#[test]
+fn packing_order_survives_heartbeats() {
+    let script = |heartbeats: bool| {
+        let mut s = String::from("config selection=packing packing_min_nodes=0 packing_seed=5\n");
+        s.push_str(&nodes(8, 4096, 4));
+        s.push_str("app a\nask a pri=1 mem=1024 *:6\n");
+        if heartbeats {
+            for i in 1..=8 {
+                s.push_str(&format!("heartbeat n{i:02}\nheartbeat n{i:02}\n"));
+            }
+        }
+        s.push_str("schedule\n");
+        trace(&s)
+            .lines()
+            .filter(|l| l.starts_with("  alloc"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    let quiet = script(false);
+    assert_eq!(quiet.lines().count(), 6, "{quiet}");
+    assert_eq!(script(true), quiet);
 }
