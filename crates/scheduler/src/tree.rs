@@ -370,18 +370,7 @@ impl QueueTree {
     /// sets according to their current demand and keys.
     pub fn refresh_path(&mut self, mut idx: QueueIdx) {
         while let Some(parent) = self.queues[idx].parent {
-            let want = self.queues[idx].has_demand().then(|| self.queue_key(idx));
-            let have = self.queues[idx].key_in_parent;
-            if want != have {
-                let set = &mut self.queues[parent].active_children;
-                if let Some(old) = have {
-                    set.remove(&(old, idx));
-                }
-                if let Some(new) = want {
-                    set.insert((new, idx));
-                }
-                self.queues[idx].key_in_parent = want;
-            }
+            self.refile(idx, parent);
             idx = parent;
         }
     }
@@ -390,22 +379,28 @@ impl QueueTree {
     pub fn refresh_all(&mut self) {
         // Children before parents, so a parent sees its final demand.
         for idx in (1..self.queues.len()).rev() {
-            let Some(parent) = self.queues[idx].parent else {
-                continue;
-            };
-            let want = self.queues[idx].has_demand().then(|| self.queue_key(idx));
-            let have = self.queues[idx].key_in_parent;
-            if want != have {
-                let set = &mut self.queues[parent].active_children;
-                if let Some(old) = have {
-                    set.remove(&(old, idx));
-                }
-                if let Some(new) = want {
-                    set.insert((new, idx));
-                }
-                self.queues[idx].key_in_parent = want;
+            if let Some(parent) = self.queues[idx].parent {
+                self.refile(idx, parent);
             }
         }
+    }
+
+    /// Puts `idx` in its parent's serving set under its current key if it
+    /// has demand, and takes it out otherwise.
+    fn refile(&mut self, idx: QueueIdx, parent: QueueIdx) {
+        let want = self.queues[idx].has_demand().then(|| self.queue_key(idx));
+        let have = self.queues[idx].key_in_parent;
+        if want == have {
+            return;
+        }
+        let set = &mut self.queues[parent].active_children;
+        if let Some(old) = have {
+            set.remove(&(old, idx));
+        }
+        if let Some(new) = want {
+            set.insert((new, idx));
+        }
+        self.queues[idx].key_in_parent = want;
     }
 
     /// Adds `delta` to the usage of `leaf` and its ancestors (subtracts
