@@ -247,6 +247,15 @@ impl Scheduler {
             self.located_apps.iter().all(|a| self.apps.contains_key(a)),
             "the index of attempts with located asks holds an unknown attempt"
         );
+        let mut running_by_user: BTreeMap<String, usize> = BTreeMap::new();
+        for app in self.apps.values().filter(|a| a.runnable) {
+            *running_by_user.entry(app.user.clone()).or_default() += 1;
+        }
+        ensure!(
+            running_by_user == self.running_by_user,
+            "runnable attempts per user are {running_by_user:?} but {:?} are counted",
+            self.running_by_user
+        );
         ensure!(
             self.waiting.len() == self.apps.values().filter(|a| !a.runnable).count(),
             "{} attempts wait but fewer are not runnable",

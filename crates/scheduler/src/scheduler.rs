@@ -122,6 +122,8 @@ pub struct Scheduler {
     pub(crate) tree: QueueTree,
     /// Attempts over a running-application limit, in arrival order.
     pub(crate) waiting: BTreeSet<(u64, ApplicationAttemptId)>,
+    /// Runnable attempts per user (for per-user running limits).
+    pub(crate) running_by_user: BTreeMap<String, usize>,
     /// Runnable attempts with outstanding asks whose tables name a host or
     /// a rack: the only ones with delay-scheduling opportunities to count
     /// on a heartbeat that places nothing (packing).
@@ -170,6 +172,7 @@ impl Scheduler {
             apps: BTreeMap::new(),
             tree,
             waiting: BTreeSet::new(),
+            running_by_user: BTreeMap::new(),
             located_apps: BTreeSet::new(),
             containers: BTreeMap::new(),
             next_submission_seq: 0,
@@ -606,14 +609,7 @@ impl Scheduler {
         }
         match self.tree.user_max_running(&app.user) {
             None => true,
-            Some(max) => {
-                let running = self
-                    .apps
-                    .values()
-                    .filter(|a| a.runnable && a.user == app.user)
-                    .count();
-                running < max
-            }
+            Some(max) => self.running_by_user.get(&app.user).copied().unwrap_or(0) < max,
         }
     }
 
@@ -626,6 +622,7 @@ impl Scheduler {
         }
         app.runnable = true;
         let leaf = app.leaf;
+        *self.running_by_user.entry(app.user.clone()).or_default() += 1;
         self.tree.count_running(leaf, true);
         self.refresh_app(attempt);
     }
@@ -674,6 +671,12 @@ impl Scheduler {
             self.waiting.remove(&(app.submission_seq, attempt));
             if app.runnable {
                 self.tree.count_running(app.leaf, false);
+                if let Some(n) = self.running_by_user.get_mut(&app.user) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.running_by_user.remove(&app.user);
+                    }
+                }
             }
             let q = &mut self.tree.queues[app.leaf];
             q.apps.remove(&attempt);
