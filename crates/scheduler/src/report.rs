@@ -195,23 +195,7 @@ impl Scheduler {
 
     /// A queue by full path, or by short name when no other queue has it.
     pub fn queue(&self, name: &str) -> Option<QueueReport> {
-        let idx = match self.tree.by_path.get(name) {
-            Some(&idx) => idx,
-            None => {
-                let mut found = self
-                    .tree
-                    .queues
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, q)| q.path.rsplit('.').next() == Some(name))
-                    .map(|(i, _)| i);
-                let first = found.next()?;
-                if found.next().is_some() {
-                    return None;
-                }
-                first
-            }
-        };
+        let idx = self.tree.find(name, false).ok()?;
         Some(self.queue_report(idx))
     }
 

@@ -502,33 +502,19 @@ impl Scheduler {
     /// when it is unique. In the fair scheduler, a missing leaf under an
     /// existing parent is created.
     fn resolve_leaf(&mut self, queue: &str) -> Result<QueueIdx, String> {
-        if let Some(&idx) = self.tree.by_path.get(queue) {
-            if self.tree.queues[idx].is_leaf() {
-                return Ok(idx);
-            }
-            return Err(format!(
+        match self.tree.find(queue, true) {
+            Ok(idx) if self.tree.queues[idx].is_leaf() => Ok(idx),
+            Ok(_) => Err(format!(
                 "{queue} is a parent queue; applications go to leaf queues"
-            ));
-        }
-        let mut matches = self
-            .tree
-            .queues
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| q.is_leaf() && q.path.rsplit('.').next() == Some(queue))
-            .map(|(i, _)| i);
-        if let Some(first) = matches.next() {
-            if matches.next().is_none() {
-                return Ok(first);
-            }
-            return Err(format!(
+            )),
+            Err(true) => Err(format!(
                 "the short name {queue} is ambiguous; use the full path"
-            ));
+            )),
+            Err(false) if self.tree.kind() == SchedulerKind::Fair && queue.starts_with("root.") => {
+                self.tree.create_leaf(queue)
+            }
+            Err(false) => Err("no such leaf queue".to_string()),
         }
-        if self.tree.kind() == SchedulerKind::Fair && queue.starts_with("root.") {
-            return self.tree.create_leaf(queue);
-        }
-        Err("no such leaf queue".to_string())
     }
 
     fn add_app(

@@ -260,6 +260,27 @@ impl QueueTree {
         }
     }
 
+    /// A queue by full path, or by short name when exactly one queue (one
+    /// leaf, with `leaves_only`) has it. `Err(true)` when the short name is
+    /// ambiguous, `Err(false)` when nothing has it.
+    pub fn find(&self, name: &str, leaves_only: bool) -> Result<QueueIdx, bool> {
+        if let Some(&idx) = self.by_path.get(name) {
+            return Ok(idx);
+        }
+        let mut found = self
+            .queues
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !leaves_only || q.is_leaf())
+            .filter(|(_, q)| q.path.rsplit('.').next() == Some(name))
+            .map(|(i, _)| i);
+        let first = found.next().ok_or(false)?;
+        match found.next() {
+            None => Ok(first),
+            Some(_) => Err(true),
+        }
+    }
+
     /// The path from a queue up to (and including) the root.
     pub fn ancestry(&self, idx: QueueIdx) -> Vec<QueueIdx> {
         self.path_up(idx).collect()
