@@ -135,16 +135,13 @@ impl RmState {
         let leaf = match placed {
             Ok(p) => p.queue,
             Err(reason) => {
-                let msg = if self.queues.knows(&requested) {
-                    // Placement's reasons are Hadoop's wording, without the id.
-                    match reason.strip_prefix("Application ") {
-                        Some(rest) => format!("Application {id} {rest}"),
-                        None => format!("Application {id} submitted by user {user}: {reason}"),
-                    }
+                // Placement's reasons are Hadoop's wording, without the id.
+                let msg = if let Some(rest) = reason.strip_prefix("Application ") {
+                    format!("Application {id} {rest}")
+                } else if let Some(rest) = reason.strip_prefix("Reject application ") {
+                    format!("Reject application {id} {rest}")
                 } else {
-                    format!(
-                        "Application {id} submitted by user {user} to unknown queue: {requested}"
-                    )
+                    format!("Application {id} submitted by user {user}: {reason}")
                 };
                 info!(app = %id, %msg, "application rejected");
                 self.apps.fail(id, msg, now_ms);

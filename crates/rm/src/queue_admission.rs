@@ -47,15 +47,6 @@ impl QueueFile {
             .and_then(|(_, q)| q.max_applications)
     }
 
-    /// Whether any configured queue has this full path or short name.
-    pub fn knows(&self, name: &str) -> bool {
-        self.tree
-            .root
-            .walk()
-            .iter()
-            .any(|(p, q)| p == name || q.name == name)
-    }
-
     /// The queue name application reports show for the leaf at `path`: the
     /// capacity scheduler's leaf name (its full path if the name is not
     /// unique), the fair scheduler's full path, FIFO's `default`.
@@ -135,7 +126,6 @@ mod tests {
         assert!(q.is_stopped("root.ops"));
         assert!(!q.is_stopped("root.eng.etl"));
         assert_eq!(q.max_applications("root.eng.etl"), Some(3));
-        assert!(q.knows("etl") && q.knows("root.eng") && !q.knows("nope"));
         assert_eq!(q.display_name("root.eng.etl"), "etl");
         assert!(q.same_leaf("etl", "root.eng.etl"));
         assert!(!q.same_leaf("ops", "root.eng.etl"));

@@ -1718,7 +1718,10 @@ mod tests {
         // reject.
         assert_eq!(
             place(&file, "default", "zed", &["x", "ops"]),
-            Err("Application rejected by queue placement policy".to_string())
+            Err(
+                "Reject application submitted by user zed application rejected by placement rules."
+                    .to_string()
+            )
         );
         // primaryGroup: an existing parent is not a leaf.
         assert_eq!(
@@ -1728,7 +1731,10 @@ mod tests {
         // specified with create=false and an unknown queue falls through.
         assert_eq!(
             place(&file, "nope", "zed", &["x"]),
-            Err("Application rejected by queue placement policy".to_string())
+            Err(
+                "Reject application submitted by user zed application rejected by placement rules."
+                    .to_string()
+            )
         );
         // The default rule with create=false and a missing queue passes on.
         let file = ok(r#"<allocations>

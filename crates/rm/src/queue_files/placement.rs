@@ -13,7 +13,7 @@
 //! Rejections are complete sentences in Hadoop's wording where Hadoop has
 //! one, without the application id (which this module does not know):
 //! `Application submitted by user alice to unknown queue: etl`,
-//! `Application rejected by queue placement policy`,
+//! `Reject application submitted by user bob application rejected by placement rules.`,
 //! `root.eng is not a leaf queue`.
 
 use std::collections::BTreeMap;
@@ -640,6 +640,12 @@ pub(crate) fn is_valid_queue_name(name: &str) -> bool {
     !name.is_empty() && name.trim() == name && !name.starts_with('.') && !name.ends_with('.')
 }
 
+/// Hadoop 3.3's fair-scheduler refusal when no rule places an application
+/// (the RM inserts the application id after "Reject application").
+fn rejected_by_rules(user: &str) -> String {
+    format!("Reject application submitted by user {user} application rejected by placement rules.")
+}
+
 fn place_fair(
     rules: &[FairRule],
     requested: &str,
@@ -651,16 +657,14 @@ fn place_fair(
         match evaluate(rule, requested, user, groups, index)? {
             Outcome::Place(queue) => return finish_fair(queue, index),
             Outcome::Next => {}
-            Outcome::Reject => {
-                return Err("Application rejected by queue placement policy".to_string())
-            }
+            Outcome::Reject => return Err(rejected_by_rules(user)),
         }
     }
-    Err(
-        "Application rejected by queue placement policy: no placement rule placed it \
-         (end the policy with a default or reject rule)"
-            .to_string(),
-    )
+    Err(format!(
+        "{} No rule of the placement policy placed it (end the policy with a default \
+         or reject rule).",
+        rejected_by_rules(user)
+    ))
 }
 
 fn evaluate(
@@ -1057,7 +1061,9 @@ mod tests {
         let none_left = fair(vec![FairRule::Specified { create: false }]);
         let err = place_fair(&none_left, "nope", "x", &[]).expect_err("nothing placed");
         assert!(
-            err.starts_with("Application rejected by queue placement policy"),
+            err.starts_with(
+                "Reject application submitted by user x application rejected by placement rules."
+            ),
             "{err}"
         );
     }
@@ -1118,7 +1124,10 @@ mod tests {
         // Nothing matches: reject.
         assert_eq!(
             place_fair(&p, "default", "zed", &["nothing"]),
-            Err("Application rejected by queue placement policy".to_string())
+            Err(
+                "Reject application submitted by user zed application rejected by placement rules."
+                    .to_string()
+            )
         );
         // The primary group rule needs a group.
         let err = place_fair(&p, "default", "zed", &[]).expect_err("no groups");
