@@ -3,7 +3,9 @@
 //! An attempt is SCHEDULED until the scheduler grants its AM container, ALLOCATED
 //! until the NodeManager has started it, LAUNCHED until the AM registers, RUNNING
 //! while it heartbeats, FINISHING once it has unregistered (until its container
-//! exits) and then FINISHED; FAILED and KILLED end it early. Pure state like `apps`:
+//! exits) and then FINISHED; FAILED and KILLED end it early. An unmanaged AM's
+//! attempt has no AM container: it is LAUNCHED at once and FINISHED as soon as the
+//! AM unregisters. Pure state like `apps`:
 //! time is an argument, the wire-level replay buffer is kept opaque.
 
 use std::collections::{BTreeMap, BTreeSet};

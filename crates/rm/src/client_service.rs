@@ -98,13 +98,14 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
     let c = ctx.clone();
     let s = s.method(
         "getApplicationReport",
-        move |_call: CallContext, req: pb::GetApplicationReportRequestProto| {
+        move |call: CallContext, req: pb::GetApplicationReportRequestProto| {
             let c = c.clone();
             async move {
                 let id = app_id_from_pb(req.application_id.as_ref())?;
+                let caller = call.user;
                 let report = c
                     .core
-                    .with(move |s, _| s.apps.get(&id).map(|a| s.report(a)))
+                    .with(move |s, _| s.apps.get(&id).map(|a| s.report_for(a, &caller)))
                     .await?
                     .ok_or_else(|| not_found(&id))?;
                 Ok(pb::GetApplicationReportResponseProto {
@@ -144,17 +145,18 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
     let c = ctx.clone();
     let s = s.method(
         "getApplications",
-        move |_call: CallContext, req: pb::GetApplicationsRequestProto| {
+        move |call: CallContext, req: pb::GetApplicationsRequestProto| {
             let c = c.clone();
             async move {
                 let filter = filter_from_pb(&req);
+                let caller = call.user;
                 let reports = c
                     .core
                     .with(move |s, _| {
                         s.apps
                             .list(&filter)
                             .into_iter()
-                            .map(|a| s.report(a))
+                            .map(|a| s.report_for(a, &caller))
                             .collect::<Vec<_>>()
                     })
                     .await?;

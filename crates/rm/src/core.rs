@@ -61,6 +61,9 @@ pub struct RmState {
     pub(crate) node_changes: BTreeMap<u64, NodeId>,
     pub(crate) node_changes_by_node: BTreeMap<NodeId, u64>,
     pub(crate) node_change_seq: u64,
+    /// Cluster totals for allocate answers (see `lifecycle`), so that an
+    /// allocate call does not walk every node.
+    pub(crate) cluster_summary: Option<crate::lifecycle::ClusterSummary>,
 }
 
 impl RmState {
@@ -97,6 +100,7 @@ impl RmState {
             node_changes: BTreeMap::new(),
             node_changes_by_node: BTreeMap::new(),
             node_change_seq: 0,
+            cluster_summary: None,
         }
     }
 
@@ -245,6 +249,23 @@ impl RmState {
         if let Some(a) = attempt {
             if !app.state.is_final() {
                 report.progress = Some(a.progress);
+            }
+        }
+        report
+    }
+
+    /// The report as `caller` sees it. The owner of an unmanaged application
+    /// whose attempt is LAUNCHED (not registered yet) also gets the attempt's
+    /// AMRMToken, which is how Hadoop's UnmanagedAMLauncher and
+    /// `YarnClient.getAMRMToken` obtain it; nobody else ever sees the token.
+    pub fn report_for(&self, app: &crate::apps::App, caller: &str) -> pb::ApplicationReportProto {
+        let mut report = self.report(app);
+        if app.unmanaged_am && !caller.is_empty() && caller == app.user {
+            let launched = self
+                .current_attempt(&app.id)
+                .filter(|a| a.state == crate::attempts::AttemptState::Launched);
+            if let Some(a) = launched {
+                report.am_rm_token = Some(self.amrm_token(a.id).to_proto());
             }
         }
         report

@@ -171,6 +171,25 @@ pub struct NmContainerStatus {
     pub diagnostics: String,
 }
 
+/// How long the cluster totals in allocate answers may be reused while no
+/// node joined, left or changed its capability, health or schedulability.
+/// Only the nodes' reported usage can move in that time, and it is already
+/// up to a heartbeat interval old when it arrives.
+const CLUSTER_SUMMARY_MAX_AGE_MS: u64 = 100;
+
+/// What every allocate answer tells the AM about the cluster: the headroom
+/// (capability of RUNNING nodes less what the nodes report in use) and the
+/// number of RUNNING nodes. Computing them walks every node, which at
+/// thousands of nodes and thousands of allocate calls per second was most of
+/// the RM's work, so they are kept for a short while.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClusterSummary {
+    node_change_seq: u64,
+    computed_ms: u64,
+    headroom: Resource,
+    running_nodes: i32,
+}
+
 /// The wire answer to an allocate call, remembered for replay.
 pub type AllocateResponse = pb::AllocateResponseProto;
 
@@ -369,6 +388,30 @@ impl RmState {
         }
     }
 
+    /// The cluster totals of allocate answers, recomputed when a node changed
+    /// or the last ones are older than [`CLUSTER_SUMMARY_MAX_AGE_MS`].
+    fn cluster_summary(&mut self, now_ms: u64) -> ClusterSummary {
+        if let Some(s) = self.cluster_summary {
+            if s.node_change_seq == self.node_change_seq
+                && now_ms.saturating_sub(s.computed_ms) < CLUSTER_SUMMARY_MAX_AGE_MS
+                && now_ms >= s.computed_ms
+            {
+                return s;
+            }
+        }
+        let s = ClusterSummary {
+            node_change_seq: self.node_change_seq,
+            computed_ms: now_ms,
+            headroom: self
+                .nodes
+                .cluster_capability()
+                .saturating_sub_non_negative(self.nodes.cluster_used()),
+            running_nodes: self.nodes.running_count() as i32,
+        };
+        self.cluster_summary = Some(s);
+        s
+    }
+
     // ---- applications and attempts -------------------------------------------
 
     /// Starts the next attempt of an accepted application.
@@ -376,11 +419,12 @@ impl RmState {
         let Some(app) = self.apps.get(&app_id) else {
             return;
         };
-        let (queue, user, priority, am_resource) = (
+        let (queue, user, priority, am_resource, unmanaged) = (
             app.queue.clone(),
             app.user.clone(),
             app.priority,
             app.am_resource,
+            app.unmanaged_am,
         );
         let Some(spec) = self.launch.get_mut(&app_id) else {
             return;
@@ -389,18 +433,34 @@ impl RmState {
         spec.attempts.push(attempt_id);
         self.attempts
             .insert(attempt_id, Attempt::new(attempt_id, am_resource, now_ms));
-        info!(attempt = %attempt_id, "application attempt started");
+        info!(attempt = %attempt_id, unmanaged, "application attempt started");
         self.feed(
             Input::AppAdded {
                 attempt: attempt_id,
                 queue,
                 user,
                 priority,
-                // The RM launches an AM container for every application.
-                unmanaged_am: false,
+                // An unmanaged AM holds no container, so it does not count
+                // against the queue's AM limits.
+                unmanaged_am: unmanaged,
             },
             now_ms,
         );
+        if unmanaged {
+            // As in Hadoop, an unmanaged AM's attempt asks for no AM container:
+            // it is LAUNCHED at once (its AMRMToken now shows in the owner's
+            // application report) and the liveness monitor starts watching it.
+            if let Some(a) = self.attempts.get_mut(&attempt_id) {
+                a.state = AttemptState::Launched;
+                a.last_contact_ms = now_ms;
+            }
+            if let Some(app) = self.apps.get_mut(&app_id) {
+                app.launch_ms = now_ms;
+            }
+            info!(attempt = %attempt_id, "unmanaged ApplicationMaster attempt launched");
+            self.schedule_pass(now_ms);
+            return;
+        }
         self.feed(
             Input::AsksUpdated {
                 attempt: attempt_id,
@@ -644,12 +704,19 @@ impl RmState {
         now_ms: u64,
     ) {
         let app_id = attempt_id.app;
-        let (max, keep, app_final) = match self.apps.get(&app_id) {
-            Some(app) => (app.max_attempts, app.keep_containers, app.state.is_final()),
-            None => (1, false, true),
+        let (max, keep, app_final, unmanaged) = match self.apps.get(&app_id) {
+            Some(app) => (
+                app.max_attempts,
+                app.keep_containers,
+                app.state.is_final(),
+                app.unmanaged_am,
+            ),
+            None => (1, false, true, false),
         };
         let failed_so_far = self.launch.get(&app_id).map_or(0, |s| s.failed_attempts);
-        let exhausted = failed_so_far + i32::from(counts) >= max;
+        // The RM cannot restart an AM it does not run: an unmanaged
+        // application ends with its first failed attempt, as in Hadoop.
+        let exhausted = unmanaged || failed_so_far + i32::from(counts) >= max;
         if keep && !exhausted && !app_final {
             self.retain_attempt(attempt_id, diag.clone(), now_ms);
         } else {
@@ -664,7 +731,13 @@ impl RmState {
         if counts {
             spec.failed_attempts += 1;
         }
-        if spec.failed_attempts >= max {
+        if unmanaged {
+            let msg = format!(
+                "Unmanaged application {app_id} failed due to {diag}. Failing the application."
+            );
+            info!(app = %app_id, "unmanaged application failed");
+            self.apps.fail(app_id, msg, now_ms);
+        } else if spec.failed_attempts >= max {
             let msg = format!(
                 "Application {app_id} failed {max} times due to {diag}. Failing the application."
             );
@@ -1197,10 +1270,7 @@ impl RmState {
                 ..Default::default()
             })
             .collect();
-        let headroom = self
-            .nodes
-            .cluster_capability()
-            .saturating_sub_non_negative(self.nodes.cluster_used());
+        let cluster = self.cluster_summary(now_ms);
         let current_amrm_key = read(&self.secrets.amrm).current_key().key_id;
         let am_rm_token =
             (token_key_id != current_amrm_key).then(|| self.amrm_token(attempt_id).to_proto());
@@ -1215,8 +1285,8 @@ impl RmState {
             am_rm_token,
             allocated_containers: allocated,
             completed_container_statuses: completed,
-            limit: Some(resource_to_pb(headroom)),
-            num_cluster_nodes: Some(self.nodes.running_count() as i32),
+            limit: Some(resource_to_pb(cluster.headroom)),
+            num_cluster_nodes: Some(cluster.running_nodes),
             nm_tokens,
             ..Default::default()
         };
@@ -1262,6 +1332,15 @@ impl RmState {
             now_ms,
         );
         info!(attempt = %attempt_id, ?status, "ApplicationMaster unregistered");
+        let unmanaged = self
+            .apps
+            .get(&attempt_id.app)
+            .is_some_and(|a| a.unmanaged_am);
+        if unmanaged {
+            // No AM container to wait for: the attempt is over (Hadoop goes
+            // straight to FINISHED for unmanaged AMs).
+            self.end_attempt(attempt_id, AttemptState::Finished, String::new(), now_ms);
+        }
         Ok(true)
     }
 }

@@ -8,6 +8,13 @@
 //! Configuration comes from `--conf DIR`, else `YARN_CONF_DIR`, else `HADOOP_CONF_DIR`,
 //! like Hadoop's daemons.
 
+mod bench_rpc_cmd;
+mod bench_scheduler_cmd;
+mod dag_cmd;
+mod dag_sim_cmd;
+mod sim_cmd;
+mod worker_cmd;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,6 +48,17 @@ enum Command {
         #[command(flatten)]
         args: spindle_am::dshell::ClientArgs,
     },
+    /// Simulate a cluster running a workload with the real scheduler core.
+    Sim(sim_cmd::SimArgs),
+    /// Benchmarks: the scheduler core, or a real ResourceManager over IPC.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// The MR3-style DAG ApplicationMaster: sessions, DAG submission, simulation.
+    #[command(subcommand)]
+    Dag(DagCommand),
+    /// A DAG ContainerWorker (started by the DAG AM in a YARN container, not by hand).
+    #[command(hide = true)]
+    Worker(worker_cmd::WorkerArgs),
     /// The distributed shell's ApplicationMaster (started by YARN, not by hand).
     #[command(name = "distributed-shell-am", hide = true)]
     DistributedShellAm {
@@ -51,15 +69,31 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Decision throughput of the scheduler core (no I/O).
+    Scheduler(bench_scheduler_cmd::SchedulerBenchArgs),
+    /// Simulated NodeManagers and ApplicationMasters against a real ResourceManager.
+    Rpc(bench_rpc_cmd::RpcBenchArgs),
+}
+
+#[derive(Subcommand)]
+enum DagCommand {
+    #[command(flatten)]
+    Am(dag_cmd::DagAmCommand),
+    /// Reproduce the MR3 seed experiments on the DAG cores, in simulation.
+    Sim(dag_sim_cmd::DagSimArgs),
+}
+
 #[derive(clap::Args)]
-struct ConfArgs {
+pub(crate) struct ConfArgs {
     /// Directory with core-site.xml, yarn-site.xml and capacity-scheduler.xml.
     #[arg(long = "conf", value_name = "DIR")]
     conf: Option<PathBuf>,
 }
 
 impl ConfArgs {
-    fn load(&self) -> Result<(Configuration, Option<PathBuf>), String> {
+    pub(crate) fn load(&self) -> Result<(Configuration, Option<PathBuf>), String> {
         let dir = Configuration::resolve_conf_dir(self.conf.clone());
         if let Some(d) = &dir {
             if !d.is_dir() {
@@ -98,6 +132,12 @@ fn main() -> ExitCode {
             Command::Resourcemanager(args) => run_rm(args).await.map(|()| 0),
             Command::Nodemanager(args) => run_nm(args).await.map(|()| 0),
             Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
+            Command::Sim(args) => sim_cmd::run(args).await,
+            Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
+            Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(args).await,
+            Command::Dag(DagCommand::Am(command)) => dag_cmd::run(command).await,
+            Command::Dag(DagCommand::Sim(args)) => dag_sim_cmd::run(args).await,
+            Command::Worker(args) => worker_cmd::run(args).await,
             Command::DistributedShell { conf, args } => {
                 let (conf, _) = conf.load()?;
                 let outcome = spindle_am::dshell::client_main(&args, &conf)

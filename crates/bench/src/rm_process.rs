@@ -1,0 +1,316 @@
+//! The ResourceManager under test as a child process: `spindle
+//! resourcemanager` with a generated configuration directory, every port on
+//! 127.0.0.1 chosen by the kernel and read back from what the RM prints.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::BenchError;
+
+/// Where the RM under test listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RmAddresses {
+    /// ApplicationClientProtocol (`yarn.resourcemanager.address`).
+    pub client: String,
+    /// ApplicationMasterProtocol (`yarn.resourcemanager.scheduler.address`).
+    pub scheduler: String,
+    /// ResourceTracker (`yarn.resourcemanager.resource-tracker.address`).
+    pub tracker: String,
+}
+
+impl RmAddresses {
+    /// An RM on `host` at Hadoop's default ports (8032, 8030, 8031).
+    pub fn hadoop_defaults(host: &str) -> RmAddresses {
+        RmAddresses {
+            client: format!("{host}:8032"),
+            scheduler: format!("{host}:8030"),
+            tracker: format!("{host}:8031"),
+        }
+    }
+}
+
+/// How to start the RM child.
+#[derive(Debug, Clone)]
+pub struct SpawnOptions {
+    /// The `spindle` binary (the bench passes its own executable).
+    pub exe: PathBuf,
+    /// yarn-site.xml entries beyond the generated ones (they win).
+    pub conf: Vec<(String, String)>,
+    /// `SPINDLE_LOG` for the child (e.g. `warn`).
+    pub log_filter: String,
+    /// How long the RM may take to print its addresses.
+    pub startup_timeout: Duration,
+}
+
+/// A running RM child. Dropping it kills the process; [`RmChild::stop`] asks
+/// it to stop first.
+pub struct RmChild {
+    child: Child,
+    pid: u32,
+    log_path: PathBuf,
+    // Keeps the configuration directory and the log until the child is gone.
+    _dir: tempfile::TempDir,
+}
+
+/// Escapes text for an XML element.
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The yarn-site.xml of the RM under test: ephemeral ports on the loopback
+/// interface, the NM heartbeat interval, then `extra` (which may override).
+pub fn yarn_site(heartbeat_interval_ms: u64, extra: &[(String, String)]) -> String {
+    let mut props: Vec<(String, String)> = [
+        "yarn.resourcemanager.address",
+        "yarn.resourcemanager.scheduler.address",
+        "yarn.resourcemanager.resource-tracker.address",
+        "yarn.resourcemanager.admin.address",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), "127.0.0.1:0".to_string()))
+    .collect();
+    props.push((
+        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms".into(),
+        heartbeat_interval_ms.to_string(),
+    ));
+    for (k, v) in extra {
+        props.retain(|(key, _)| key != k);
+        props.push((k.clone(), v.clone()));
+    }
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    for (k, v) in props {
+        xml.push_str(&format!(
+            "  <property>\n    <name>{}</name>\n    <value>{}</value>\n  </property>\n",
+            xml_escape(&k),
+            xml_escape(&v)
+        ));
+    }
+    xml.push_str("</configuration>\n");
+    xml
+}
+
+/// Reads one address line the RM prints at start, e.g.
+/// `ResourceManager client address (yarn.resourcemanager.address): 127.0.0.1:4242`.
+fn address_line(line: &str) -> Option<(&str, &str)> {
+    let open = line.find('(')?;
+    let close = line[open..].find("): ")? + open;
+    let key = &line[open + 1..close];
+    let addr = line[close + 3..].trim();
+    (!addr.is_empty()).then_some((key, addr))
+}
+
+/// The last `max_bytes` of a log file, for error messages.
+fn tail(path: &Path, max_bytes: usize) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let start = bytes.len().saturating_sub(max_bytes);
+            String::from_utf8_lossy(&bytes[start..]).trim().to_string()
+        }
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+impl RmChild {
+    /// Writes the configuration, starts `exe resourcemanager --conf DIR` and
+    /// waits until it has printed the addresses it listens on.
+    pub async fn start(
+        opts: &SpawnOptions,
+        heartbeat_interval_ms: u64,
+    ) -> Result<(RmChild, RmAddresses), BenchError> {
+        let dir = tempfile::Builder::new()
+            .prefix("spindle-bench-rm-")
+            .tempdir()
+            .map_err(|e| BenchError::Setup(format!("cannot create a temporary directory: {e}")))?;
+        let conf_dir = dir.path().join("conf");
+        std::fs::create_dir(&conf_dir)
+            .and_then(|()| {
+                std::fs::write(
+                    conf_dir.join("yarn-site.xml"),
+                    yarn_site(heartbeat_interval_ms, &opts.conf),
+                )
+            })
+            .map_err(|e| {
+                BenchError::Setup(format!(
+                    "cannot write the RM configuration in {}: {e}",
+                    conf_dir.display()
+                ))
+            })?;
+        let log_path = dir.path().join("rm.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| BenchError::Setup(format!("cannot create {}: {e}", log_path.display())))?;
+        let mut child = Command::new(&opts.exe)
+            .arg("resourcemanager")
+            .arg("--conf")
+            .arg(&conf_dir)
+            .env("SPINDLE_LOG", &opts.log_filter)
+            .env_remove("YARN_CONF_DIR")
+            .env_remove("HADOOP_CONF_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                BenchError::Setup(format!(
+                    "cannot start the ResourceManager ({} resourcemanager): {e}",
+                    opts.exe.display()
+                ))
+            })?;
+        let pid = child.id().ok_or_else(|| {
+            BenchError::Setup("the ResourceManager exited as soon as it started".into())
+        })?;
+        let stdout = child.stdout.take().ok_or_else(|| {
+            BenchError::Setup("the ResourceManager's standard output is not a pipe".into())
+        })?;
+        let mut lines = BufReader::new(stdout).lines();
+        let wait_for_addresses = async {
+            let (mut client, mut scheduler, mut tracker) = (None, None, None);
+            while client.is_none() || scheduler.is_none() || tracker.is_none() {
+                let line = match lines.next_line().await {
+                    Ok(Some(l)) => l,
+                    Ok(None) => return None,
+                    Err(_) => return None,
+                };
+                match address_line(&line) {
+                    Some(("yarn.resourcemanager.address", a)) => client = Some(a.to_string()),
+                    Some(("yarn.resourcemanager.scheduler.address", a)) => {
+                        scheduler = Some(a.to_string())
+                    }
+                    Some(("yarn.resourcemanager.resource-tracker.address", a)) => {
+                        tracker = Some(a.to_string())
+                    }
+                    _ => {}
+                }
+            }
+            Some(RmAddresses {
+                client: client?,
+                scheduler: scheduler?,
+                tracker: tracker?,
+            })
+        };
+        let found = tokio::time::timeout(opts.startup_timeout, wait_for_addresses).await;
+        let rm = RmChild {
+            child,
+            pid,
+            log_path,
+            _dir: dir,
+        };
+        let addresses = match found {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                return Err(BenchError::Setup(format!(
+                    "the ResourceManager stopped before printing its addresses; its log:\n{}",
+                    rm.log_tail()
+                )))
+            }
+            Err(_) => {
+                return Err(BenchError::Setup(format!(
+                    "the ResourceManager did not print its addresses within {} s; its log:\n{}",
+                    opts.startup_timeout.as_secs(),
+                    rm.log_tail()
+                )))
+            }
+        };
+        // Keep draining what it prints so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok((rm, addresses))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The end of the RM's log (its standard error).
+    pub fn log_tail(&self) -> String {
+        tail(&self.log_path, 4000)
+    }
+
+    /// Whether the RM is still running; `Err` carries how it ended.
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!(
+                "the ResourceManager exited ({status}); its log:\n{}",
+                self.log_tail()
+            )),
+            Err(e) => Err(format!("cannot check on the ResourceManager: {e}")),
+        }
+    }
+
+    /// Asks the RM to stop (SIGTERM), waits up to `grace`, then kills it.
+    pub async fn stop(mut self, grace: Duration) {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        if let Ok(pid) = i32::try_from(self.pid) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        if tokio::time::timeout(grace, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_lines_are_read_by_key() {
+        assert_eq!(
+            address_line(
+                "ResourceManager client address (yarn.resourcemanager.address): 127.0.0.1:4242"
+            ),
+            Some(("yarn.resourcemanager.address", "127.0.0.1:4242"))
+        );
+        assert_eq!(
+            address_line("ResourceManager resource-tracker address (yarn.resourcemanager.resource-tracker.address): 10.0.0.1:1"),
+            Some(("yarn.resourcemanager.resource-tracker.address", "10.0.0.1:1"))
+        );
+        assert_eq!(address_line("Spindle (something) else"), None);
+        assert_eq!(address_line("no address (k): "), None);
+    }
+
+    #[test]
+    fn the_site_file_has_loopback_ports_and_overrides() {
+        let xml = yarn_site(
+            250,
+            &[
+                ("yarn.resourcemanager.address".into(), "127.0.0.1:9".into()),
+                ("x.y".into(), "a<b&c".into()),
+            ],
+        );
+        assert!(xml.contains(
+            "<name>yarn.resourcemanager.nodemanagers.heartbeat-interval-ms</name>\n    <value>250</value>"
+        ));
+        assert!(xml
+            .contains("<name>yarn.resourcemanager.address</name>\n    <value>127.0.0.1:9</value>"));
+        assert!(!xml
+            .contains("<name>yarn.resourcemanager.address</name>\n    <value>127.0.0.1:0</value>"));
+        assert!(xml.contains(
+            "<name>yarn.resourcemanager.scheduler.address</name>\n    <value>127.0.0.1:0</value>"
+        ));
+        assert!(xml.contains("<value>a&lt;b&amp;c</value>"));
+        assert_eq!(
+            RmAddresses::hadoop_defaults("rm").scheduler,
+            "rm:8030".to_string()
+        );
+    }
+}

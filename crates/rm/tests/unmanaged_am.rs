@@ -1,0 +1,458 @@
+//! Unmanaged ApplicationMasters over real IPC against an in-process RM: the
+//! application needs no AM container, its owner reads the AMRMToken from the
+//! application report (as Hadoop's UnmanagedAMLauncher does), and the AM then
+//! registers, allocates and finishes with it.
+
+use std::time::{Duration, Instant};
+
+use hadoop_protos::common::TokenProto;
+use hadoop_protos::yarn as pb;
+use spindle_common::conf::Configuration;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
+use spindle_common::security::{AmRmTokenIdentifier, Token};
+use spindle_ipc::client::ClientToken;
+use spindle_ipc::{protocols, ClientOptions, IpcClient};
+use spindle_rm::ResourceManager;
+
+async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
+    let mut conf = Configuration::with_defaults();
+    for key in [
+        "yarn.resourcemanager.address",
+        "yarn.resourcemanager.scheduler.address",
+        "yarn.resourcemanager.resource-tracker.address",
+        "yarn.resourcemanager.admin.address",
+    ] {
+        conf.set(key, "127.0.0.1:0");
+    }
+    for (k, v) in extra {
+        conf.set(k, *v);
+    }
+    ResourceManager::start(&conf, None)
+        .await
+        .expect("RM starts")
+}
+
+async fn client_as(rm: &ResourceManager, user: &str) -> IpcClient {
+    IpcClient::connect(
+        &rm.addresses().client.to_string(),
+        ClientOptions::new(user, protocols::APPLICATION_CLIENT),
+    )
+    .await
+    .expect("client connection")
+}
+
+fn app_pb(id: ApplicationId) -> pb::ApplicationIdProto {
+    pb::ApplicationIdProto {
+        id: Some(id.id),
+        cluster_timestamp: Some(id.cluster_timestamp),
+    }
+}
+
+/// Submits an application; unmanaged ones carry no AM launch context, as
+/// UnmanagedAMLauncher's do not need one.
+async fn submit(client: &IpcClient, unmanaged: bool) -> ApplicationId {
+    let new: pb::GetNewApplicationResponseProto = client
+        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .await
+        .expect("new application");
+    let id = new.application_id.expect("id");
+    let ctx = pb::ApplicationSubmissionContextProto {
+        application_id: Some(id),
+        application_name: Some("unmanaged-test".into()),
+        unmanaged_am: Some(unmanaged),
+        am_container_spec: (!unmanaged).then(|| pb::ContainerLaunchContextProto {
+            command: vec!["true".into()],
+            ..Default::default()
+        }),
+        resource: Some(pb::ResourceProto {
+            memory: Some(1024),
+            virtual_cores: Some(1),
+            resource_value_map: Vec::new(),
+        }),
+        ..Default::default()
+    };
+    let _: pb::SubmitApplicationResponseProto = client
+        .call(
+            "submitApplication",
+            &pb::SubmitApplicationRequestProto {
+                application_submission_context: Some(ctx),
+            },
+        )
+        .await
+        .expect("submit");
+    ApplicationId::new(id.cluster_timestamp.unwrap_or(0), id.id.unwrap_or(0))
+}
+
+async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationReportProto {
+    let resp: pb::GetApplicationReportResponseProto = client
+        .call(
+            "getApplicationReport",
+            &pb::GetApplicationReportRequestProto {
+                application_id: Some(app_pb(id)),
+            },
+        )
+        .await
+        .expect("report");
+    resp.application_report.expect("a report")
+}
+
+fn state(r: &pb::ApplicationReportProto) -> Option<pb::YarnApplicationStateProto> {
+    r.yarn_application_state
+        .and_then(|v| pb::YarnApplicationStateProto::try_from(v).ok())
+}
+
+async fn attempt_state(
+    client: &IpcClient,
+    attempt: ApplicationAttemptId,
+) -> Option<pb::YarnApplicationAttemptStateProto> {
+    let resp: pb::GetApplicationAttemptReportResponseProto = client
+        .call(
+            "getApplicationAttemptReport",
+            &pb::GetApplicationAttemptReportRequestProto {
+                application_attempt_id: Some(pb::ApplicationAttemptIdProto {
+                    application_id: Some(app_pb(attempt.app)),
+                    attempt_id: Some(attempt.attempt_id),
+                }),
+            },
+        )
+        .await
+        .expect("attempt report");
+    resp.application_attempt_report
+        .and_then(|r| r.yarn_application_attempt_state)
+        .and_then(|v| pb::YarnApplicationAttemptStateProto::try_from(v).ok())
+}
+
+/// The scheduler-port connection an unmanaged AM opens with the token it read.
+async fn am_client(rm: &ResourceManager, token: &TokenProto) -> IpcClient {
+    let token = Token::from_proto(token.clone());
+    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
+    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
+        .with_token(ClientToken {
+            identifier: token.identifier,
+            password: token.password,
+            kind: token.kind,
+            service: token.service,
+        });
+    IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
+        .await
+        .expect("the token from the report authenticates")
+}
+
+/// A NodeManager stand-in: registers and heartbeats over the tracker port.
+struct FakeNm {
+    client: IpcClient,
+    node: pb::NodeIdProto,
+    response_id: i32,
+}
+
+impl FakeNm {
+    async fn register(rm: &ResourceManager) -> FakeNm {
+        let client = IpcClient::connect(
+            &rm.addresses().resource_tracker.to_string(),
+            ClientOptions::new("yarn", protocols::RESOURCE_TRACKER),
+        )
+        .await
+        .expect("tracker connection");
+        let node = pb::NodeIdProto {
+            host: Some("nm-unmanaged-test".into()),
+            port: Some(45454),
+        };
+        let resp: pb::RegisterNodeManagerResponseProto = client
+            .call(
+                "registerNodeManager",
+                &pb::RegisterNodeManagerRequestProto {
+                    node_id: Some(node.clone()),
+                    http_port: Some(8042),
+                    resource: Some(pb::ResourceProto {
+                        memory: Some(8192),
+                        virtual_cores: Some(8),
+                        resource_value_map: Vec::new(),
+                    }),
+                    nm_version: Some("3.3.6".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("register");
+        assert_eq!(resp.node_action, Some(pb::NodeActionProto::Normal as i32));
+        FakeNm {
+            client,
+            node,
+            response_id: 0,
+        }
+    }
+
+    async fn heartbeat(&mut self) -> pb::NodeHeartbeatResponseProto {
+        let resp: pb::NodeHeartbeatResponseProto = self
+            .client
+            .call(
+                "nodeHeartbeat",
+                &pb::NodeHeartbeatRequestProto {
+                    node_status: Some(pb::NodeStatusProto {
+                        node_id: Some(self.node.clone()),
+                        response_id: Some(self.response_id),
+                        node_health_status: Some(pb::NodeHealthStatusProto {
+                            is_node_healthy: Some(true),
+                            health_report: Some(String::new()),
+                            last_health_report_time: Some(0),
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("heartbeat");
+        self.response_id = resp.response_id.unwrap_or(0);
+        resp
+    }
+}
+
+async fn allocate(
+    am: &IpcClient,
+    response_id: i32,
+    asks: Vec<pb::ResourceRequestProto>,
+    release: Vec<pb::ContainerIdProto>,
+) -> pb::AllocateResponseProto {
+    am.call(
+        "allocate",
+        &pb::AllocateRequestProto {
+            ask: asks,
+            release,
+            response_id: Some(response_id),
+            progress: Some(0.5),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("allocate")
+}
+
+#[tokio::test]
+async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let rm = start_rm(&[]).await;
+        let alice = client_as(&rm, "alice").await;
+        let bob = client_as(&rm, "bob").await;
+        let app = submit(&alice, true).await;
+        let attempt = ApplicationAttemptId::new(app, 1);
+
+        // No NodeManager exists, yet the attempt is LAUNCHED: no AM container.
+        assert_eq!(
+            attempt_state(&alice, attempt).await,
+            Some(pb::YarnApplicationAttemptStateProto::AppAttemptLaunched)
+        );
+        let owner_view = report(&alice, app).await;
+        assert_eq!(
+            state(&owner_view),
+            Some(pb::YarnApplicationStateProto::Accepted)
+        );
+        assert_eq!(owner_view.unmanaged_application, Some(true));
+        let token = owner_view
+            .am_rm_token
+            .clone()
+            .expect("the owner's report carries the AMRMToken");
+        let ident = AmRmTokenIdentifier::decode(token.identifier.as_slice()).expect("identifier");
+        assert_eq!(ident.attempt, attempt);
+        assert_eq!(token.kind, "YARN_AM_RM_TOKEN");
+        assert_eq!(token.service, rm.addresses().scheduler.to_string());
+
+        // Another user sees the application but never its token, in the
+        // report or in the listing.
+        let other_view = report(&bob, app).await;
+        assert_eq!(other_view.am_rm_token, None);
+        let listing: pb::GetApplicationsResponseProto = bob
+            .call(
+                "getApplications",
+                &pb::GetApplicationsRequestProto::default(),
+            )
+            .await
+            .expect("list");
+        assert_eq!(listing.applications.len(), 1);
+        assert_eq!(listing.applications[0].am_rm_token, None);
+        let owner_listing: pb::GetApplicationsResponseProto = alice
+            .call(
+                "getApplications",
+                &pb::GetApplicationsRequestProto::default(),
+            )
+            .await
+            .expect("list");
+        assert!(owner_listing.applications[0].am_rm_token.is_some());
+
+        // Register with the token; the application runs and the report stops
+        // carrying the token (it is only offered while LAUNCHED).
+        let am = am_client(&rm, &token).await;
+        let reg: pb::RegisterApplicationMasterResponseProto = am
+            .call(
+                "registerApplicationMaster",
+                &pb::RegisterApplicationMasterRequestProto {
+                    host: Some("launcher-host".into()),
+                    rpc_port: Some(-1),
+                    tracking_url: Some(String::new()),
+                    placement_constraints: Vec::new(),
+                },
+            )
+            .await
+            .expect("register");
+        assert_eq!(reg.queue.as_deref(), Some("default"));
+        let running = report(&alice, app).await;
+        assert_eq!(
+            state(&running),
+            Some(pb::YarnApplicationStateProto::Running)
+        );
+        assert_eq!(running.am_rm_token, None);
+        assert_eq!(running.host.as_deref(), Some("launcher-host"));
+
+        // Containers come once a node heartbeats.
+        let mut nm = FakeNm::register(&rm).await;
+        let ask = pb::ResourceRequestProto {
+            priority: Some(pb::PriorityProto { priority: Some(1) }),
+            resource_name: Some("*".into()),
+            capability: Some(pb::ResourceProto {
+                memory: Some(1024),
+                virtual_cores: Some(1),
+                resource_value_map: Vec::new(),
+            }),
+            num_containers: Some(2),
+            relax_locality: Some(true),
+            ..Default::default()
+        };
+        let mut response_id = 0;
+        let mut granted = Vec::new();
+        let mut asks = vec![ask];
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while granted.len() < 2 {
+            assert!(Instant::now() < deadline, "no containers: {granted:?}");
+            nm.heartbeat().await;
+            let resp = allocate(&am, response_id, std::mem::take(&mut asks), Vec::new()).await;
+            response_id = resp.response_id.expect("response id");
+            granted.extend(resp.allocated_containers);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The two task containers are all the application holds: no AM container.
+        let usage = report(&alice, app).await.app_resource_usage.expect("usage");
+        assert_eq!(usage.num_used_containers, Some(2));
+        let attempts: pb::GetApplicationAttemptsResponseProto = alice
+            .call(
+                "getApplicationAttempts",
+                &pb::GetApplicationAttemptsRequestProto {
+                    application_id: Some(app_pb(app)),
+                },
+            )
+            .await
+            .expect("attempts");
+        assert_eq!(attempts.application_attempts.len(), 1);
+        assert_eq!(attempts.application_attempts[0].am_container_id, None);
+
+        // Release one; the AM hears it completed.
+        let released = granted[0].id.expect("container id");
+        let mut completed = Vec::new();
+        let mut release = vec![released];
+        while completed.is_empty() {
+            assert!(Instant::now() < deadline, "release never completed");
+            let resp = allocate(&am, response_id, Vec::new(), std::mem::take(&mut release)).await;
+            response_id = resp.response_id.expect("response id");
+            completed.extend(resp.completed_container_statuses);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(completed[0].container_id.as_ref(), Some(&released));
+
+        // Unregister: the attempt and the application end at once, FINISHED.
+        let done: pb::FinishApplicationMasterResponseProto = am
+            .call(
+                "finishApplicationMaster",
+                &pb::FinishApplicationMasterRequestProto {
+                    diagnostics: Some("all done".into()),
+                    tracking_url: Some(String::new()),
+                    final_application_status: Some(
+                        pb::FinalApplicationStatusProto::AppSucceeded as i32,
+                    ),
+                },
+            )
+            .await
+            .expect("finish");
+        assert_eq!(done.is_unregistered, Some(true));
+        let finished = report(&alice, app).await;
+        assert_eq!(
+            state(&finished),
+            Some(pb::YarnApplicationStateProto::Finished)
+        );
+        assert_eq!(
+            finished.final_application_status,
+            Some(pb::FinalApplicationStatusProto::AppSucceeded as i32)
+        );
+        assert_eq!(
+            attempt_state(&alice, attempt).await,
+            Some(pb::YarnApplicationAttemptStateProto::AppAttemptFinished)
+        );
+        // The node is told to clean the application up.
+        let resp = nm.heartbeat().await;
+        assert!(
+            resp.applications_to_cleanup.contains(&app_pb(app)),
+            "{resp:?}"
+        );
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn managed_applications_never_show_a_token() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let rm = start_rm(&[]).await;
+        let alice = client_as(&rm, "alice").await;
+        let app = submit(&alice, false).await;
+        let r = report(&alice, app).await;
+        assert_eq!(r.unmanaged_application, Some(false));
+        assert_eq!(r.am_rm_token, None);
+        // Without a NodeManager its attempt waits for the AM container.
+        assert_eq!(
+            attempt_state(&alice, ApplicationAttemptId::new(app, 1)).await,
+            Some(pb::YarnApplicationAttemptStateProto::AppAttemptScheduled)
+        );
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn a_silent_unmanaged_am_fails_its_application_without_a_retry() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let rm = start_rm(&[
+            ("yarn.am.liveness-monitor.expiry-interval-ms", "600"),
+            ("yarn.resourcemanager.am.max-attempts", "3"),
+        ])
+        .await;
+        let alice = client_as(&rm, "alice").await;
+        let app = submit(&alice, true).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let failed = loop {
+            let r = report(&alice, app).await;
+            if state(&r) == Some(pb::YarnApplicationStateProto::Failed) {
+                break r;
+            }
+            assert!(Instant::now() < deadline, "never expired: {r:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let diagnostics = failed.diagnostics.unwrap_or_default();
+        assert!(
+            diagnostics.starts_with(&format!("Unmanaged application {app} failed due to")),
+            "{diagnostics}"
+        );
+        assert!(diagnostics.contains("timed out"), "{diagnostics}");
+        assert_eq!(failed.am_rm_token, None);
+        // No second attempt, whatever the maximum.
+        let attempts: pb::GetApplicationAttemptsResponseProto = alice
+            .call(
+                "getApplicationAttempts",
+                &pb::GetApplicationAttemptsRequestProto {
+                    application_id: Some(app_pb(app)),
+                },
+            )
+            .await
+            .expect("attempts");
+        assert_eq!(attempts.application_attempts.len(), 1);
+    })
+    .await
+    .expect("test timed out");
+}
