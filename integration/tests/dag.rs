@@ -1,0 +1,500 @@
+//! The MR3-style DAG ApplicationMaster on a real Spindle cluster: `spindle dag
+//! session start` submits the AM, `spindle dag submit` runs DAGs on `spindle worker`
+//! containers, and the AM drives the TaskScheduler, ContainerScheduler and Autoscaler
+//! cores with real events.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use spindle_integration::process::run_with_timeout;
+use spindle_integration::{wait_for, CliOutput, Cluster, HadoopClients, NodeManagerSpec};
+
+const CLI_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// A started DAG session on a cluster, stopped when dropped.
+struct DagSession<'a> {
+    cluster: &'a Cluster,
+    app: String,
+    stopped: bool,
+}
+
+fn spindle_cmd(cluster: &Cluster, args: &[&str]) -> Command {
+    let mut cmd = Command::new(cluster.binary());
+    // The first words are the subcommand path; `--conf` follows them.
+    let split = args
+        .iter()
+        .position(|a| a.starts_with("--") || a.ends_with(".yaml"))
+        .unwrap_or(args.len());
+    cmd.args(&args[..split])
+        .arg("--conf")
+        .arg(cluster.conf_dir())
+        .args(&args[split..])
+        .env(
+            "SPINDLE_DAG_SESSION_DIR",
+            cluster.root().join("dag-sessions"),
+        )
+        .env_remove("SPINDLE_DAG_SECRET");
+    cmd
+}
+
+fn spindle(cluster: &Cluster, args: &[&str]) -> CliOutput {
+    match run_with_timeout(spindle_cmd(cluster, args), CLI_TIMEOUT) {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run spindle {args:?}: {e:#}"),
+    }
+}
+
+impl<'a> DagSession<'a> {
+    fn start(cluster: &'a Cluster, settings: &[&str]) -> DagSession<'a> {
+        let mut args = vec!["dag", "session", "start", "--queue", "default"];
+        for s in settings {
+            args.push("--dag-conf");
+            args.push(s);
+        }
+        let out = spindle(cluster, &args);
+        assert!(
+            out.success(),
+            "session start failed:\n{out}\n{}",
+            cluster.log_report()
+        );
+        let app = out.stdout.trim().to_string();
+        assert!(app.starts_with("application_"), "{out}");
+        DagSession {
+            cluster,
+            app,
+            stopped: false,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> CliOutput {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--session");
+        all.push(&self.app);
+        spindle(self.cluster, &all)
+    }
+
+    fn status(&self) -> String {
+        let out = self.run(&["dag", "status"]);
+        out.assert_success();
+        out.stdout
+    }
+
+    /// The AM's stderr (its log), wherever the AM container ran.
+    fn am_log(&self) -> String {
+        let mut text = String::new();
+        for i in 0..self.cluster.nodemanagers().len() {
+            let app_dir = self
+                .cluster
+                .root()
+                .join(format!("nm-{i}/logs"))
+                .join(&self.app);
+            for entry in std::fs::read_dir(&app_dir).into_iter().flatten().flatten() {
+                let f = entry.path().join("AppMaster.stderr");
+                if let Ok(t) = std::fs::read_to_string(&f) {
+                    text.push_str(&t);
+                }
+            }
+        }
+        text
+    }
+
+    fn stop(&mut self) {
+        let out = self.run(&["dag", "session", "stop"]);
+        self.stopped = true;
+        assert!(out.success(), "session stop failed:\n{out}");
+        assert!(out.stdout.contains("FINISHED SUCCEEDED"), "{out}");
+    }
+}
+
+impl Drop for DagSession<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("===== DAG AM log =====\n{}", self.am_log());
+        }
+        if !self.stopped {
+            let _ = self.run(&["dag", "session", "stop", "--wait-secs", "10"]);
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+/// Deterministic text: `lines` lines of words drawn from a small vocabulary.
+fn text(seed: u64, lines: usize) -> String {
+    const WORDS: [&str; 9] = [
+        "spindle", "yarn", "dag", "map", "reduce", "shuffle", "a", "worker", "queue",
+    ];
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut out = String::new();
+    for _ in 0..lines {
+        let n = 1 + (x >> 60) as usize;
+        for i in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if i > 0 {
+                out.push_str(if x & 1 == 0 { " " } else { "  " });
+            }
+            out.push_str(WORDS[((x >> 33) % WORDS.len() as u64) as usize]);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn dag_file(dir: &Path, name: &str, yaml: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.yaml"));
+    write(&path, yaml);
+    path
+}
+
+#[test]
+fn word_count_dag_gives_the_right_counts() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("wordcount");
+    let input = work.join("input");
+    let output = work.join("output");
+    std::fs::create_dir_all(&output).expect("mkdir");
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..3u64 {
+        let t = text(i + 1, 200);
+        for w in t.split_whitespace() {
+            *expected.entry(w.to_string()).or_default() += 1;
+        }
+        write(&input.join(format!("in-{i}.txt")), &t);
+    }
+    let yaml = format!(
+        r#"
+name: wordcount
+vertices:
+  - name: map
+    tasks: 3
+    memory_mb: 256
+    command: >-
+      tr -s ' ' '\n' < {input}/in-{{task}}.txt |
+      awk -v n="$SPINDLE_NUM_PARTITIONS" -v out="$SPINDLE_OUTPUT_DIR"
+      'NF {{ print > (out "/part-" (length($0) % n)) }}'
+  - name: reduce
+    tasks: 2
+    memory_mb: 256
+    command: >-
+      cat $SPINDLE_INPUT_DIR/map/*/part-{{task}} 2>/dev/null | sort | uniq -c |
+      awk '{{ print $2, $1 }}' > {output}/part-{{task}}
+edges:
+  - from: map
+    to: reduce
+    kind: all-to-all
+"#,
+        input = input.display(),
+        output = output.display()
+    );
+    let dag = dag_file(&work, "wordcount", &yaml);
+
+    let mut session = DagSession::start(
+        &cluster,
+        &[
+            "spindle.dag.worker.memory.mb=512",
+            "spindle.dag.queue.status.interval.secs=1",
+        ],
+    );
+    let dag_path = dag.display().to_string();
+    let out = session.run(&["dag", "submit", &dag_path, "--wait", "--timeout-secs", "60"]);
+    assert!(out.success(), "the DAG failed:\n{out}");
+    assert!(
+        out.stdout.contains("DAG dag_1 SUCCEEDED wordcount"),
+        "{out}"
+    );
+
+    let mut counted: BTreeMap<String, u64> = BTreeMap::new();
+    for r in 0..2 {
+        let part = std::fs::read_to_string(output.join(format!("part-{r}")))
+            .expect("every reducer wrote its part");
+        for line in part.lines() {
+            let (word, n) = line.split_once(' ').expect("word count");
+            let n: u64 = n.parse().expect("a count");
+            assert!(
+                counted.insert(word.to_string(), n).is_none(),
+                "{word} is counted by two reducers"
+            );
+        }
+    }
+    assert_eq!(counted, expected);
+
+    let status = session.status();
+    assert!(
+        status.contains("DAG dag_1 SUCCEEDED wordcount") && status.contains("5/5 tasks"),
+        "{status}"
+    );
+    assert!(status.contains("DAGScheduler All-In-One"), "{status}");
+    // The session is found without --session too (the newest RUNNING one).
+    let found = spindle(&cluster, &["dag", "status", "dag_1"]);
+    found.assert_success();
+    assert!(found.stdout.contains("SUCCEEDED"), "{found}");
+    assert!(
+        session.am_log().contains("DAGScheduler All-In-One"),
+        "the AM logs the periodic status line"
+    );
+    session.stop();
+}
+
+#[test]
+fn two_clients_share_a_session_under_capacity_scheduling() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("capacity");
+    let sleepy = |name: &str| {
+        format!(
+            "name: {name}\nvertices:\n  - name: work\n    tasks: 6\n    memory_mb: 256\n    command: \"sleep 1.5\"\n  - name: sum\n    tasks: 1\n    memory_mb: 256\n    command: \"true\"\nedges:\n  - {{from: work, to: sum, kind: all-to-all}}\n"
+        )
+    };
+    let high = dag_file(&work, "high", &sleepy("urgent"));
+    let low = dag_file(&work, "low", &sleepy("batch"));
+    let session = DagSession::start(
+        &cluster,
+        &[
+            "mr3.dag.queue.scheme=capacity",
+            "mr3.dag.queue.capacity.specs=high=80,default=20",
+            "spindle.dag.worker.memory.mb=512",
+            "spindle.dag.group.max.workers=2",
+            "spindle.dag.queue.status.interval.secs=1",
+        ],
+    );
+    let (high_path, low_path) = (high.display().to_string(), low.display().to_string());
+    let both_queues_busy = std::thread::scope(|s| {
+        let a = s
+            .spawn(|| session.run(&["dag", "submit", &high_path, "--dag-queue", "high", "--wait"]));
+        let b = s.spawn(|| session.run(&["dag", "submit", &low_path, "--wait"]));
+        // While both run, the status line names both queues with work in each.
+        let seen = wait_for(Duration::from_secs(40), Duration::from_millis(300), || {
+            let status = session.run(&["dag", "status"]).stdout;
+            let line = status
+                .lines()
+                .find(|l| l.contains("DAGScheduler"))?
+                .to_string();
+            let queues = queue_figures(&line);
+            let busy = |q: &str| {
+                queues
+                    .get(q)
+                    .is_some_and(|&(pending, usage)| pending + usage > 0)
+            };
+            (busy("high") && busy("default")).then_some(line)
+        });
+        let (a, b) = (a.join().expect("client a"), b.join().expect("client b"));
+        assert!(a.success(), "the high DAG failed:\n{a}");
+        assert!(b.success(), "the default DAG failed:\n{b}");
+        assert!(
+            a.stdout.contains("SUCCEEDED urgent") && a.stdout.contains("queue high"),
+            "{a}"
+        );
+        assert!(
+            b.stdout.contains("SUCCEEDED batch") && b.stdout.contains("queue default"),
+            "{b}"
+        );
+        seen
+    });
+    let line = both_queues_busy.expect("a status line with both queues busy");
+    assert!(
+        line.contains("high = ") && line.contains("default = "),
+        "{line}"
+    );
+    let status = session.status();
+    assert!(status.contains("high = 0/0%, default = 0/0%"), "{status}");
+}
+
+#[test]
+fn a_task_that_always_fails_fails_its_dag_after_the_retry_limit() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("failing");
+    let dag = dag_file(
+        &work,
+        "failing",
+        "name: doomed\nvertices:\n  - name: ok\n    tasks: 1\n    memory_mb: 256\n    command: \"echo fine > $SPINDLE_OUTPUT_DIR/x\"\n  - name: bad\n    tasks: 2\n    memory_mb: 256\n    command: \"echo \\\"cannot open input {task}\\\" >&2; exit 3\"\nedges:\n  - {from: ok, to: bad, kind: all-to-all}\n",
+    );
+    let mut session = DagSession::start(
+        &cluster,
+        &[
+            "mr3.am.task.max.failed.attempts=2",
+            "spindle.dag.worker.memory.mb=512",
+        ],
+    );
+    let path = dag.display().to_string();
+    let out = session.run(&["dag", "submit", &path, "--wait", "--timeout-secs", "60"]);
+    out.assert_exit_failure();
+    assert!(out.stdout.contains("DAG dag_1 FAILED doomed"), "{out}");
+    assert!(
+        out.stdout.contains("of vertex 'bad' failed 2 attempts")
+            && out.stdout.contains("mr3.am.task.max.failed.attempts = 2")
+            && out.stdout.contains("exited with status 3")
+            && out.stdout.contains("cannot open input"),
+        "the reason names the task, the limit and the error:\n{out}"
+    );
+    // The session survives a failed DAG and runs the next one.
+    let good = dag_file(
+        &work,
+        "good",
+        "name: fine\nvertices:\n  - {name: one, tasks: 1, memory_mb: 256, command: \"true\"}\n",
+    );
+    let good = good.display().to_string();
+    let out = session.run(&["dag", "submit", &good, "--wait", "--timeout-secs", "60"]);
+    assert!(out.success(), "{out}");
+    let killed = dag_file(
+        &work,
+        "slow",
+        "name: slow\nvertices:\n  - {name: s, tasks: 1, memory_mb: 256, command: \"sleep 60\"}\n",
+    );
+    let killed = killed.display().to_string();
+    let out = session.run(&["dag", "submit", &killed]);
+    assert!(out.success() && out.stdout.contains("dag_3"), "{out}");
+    let out = session.run(&["dag", "kill", "dag_3"]);
+    assert!(out.success(), "{out}");
+    let state = wait_for(Duration::from_secs(20), Duration::from_millis(300), || {
+        let out = session.run(&["dag", "status", "dag_3"]);
+        out.stdout.contains("KILLED").then_some(out.stdout)
+    });
+    assert!(state.is_some(), "dag_3 is killed");
+    session.stop();
+}
+
+/// The `queue = pending/usage%` figures of a status line.
+fn queue_figures(line: &str) -> BTreeMap<String, (u64, u64)> {
+    let Some((_, queues)) = line.split_once("MB: ") else {
+        return BTreeMap::new();
+    };
+    queues
+        .split(", ")
+        .filter_map(|q| {
+            let (name, figures) = q.split_once(" = ")?;
+            let (pending, usage) = figures.split_once('/')?;
+            Some((
+                name.trim().to_string(),
+                (
+                    pending.parse().ok()?,
+                    usage.trim_end_matches('%').parse().ok()?,
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// Parses `name N` out of the status' counters line.
+fn counter(status: &str, name: &str) -> u64 {
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("Counters:"))
+        .unwrap_or_default();
+    line.split(name)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| {
+            n.trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn autoscaling_scales_out_under_load_and_in_after_it() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    // Three small nodes: each fits one worker of two 256 MB slots (and one the 256 MB AM
+    // too).
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(768, 4))
+        .nodemanager(NodeManagerSpec::new(768, 4))
+        .nodemanager(NodeManagerSpec::new(768, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("autoscale");
+    let burst = dag_file(
+        &work,
+        "burst",
+        "name: burst\nvertices:\n  - {name: load, tasks: 10, memory_mb: 256, command: \"sleep 2\"}\n",
+    );
+    let mut session = DagSession::start(
+        &cluster,
+        &[
+            "spindle.dag.worker.memory.mb=512",
+            "spindle.dag.worker.vcores=2",
+            "mr3.enable.auto.scaling=true",
+            "mr3.check.memory.usage.event.interval.secs=1",
+            "mr3.memory.usage.check.window.length.secs=2",
+            "mr3.auto.scale.out.threshold.percent=70",
+            "mr3.auto.scale.in.threshold.percent=20",
+            "mr3.auto.scale.out.grace.period.secs=3",
+            "mr3.auto.scale.in.delay.after.scale.out.secs=1",
+            "mr3.auto.scale.in.grace.period.secs=2",
+            "mr3.auto.scale.in.min.hosts=1",
+            "mr3.auto.scale.out.num.initial.containers=1",
+            "mr3.auto.scale.out.num.increment.containers=2",
+            "mr3.auto.scale.in.num.decrement.hosts=1",
+        ],
+    );
+    let path = burst.display().to_string();
+    let out = session.run(&["dag", "submit", &path, "--wait", "--timeout-secs", "60"]);
+    assert!(out.success(), "the burst failed:\n{out}");
+    let after_burst = session.status();
+    assert!(
+        counter(&after_burst, "(scale-out") >= 2,
+        "the burst made scale-out requests:\n{after_burst}"
+    );
+    assert!(
+        counter(&after_burst, "workers started") >= 2,
+        "more workers started than the initial one:\n{after_burst}"
+    );
+    // After the burst, scale-in empties nodes until one is left.
+    let released = wait_for(Duration::from_secs(30), Duration::from_millis(500), || {
+        let status = session.status();
+        let workers = status.lines().filter(|l| l.starts_with("Worker ")).count();
+        (counter(&status, "released by scale-in") >= 1 && workers <= 1).then_some(status)
+    });
+    let status = released.unwrap_or_else(|| {
+        panic!(
+            "scale-in did not release the emptied nodes:\n{}",
+            session.status()
+        )
+    });
+    assert!(status.contains("autoscaling"), "{status}");
+    let log = session.am_log();
+    assert!(
+        log.contains("scale-out: requesting workers"),
+        "the AM logs its scale-out"
+    );
+    assert!(
+        log.contains("scale-in: releasing nodes"),
+        "the AM logs its scale-in"
+    );
+    session.stop();
+}
