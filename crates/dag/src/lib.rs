@@ -20,9 +20,9 @@
 //! decision (every collection that is iterated is ordered, and every sort
 //! key ends in a unique id). Time is an argument (`now_ms`, which must
 //! never go backwards). The same inputs always give the same decisions, so
-//! the real AM and the discrete-event simulator behind `spindle dag sim`
-//! are two drivers of the same code, and a failing simulation seed
-//! replays exactly.
+//! the real AM (crates/dag-am) and a discrete-event simulator can be two
+//! drivers of the same code, and a failing simulation seed replays
+//! exactly.
 //!
 //! # Inputs and outputs
 //!

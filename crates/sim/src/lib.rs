@@ -28,6 +28,7 @@
 //! ```
 
 mod askbook;
+pub mod bench;
 mod engine;
 mod error;
 mod model;

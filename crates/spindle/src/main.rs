@@ -11,7 +11,6 @@
 mod bench_rpc_cmd;
 mod bench_scheduler_cmd;
 mod dag_cmd;
-mod dag_sim_cmd;
 mod sim_cmd;
 mod worker_cmd;
 
@@ -53,9 +52,9 @@ enum Command {
     /// Benchmarks: the scheduler core, or a real ResourceManager over IPC.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// The MR3-style DAG ApplicationMaster: sessions, DAG submission, simulation.
+    /// The MR3-style DAG ApplicationMaster: sessions, DAG submission, status.
     #[command(subcommand)]
-    Dag(DagCommand),
+    Dag(dag_cmd::DagAmCommand),
     /// A DAG ContainerWorker (started by the DAG AM in a YARN container, not by hand).
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -75,14 +74,6 @@ enum BenchCommand {
     Scheduler(bench_scheduler_cmd::SchedulerBenchArgs),
     /// Simulated NodeManagers and ApplicationMasters against a real ResourceManager.
     Rpc(bench_rpc_cmd::RpcBenchArgs),
-}
-
-#[derive(Subcommand)]
-enum DagCommand {
-    #[command(flatten)]
-    Am(dag_cmd::DagAmCommand),
-    /// Reproduce the MR3 seed experiments on the DAG cores, in simulation.
-    Sim(dag_sim_cmd::DagSimArgs),
 }
 
 #[derive(clap::Args)]
@@ -135,8 +126,7 @@ fn main() -> ExitCode {
             Command::Sim(args) => sim_cmd::run(args).await,
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
             Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(args).await,
-            Command::Dag(DagCommand::Am(command)) => dag_cmd::run(command).await,
-            Command::Dag(DagCommand::Sim(args)) => dag_sim_cmd::run(args).await,
+            Command::Dag(command) => dag_cmd::run(command).await,
             Command::Worker(args) => worker_cmd::run(args).await,
             Command::DistributedShell { conf, args } => {
                 let (conf, _) = conf.load()?;

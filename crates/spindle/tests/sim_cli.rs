@@ -1,0 +1,200 @@
+//! `spindle sim` and `spindle bench scheduler`, run as a user runs them: the built
+//! binary, the shipped example workloads, the JSON on stdout. Only outcomes of the
+//! simulation are checked (they are deterministic); timings never are.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn spindle(args: &[&str]) -> Output {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args(args)
+        .current_dir(root)
+        .env("SPINDLE_LOG", "warn")
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run spindle {args:?}: {e}"),
+    }
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match serde_json::from_slice(&out.stdout) {
+        Ok(v) => v,
+        Err(e) => panic!(
+            "stdout is not one JSON object ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+    }
+}
+
+#[test]
+fn sim_json_summary_has_the_documented_keys_and_the_seed_example_result() {
+    let v = json(&spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--json",
+        "--progress",
+        "never",
+    ]));
+    for key in [
+        "node_hours",
+        "utilization_mean",
+        "apps_completed",
+        "allocations",
+        "turnaround_s_p50",
+        "turnaround_s_p95",
+        "queue_share_error_max",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["allocations"], 20, "{v}");
+    assert_eq!(v["placement"], "packing", "{v}");
+    // The seed's example: 8, 8 and 4 containers on three nodes, the rest empty.
+    assert_eq!(
+        v["peak_node_containers"],
+        serde_json::json!([8, 8, 4]),
+        "{v}"
+    );
+    assert_eq!(v["empty_nodes_at_peak"], 7, "{v}");
+
+    let spread = json(&spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--json",
+        "--placement",
+        "spread",
+        "--progress",
+        "never",
+    ]));
+    assert_eq!(spread["empty_nodes_at_peak"], 0, "{spread}");
+}
+
+#[test]
+fn same_seed_same_bytes_and_outputs_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_dir = dir.path().join("out");
+    let out_arg = out_dir.to_string_lossy().to_string();
+    let args = [
+        "sim",
+        "conf/sim/bursty-day.json",
+        "--json",
+        "--seed",
+        "11",
+        "--heartbeat-mode",
+        "rounds",
+        "--progress",
+        "never",
+    ];
+    let first = spindle(&args);
+    let mut with_out = args.to_vec();
+    with_out.extend(["--out", out_arg.as_str()]);
+    let second = spindle(&with_out);
+    json(&first);
+    assert_eq!(
+        first.stdout, second.stdout,
+        "the same workload and seed must print the same bytes"
+    );
+    for file in ["timeseries.csv", "utilization.svg"] {
+        let path = out_dir.join(file);
+        let meta = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+        assert!(meta.len() > 0, "{} is empty", path.display());
+    }
+}
+
+#[test]
+fn compare_reports_both_placements_and_the_saving() {
+    let v = json(&spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--compare",
+        "--json",
+        "--progress",
+        "never",
+    ]));
+    assert_eq!(v["spread"]["placement"], "spread", "{v}");
+    assert_eq!(v["packing"]["placement"], "packing", "{v}");
+    assert!(v.get("node_hours_saving_pct").is_some(), "{v}");
+}
+
+#[test]
+fn short_chaos_sweep_passes() {
+    let out = spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--chaos",
+        "--chaos-seeds",
+        "1..3",
+        "--progress",
+        "never",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("3 seed(s) passed"), "{stdout}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let out = spindle(&["sim", "no/such/workload.json"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no/such/workload.json"), "{stderr}");
+
+    let out = spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--placement",
+        "sideways",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("spread or packing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn bench_scheduler_prints_the_documented_keys() {
+    for policy in ["fifo", "capacity", "fair"] {
+        let v = json(&spindle(&[
+            "bench",
+            "scheduler",
+            "--nodes",
+            "200",
+            "--apps",
+            "40",
+            "--policy",
+            policy,
+            "--placement",
+            "packing",
+            "--json",
+        ]));
+        for key in [
+            "allocations_per_sec",
+            "decision_latency_us_p50",
+            "decision_latency_us_p99",
+            "rss_mb",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}: {v}");
+        }
+        assert_eq!(v["policy"], policy, "{v}");
+        assert_eq!(v["containers_allocated"], 400, "{v}");
+        assert!(
+            v["allocations_per_sec"].as_f64().unwrap_or(0.0) > 0.0,
+            "{v}"
+        );
+    }
+}
