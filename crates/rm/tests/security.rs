@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
+use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::security::{AmRmTokenIdentifier, Token};
 use spindle_ipc::client::ClientToken;
 use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
 use spindle_rm::ResourceManager;
+
+mod common;
 
 async fn start_rm() -> ResourceManager {
     let mut conf = Configuration::with_defaults();
@@ -25,38 +27,6 @@ async fn start_rm() -> ResourceManager {
     ResourceManager::start(&conf, None)
         .await
         .expect("RM starts")
-}
-
-/// Submits an application (no NodeManager: its attempt waits for an AM container).
-async fn submit(client: &IpcClient) -> ApplicationId {
-    let new: pb::GetNewApplicationResponseProto = client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
-        .await
-        .expect("new application");
-    let id = new.application_id.expect("id");
-    let ctx = pb::ApplicationSubmissionContextProto {
-        application_id: Some(id),
-        am_container_spec: Some(pb::ContainerLaunchContextProto {
-            command: vec!["true".into()],
-            ..Default::default()
-        }),
-        resource: Some(pb::ResourceProto {
-            memory: Some(1024),
-            virtual_cores: Some(1),
-            resource_value_map: Vec::new(),
-        }),
-        ..Default::default()
-    };
-    let _: pb::SubmitApplicationResponseProto = client
-        .call(
-            "submitApplication",
-            &pb::SubmitApplicationRequestProto {
-                application_submission_context: Some(ctx),
-            },
-        )
-        .await
-        .expect("submit");
-    ApplicationId::new(id.cluster_timestamp.unwrap_or(0), id.id.unwrap_or(0))
 }
 
 async fn amrm_token(rm: &ResourceManager, attempt: ApplicationAttemptId) -> Token {
@@ -105,8 +75,8 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
         )
         .await
         .expect("client connection");
-        let app_a = submit(&client).await;
-        let app_b = submit(&client).await;
+        let app_a = common::submit(&client, false).await;
+        let app_b = common::submit(&client, false).await;
         let attempt_a = ApplicationAttemptId::new(app_a, 1);
 
         // A forged password: the SASL handshake fails and nothing reaches a handler.

@@ -14,6 +14,9 @@ use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
+mod common;
+use common::submit;
+
 async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
     let mut conf = Configuration::with_defaults();
     for key in [
@@ -46,41 +49,6 @@ fn app_pb(id: ApplicationId) -> pb::ApplicationIdProto {
         id: Some(id.id),
         cluster_timestamp: Some(id.cluster_timestamp),
     }
-}
-
-/// Submits an application; unmanaged ones carry no AM launch context, as
-/// UnmanagedAMLauncher's do not need one.
-async fn submit(client: &IpcClient, unmanaged: bool) -> ApplicationId {
-    let new: pb::GetNewApplicationResponseProto = client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
-        .await
-        .expect("new application");
-    let id = new.application_id.expect("id");
-    let ctx = pb::ApplicationSubmissionContextProto {
-        application_id: Some(id),
-        application_name: Some("unmanaged-test".into()),
-        unmanaged_am: Some(unmanaged),
-        am_container_spec: (!unmanaged).then(|| pb::ContainerLaunchContextProto {
-            command: vec!["true".into()],
-            ..Default::default()
-        }),
-        resource: Some(pb::ResourceProto {
-            memory: Some(1024),
-            virtual_cores: Some(1),
-            resource_value_map: Vec::new(),
-        }),
-        ..Default::default()
-    };
-    let _: pb::SubmitApplicationResponseProto = client
-        .call(
-            "submitApplication",
-            &pb::SubmitApplicationRequestProto {
-                application_submission_context: Some(ctx),
-            },
-        )
-        .await
-        .expect("submit");
-    ApplicationId::new(id.cluster_timestamp.unwrap_or(0), id.id.unwrap_or(0))
 }
 
 async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationReportProto {
