@@ -29,6 +29,7 @@
 
 mod askbook;
 pub mod bench;
+pub mod dagsim;
 mod engine;
 mod error;
 mod model;
@@ -290,11 +291,12 @@ pub fn compare_placements(opts: &SimOptions) -> Result<PlacementComparison, SimE
     let spread = run(spread_opts)?.summary;
     let packing = run(packing_opts)?.summary;
     Ok(PlacementComparison {
-        node_hours_saving_pct: -pct(packing.node_hours, spread.node_hours),
+        // `+ 0.0` turns a negated zero into 0.0, so "no change" never prints as "-0.0".
+        node_hours_saving_pct: -pct(packing.node_hours, spread.node_hours) + 0.0,
         throughput_cost_pct: -pct(
             packing.throughput_apps_per_hour,
             spread.throughput_apps_per_hour,
-        ),
+        ) + 0.0,
         turnaround_mean_change_pct: pct(packing.turnaround_s_mean, spread.turnaround_s_mean),
         turnaround_p95_change_pct: pct(packing.turnaround_s_p95, spread.turnaround_s_p95),
         spread,

@@ -11,6 +11,7 @@
 mod bench_rpc_cmd;
 mod bench_scheduler_cmd;
 mod dag_cmd;
+mod dag_sim_cmd;
 mod sim_cmd;
 mod worker_cmd;
 
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use spindle_common::conf::Configuration;
-use tracing::{error, info};
+use tracing::info;
 
 #[derive(Parser)]
 #[command(
@@ -52,9 +53,9 @@ enum Command {
     /// Benchmarks: the scheduler core, or a real ResourceManager over IPC.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// The MR3-style DAG ApplicationMaster: sessions, DAG submission, status.
+    /// The MR3-style DAG ApplicationMaster: sessions, DAG submission, status, simulation.
     #[command(subcommand)]
-    Dag(dag_cmd::DagAmCommand),
+    Dag(DagCommand),
     /// A DAG ContainerWorker (started by the DAG AM in a YARN container, not by hand).
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -74,6 +75,14 @@ enum BenchCommand {
     Scheduler(bench_scheduler_cmd::SchedulerBenchArgs),
     /// Simulated NodeManagers and ApplicationMasters against a real ResourceManager.
     Rpc(bench_rpc_cmd::RpcBenchArgs),
+}
+
+#[derive(Subcommand)]
+enum DagCommand {
+    #[command(flatten)]
+    Am(dag_cmd::DagAmCommand),
+    /// Reproduce the MR3 seed's task-scheduling experiments on the DAG cores in simulation.
+    Sim(dag_sim_cmd::DagSimArgs),
 }
 
 #[derive(clap::Args)]
@@ -126,7 +135,8 @@ fn main() -> ExitCode {
             Command::Sim(args) => sim_cmd::run(args).await,
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
             Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(args).await,
-            Command::Dag(command) => dag_cmd::run(command).await,
+            Command::Dag(DagCommand::Am(command)) => dag_cmd::run(command).await,
+            Command::Dag(DagCommand::Sim(args)) => dag_sim_cmd::run(args).await,
             Command::Worker(args) => worker_cmd::run(args).await,
             Command::DistributedShell { conf, args } => {
                 let (conf, _) = conf.load()?;
@@ -147,7 +157,6 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
-            error!("{msg}");
             eprintln!("spindle: {msg}");
             ExitCode::FAILURE
         }

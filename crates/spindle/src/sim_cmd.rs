@@ -157,6 +157,19 @@ fn replay_command(args: &SimArgs, seed: u64) -> String {
     cmd
 }
 
+/// The outcome of a `--chaos-seeds` sweep on stdout: one JSON object with `--json`,
+/// else one line.
+fn chaos_sweep_result(json: bool, passed: usize, failed: Option<u64>) -> String {
+    if json {
+        let v = serde_json::json!({ "seeds_passed": passed, "failed_seed": failed });
+        return format!("{v}\n");
+    }
+    match failed {
+        Some(seed) => format!("chaos: {passed} seed(s) passed, seed {seed} failed\n"),
+        None => format!("chaos: {passed} seed(s) passed\n"),
+    }
+}
+
 pub async fn run(args: SimArgs) -> Result<u8, String> {
     let opts = options(&args)?;
     // The simulator is CPU-bound and synchronous: keep it off the async workers.
@@ -203,12 +216,12 @@ fn run_blocking(args: &SimArgs, opts: SimOptions) -> Result<u8, String> {
                     "chaos seed {seed} failed: {e}\nreplay it with: {}",
                     replay_command(args, seed)
                 );
-                println!("chaos: {passed} seed(s) passed, seed {seed} failed");
+                print!("{}", chaos_sweep_result(args.json, passed, Some(seed)));
                 return Ok(1);
             }
             passed += 1;
         }
-        println!("chaos: {passed} seed(s) passed");
+        print!("{}", chaos_sweep_result(args.json, passed, None));
         eprintln!("wall time: {:.1} s", started.elapsed().as_secs_f64());
         return Ok(0);
     }

@@ -143,6 +143,19 @@ fn short_chaos_sweep_passes() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("3 seed(s) passed"), "{stdout}");
+
+    let v = json(&spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--chaos",
+        "--chaos-seeds",
+        "4..5",
+        "--json",
+        "--progress",
+        "never",
+    ]));
+    assert_eq!(v["seeds_passed"], 2, "{v}");
+    assert!(v["failed_seed"].is_null(), "{v}");
 }
 
 #[test]
