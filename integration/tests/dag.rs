@@ -151,6 +151,38 @@ fn text(seed: u64, lines: usize) -> String {
     out
 }
 
+/// Three input files of words for a word count; returns the expected counts.
+fn write_word_count_input(input: &Path, output: &Path) -> BTreeMap<String, u64> {
+    std::fs::create_dir_all(output).expect("mkdir");
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..3u64 {
+        let t = text(i + 1, 200);
+        for w in t.split_whitespace() {
+            *expected.entry(w.to_string()).or_default() += 1;
+        }
+        write(&input.join(format!("in-{i}.txt")), &t);
+    }
+    expected
+}
+
+/// The counts the reducers wrote, checking that no word is counted twice.
+fn read_word_counts(output: &Path, reducers: u32) -> BTreeMap<String, u64> {
+    let mut counted: BTreeMap<String, u64> = BTreeMap::new();
+    for r in 0..reducers {
+        let part = std::fs::read_to_string(output.join(format!("part-{r}")))
+            .expect("every reducer wrote its part");
+        for line in part.lines() {
+            let (word, n) = line.split_once(' ').expect("word count");
+            let n: u64 = n.parse().expect("a count");
+            assert!(
+                counted.insert(word.to_string(), n).is_none(),
+                "{word} is counted by two reducers"
+            );
+        }
+    }
+    counted
+}
+
 fn dag_file(dir: &Path, name: &str, yaml: &str) -> PathBuf {
     let path = dir.join(format!("{name}.yaml"));
     write(&path, yaml);
@@ -171,15 +203,7 @@ fn word_count_dag_gives_the_right_counts() {
     let work = cluster.root().join("wordcount");
     let input = work.join("input");
     let output = work.join("output");
-    std::fs::create_dir_all(&output).expect("mkdir");
-    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
-    for i in 0..3u64 {
-        let t = text(i + 1, 200);
-        for w in t.split_whitespace() {
-            *expected.entry(w.to_string()).or_default() += 1;
-        }
-        write(&input.join(format!("in-{i}.txt")), &t);
-    }
+    let expected = write_word_count_input(&input, &output);
     let yaml = format!(
         r#"
 name: wordcount
@@ -222,20 +246,7 @@ edges:
         "{out}"
     );
 
-    let mut counted: BTreeMap<String, u64> = BTreeMap::new();
-    for r in 0..2 {
-        let part = std::fs::read_to_string(output.join(format!("part-{r}")))
-            .expect("every reducer wrote its part");
-        for line in part.lines() {
-            let (word, n) = line.split_once(' ').expect("word count");
-            let n: u64 = n.parse().expect("a count");
-            assert!(
-                counted.insert(word.to_string(), n).is_none(),
-                "{word} is counted by two reducers"
-            );
-        }
-    }
-    assert_eq!(counted, expected);
+    assert_eq!(read_word_counts(&output, 2), expected);
 
     let status = session.status();
     assert!(
@@ -250,6 +261,133 @@ edges:
     assert!(
         session.am_log().contains("DAGScheduler All-In-One"),
         "the AM logs the periodic status line"
+    );
+    session.stop();
+}
+
+/// The pids of the `spindle worker` processes of this cluster.
+fn worker_pids(cluster: &Cluster) -> Vec<u32> {
+    let root = cluster.root().display().to_string();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.get(1).map(String::as_str) == Some("worker")
+            && args.iter().any(|a| a.starts_with(&root))
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn outputs_lost_with_their_workers_are_made_again() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("lost");
+    let input = work.join("input");
+    let output = work.join("output");
+    let expected = write_word_count_input(&input, &output);
+    // The reducers also wait for a slow `gate` task, so the map outputs sit
+    // on the workers for a while: the time to kill every worker.
+    let yaml = format!(
+        r#"
+name: lossy
+vertices:
+  - name: map
+    tasks: 3
+    memory_mb: 256
+    command: >-
+      tr -s ' ' '\n' < {input}/in-{{task}}.txt |
+      awk -v n="$SPINDLE_NUM_PARTITIONS" -v out="$SPINDLE_OUTPUT_DIR"
+      'NF {{ print > (out "/part-" (length($0) % n)) }}'
+  - name: gate
+    tasks: 1
+    memory_mb: 256
+    command: sleep 8
+  - name: reduce
+    tasks: 2
+    memory_mb: 256
+    command: >-
+      cat $SPINDLE_INPUT_DIR/map/*/part-{{task}} 2>/dev/null | sort | uniq -c |
+      awk '{{ print $2, $1 }}' > {output}/part-{{task}}
+edges:
+  - {{from: map, to: reduce, kind: all-to-all}}
+  - {{from: gate, to: reduce, kind: all-to-all}}
+"#,
+        input = input.display(),
+        output = output.display()
+    );
+    let dag = dag_file(&work, "lossy", &yaml);
+    let mut session = DagSession::start(
+        &cluster,
+        &[
+            "spindle.dag.worker.memory.mb=512",
+            "mr3.am.task.max.failed.attempts=1",
+        ],
+    );
+    let path = dag.display().to_string();
+    let out = session.run(&["dag", "submit", &path]);
+    assert!(out.success() && out.stdout.contains("dag_1"), "{out}");
+    // Once the three maps have succeeded (and the gate still runs), every
+    // worker dies.
+    let maps_done = wait_for(Duration::from_secs(60), Duration::from_millis(200), || {
+        let out = session.run(&["dag", "status", "dag_1"]);
+        out.stdout.contains(": 3/6 tasks").then_some(())
+    });
+    assert!(
+        maps_done.is_some(),
+        "the maps finish:\n{}",
+        session.status()
+    );
+    let pids = worker_pids(&cluster);
+    assert!(!pids.is_empty(), "workers run");
+    for pid in &pids {
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success(), "kill {pid}");
+    }
+    // New workers come, the lost map outputs are made again, and the
+    // reducers count every word once; not one attempt is held against its
+    // task (the retry limit is 1).
+    let done = wait_for(Duration::from_secs(90), Duration::from_millis(300), || {
+        let out = session.run(&["dag", "status", "dag_1"]);
+        (!out.stdout.contains(" RUNNING ")).then_some(out.stdout)
+    });
+    let final_status = done.unwrap_or_else(|| panic!("dag_1 does not end:\n{}", session.status()));
+    assert!(
+        final_status.contains("DAG dag_1 SUCCEEDED lossy") && final_status.contains("6/6 tasks"),
+        "{final_status}\n{}",
+        session.status()
+    );
+    assert_eq!(read_word_counts(&output, 2), expected);
+    let status = session.status();
+    assert!(counter(&status, "lost") >= pids.len() as u64, "{status}");
+    assert!(
+        status.contains("(0 failed"),
+        "no attempt counted as a failure:\n{status}"
     );
     session.stop();
 }

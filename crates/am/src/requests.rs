@@ -11,10 +11,15 @@
 //! h2121 row 2, and the `*` row counts every container of that shape.
 //!
 //! [`RequestTable`] keeps both: the requests, and the rows with what was
-//! last sent for each. An allocate call sends only the rows whose count (or
-//! locality flag) changed since they were last sent — 0 cancels a row — and
-//! after the ResourceManager lost the AM's registration it sends the whole
-//! table again.
+//! last sent for each. An allocate call sends the rows that a request was
+//! added to or removed from since they were last sent, with their current
+//! counts — 0 cancels a row — and after the ResourceManager lost the AM's
+//! registration it sends the whole table again. A touched row is sent even
+//! when its count is back to what was last sent: the scheduler decrements
+//! its copy on every grant, so "the same as last sent" is not "the same as
+//! the scheduler has" (a grant, its removal and a new request between two
+//! calls leave the count unchanged here but at one less there). Hadoop's
+//! AMRMClient sends every touched row for the same reason.
 //!
 //! ## Granted containers: the caller's part of the contract
 //!
@@ -229,13 +234,15 @@ struct Row {
     count: i32,
     relax: bool,
     sent: Sent,
+    /// A request was added to or removed from this row since it was last sent.
+    touched: bool,
 }
 
 impl Row {
     fn changed(&self) -> bool {
         match self.sent {
             Sent::Never => self.count != 0,
-            Sent::Value(c, r) => c != self.count || r != self.relax,
+            Sent::Value(c, r) => self.touched || c != self.count || r != self.relax,
             Sent::Unknown => true,
         }
     }
@@ -363,9 +370,11 @@ impl RequestTable {
                     count: 0,
                     relax,
                     sent: Sent::Never,
+                    touched: false,
                 });
             row.count += 1;
             row.relax = relax;
+            row.touched = true;
         }
         self.outstanding.push(req.clone());
         Ok(())
@@ -388,6 +397,7 @@ impl RequestTable {
         for (level, name, _) in self.rows_of(req) {
             if let Some(row) = self.rows.get_mut(&Self::key(req, level, &name)) {
                 row.count = (row.count - 1).max(0);
+                row.touched = true;
             }
         }
         Ok(())
@@ -473,6 +483,7 @@ impl RequestTable {
                 out.push(Self::row(key, row));
                 row.sent = Sent::Value(row.count, row.relax);
             }
+            row.touched = false;
         }
         self.rows
             .retain(|_, r| !(r.count == 0 && r.sent == Sent::Never));
@@ -767,6 +778,32 @@ P1 * <memory:100, vCores:1> x1 strict
         }
         assert!(table.rows().is_empty());
         assert!(table.outstanding().is_empty());
+    }
+
+    #[test]
+    fn a_row_touched_between_calls_is_sent_even_at_its_last_sent_count() {
+        // Four workers asked for and sent; the scheduler grants all four (its
+        // `*` row drops to 0) and the AM removes the four requests. Before the
+        // next call the four workers die and the AM asks for four again: the
+        // count is 4, as last sent, but the scheduler has 0, so the row must
+        // be sent.
+        let mut table = RequestTable::default();
+        let req = ContainerRequest::new(1, Resource::new(512, 1));
+        for _ in 0..4 {
+            table.add(&req).expect("add");
+        }
+        assert_eq!(table.take_changes().len(), 1);
+        for _ in 0..4 {
+            table.remove(&req).expect("granted");
+        }
+        for _ in 0..4 {
+            table.add(&req).expect("add");
+        }
+        let sent = table.take_changes();
+        assert_eq!(render(&sent), "P1 * <memory:512, vCores:1> x4\n");
+        // Sent once; untouched since, it is not sent again.
+        assert!(!table.has_changes());
+        assert!(table.take_changes().is_empty());
     }
 
     #[test]

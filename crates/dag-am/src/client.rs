@@ -494,7 +494,7 @@ fn print_status(report: &StatusReport) {
     }
     let c = &report.counters;
     println!(
-        "Counters: containers requested {} (scale-out {}), requests cancelled {}, workers started {}, stopped {}, lost {}, recycled {}, released by scale-in {}; scale-outs {}, scale-ins {}; attempts {} ({} failed)",
+        "Counters: containers requested {} (scale-out {}), requests cancelled {}, workers started {}, stopped {}, lost {}, recycled {}, released by scale-in {}; scale-outs {}, scale-ins {}; attempts {} ({} failed, {} lost input)",
         c.containers_requested,
         c.scale_out_requested,
         c.requests_cancelled,
@@ -506,7 +506,8 @@ fn print_status(report: &StatusReport) {
         c.scale_outs,
         c.scale_ins,
         c.attempts_started,
-        c.attempts_failed
+        c.attempts_failed,
+        c.inputs_lost
     );
 }
 

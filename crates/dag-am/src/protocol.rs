@@ -167,6 +167,9 @@ pub struct Counters {
     pub scale_ins: u64,
     pub attempts_started: u64,
     pub attempts_failed: u64,
+    /// Attempts that could not fetch an upstream output (retried, not
+    /// counted as failures).
+    pub inputs_lost: u64,
 }
 
 /// An attempt on the wire.
@@ -259,8 +262,17 @@ pub enum AmToWorker {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum WireOutcome {
     Succeeded,
-    Failed { reason: String },
-    Killed { reason: String },
+    Failed {
+        reason: String,
+    },
+    Killed {
+        reason: String,
+    },
+    /// An upstream output could not be fetched: not the task's fault; the
+    /// AM learns separately whether the worker holding it is gone.
+    InputLost {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

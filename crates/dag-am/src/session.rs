@@ -657,6 +657,15 @@ impl Session {
                 AttemptOutcome::Failed { reason }
             }
             WireOutcome::Killed { reason } => AttemptOutcome::Killed { reason },
+            // Retried without counting as a failure; if the producer's worker
+            // is gone, the task scheduler makes the output again first.
+            WireOutcome::InputLost { reason } => {
+                self.counters.inputs_lost += 1;
+                warn!(%worker, %attempt, %reason, "attempt could not fetch its input");
+                AttemptOutcome::Killed {
+                    reason: format!("input lost: {reason}"),
+                }
+            }
         };
         self.ts_input(
             now,

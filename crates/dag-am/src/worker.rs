@@ -289,10 +289,12 @@ async fn run_in(a: &TaskAssignment, dir: &Path, dirs: &Dirs, secret: &str) -> Wi
     for i in &a.inputs {
         let dest = input.join(&i.vertex).join(i.task.to_string());
         if let Err(e) = fetch_output(&i.url, &dest, secret).await {
-            return failed(format!(
-                "fetching the output of task {} of vertex '{}' failed: {e}",
-                i.task, i.vertex
-            ));
+            return WireOutcome::InputLost {
+                reason: format!(
+                    "fetching the output of task {} of vertex '{}' failed: {e}",
+                    i.task, i.vertex
+                ),
+            };
         }
     }
     let name = a.attempt.to_string();
@@ -495,7 +497,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_missing_input_fails_the_attempt() {
+    async fn a_missing_input_is_reported_as_lost_input() {
         let tmp = tempfile::tempdir().expect("tmp");
         let d = dirs(tmp.path());
         let mut a = assignment("true");
@@ -506,10 +508,10 @@ mod tests {
         });
         let (_kill, rx) = oneshot::channel();
         match run_attempt(&a, &d, "s", rx).await {
-            WireOutcome::Failed { reason } => {
+            WireOutcome::InputLost { reason } => {
                 assert!(reason.contains("task 0 of vertex 'map'"), "{reason}")
             }
-            other => panic!("expected a failure, got {other:?}"),
+            other => panic!("expected lost input, got {other:?}"),
         }
     }
 }

@@ -65,8 +65,19 @@
 //! is reported in [`TaskDecisions::drained_workers`] once none of those DAGs
 //! is active and it runs nothing. A worker that is removed loses its
 //! running attempts, which are retried (counted as kills, not failures).
-//! Outputs of finished tasks are assumed to outlive the worker that made
-//! them (re-running producers whose output is lost is not modelled).
+//!
+//! # Lost outputs
+//!
+//! The output of a finished task lives on the worker that made it. When a
+//! worker is removed, every output it held that a task which has not
+//! succeeded still needs is made again: the producer goes back to waiting
+//! (or straight into its queue), and so, transitively, does every producer
+//! whose output that re-run needs and which was lost earlier. Consumers
+//! lose their readiness: queued ones leave their queue until the output is
+//! back, and running ones are killed (their fetch would fail); an attempt
+//! so doomed that still ends in failure is counted as a kill. Outputs that
+//! nobody needs any more (every consumer has succeeded, or the task is a
+//! leaf) are not made again. A worker removed after draining holds nothing.
 //!
 //! # Failures
 //!
@@ -346,6 +357,9 @@ struct DagState {
 struct AttemptRecord {
     worker: WorkerId,
     resource: Resource,
+    /// Some of the attempt's input was lost after it started; it has been
+    /// asked to stop.
+    input_lost: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -627,19 +641,144 @@ impl TaskScheduler {
                 out,
             );
         }
-        // Outputs held there are assumed to survive (see the module docs),
-        // but the worker no longer holds them: forget where they were made
-        // so that a later worker reusing the name starts clean.
         for dag_id in state.holds.keys() {
-            if let Some(dag) = self.dags.get_mut(dag_id) {
-                for t in dag.vertices.iter_mut().flat_map(|v| v.tasks.iter_mut()) {
-                    if t.output_on.as_ref() == Some(worker) {
-                        t.output_on = None;
+            self.recover_lost_outputs(*dag_id, worker, out);
+        }
+        Ok(())
+    }
+
+    /// The outputs of `dag_id` that lived on the lost `worker`: see "Lost
+    /// outputs" in the module docs.
+    fn recover_lost_outputs(&mut self, dag_id: DagId, worker: &WorkerId, out: &mut TaskDecisions) {
+        let Some(dag) = self.dags.get_mut(&dag_id) else {
+            return;
+        };
+        if dag.status.is_terminal() {
+            return;
+        }
+        let mut lost = Vec::new();
+        for (v, vs) in dag.vertices.iter_mut().enumerate() {
+            for (i, t) in vs.tasks.iter_mut().enumerate() {
+                if t.output_on.as_ref() == Some(worker) {
+                    t.output_on = None;
+                    lost.push((v as u32, i as u32));
+                }
+            }
+        }
+        // The lost outputs still needed, and the earlier-lost outputs their
+        // re-runs need, transitively.
+        let mut stack: Vec<(u32, u32)> = lost
+            .into_iter()
+            .filter(|&(v, t)| output_needed(dag, v, t))
+            .collect();
+        let mut rerun: BTreeSet<(u32, u32)> = BTreeSet::new();
+        while let Some((v, t)) = stack.pop() {
+            if !rerun.insert((v, t)) {
+                continue;
+            }
+            for (p, kind) in dag.dag.producers(v) {
+                let ps = &dag.vertices[p as usize];
+                let range = match kind {
+                    EdgeKind::OneToOne => t..t + 1,
+                    EdgeKind::AllToAll => 0..ps.tasks.len() as u32,
+                };
+                for pt in range {
+                    let pts = &ps.tasks[pt as usize];
+                    if pts.phase == Phase::Succeeded && pts.output_on.is_none() {
+                        stack.push((p, pt));
                     }
                 }
             }
         }
-        Ok(())
+        for &(v, t) in &rerun {
+            self.unsucceed(dag_id, v, t, out);
+        }
+        for (v, t) in rerun {
+            let Some(dag) = self.dags.get(&dag_id) else {
+                return;
+            };
+            if dag.vertices[v as usize].tasks[t as usize].phase == Phase::Waiting
+                && task_ready(dag, v, t)
+            {
+                self.make_pending(dag_id, v, t);
+            }
+        }
+    }
+
+    /// Turns a succeeded task whose output is lost back into a waiting one,
+    /// and takes readiness away from the consumers that counted on it.
+    fn unsucceed(&mut self, dag_id: DagId, vertex: u32, task: u32, out: &mut TaskDecisions) {
+        let Some(dag) = self.dags.get_mut(&dag_id) else {
+            return;
+        };
+        let vs = &mut dag.vertices[vertex as usize];
+        if vs.tasks[task as usize].phase != Phase::Succeeded {
+            return;
+        }
+        let was_complete = vs.succeeded as usize == vs.tasks.len();
+        vs.tasks[task as usize].phase = Phase::Waiting;
+        vs.tasks[task as usize].output_on = None;
+        vs.succeeded -= 1;
+        dag.succeeded_tasks -= 1;
+        if was_complete {
+            dag.completed_vertices -= 1;
+        }
+        let consumers: Vec<(u32, EdgeKind)> = dag.dag.consumers(vertex).collect();
+        let mut affected: Vec<(u32, u32)> = Vec::new();
+        for (c, kind) in consumers {
+            let cs = &mut dag.vertices[c as usize];
+            match kind {
+                EdgeKind::OneToOne => {
+                    cs.tasks[task as usize].waiting_one_to_one += 1;
+                    affected.push((c, task));
+                }
+                EdgeKind::AllToAll if was_complete => {
+                    cs.waiting_all_to_all += 1;
+                    affected.extend((0..cs.tasks.len() as u32).map(|i| (c, i)));
+                }
+                EdgeKind::AllToAll => {}
+            }
+        }
+        for (c, ct) in affected {
+            let Some(dag) = self.dags.get(&dag_id) else {
+                return;
+            };
+            match dag.vertices[c as usize].tasks[ct as usize].phase {
+                Phase::Pending => {
+                    let key = self.pending_key(dag, c);
+                    let Some(dag) = self.dags.get_mut(&dag_id) else {
+                        return;
+                    };
+                    let removed = match dag.queue {
+                        QueueRef::Shared(i) => self.shared[i].remove(&key, ct),
+                        QueueRef::Own => dag.own.remove(&key, ct),
+                    };
+                    if removed {
+                        dag.vertices[c as usize].tasks[ct as usize].phase = Phase::Waiting;
+                    }
+                }
+                Phase::Running { attempt } => {
+                    let id = AttemptId {
+                        task: TaskId {
+                            dag: dag_id,
+                            vertex: c,
+                            task: ct,
+                        },
+                        attempt,
+                    };
+                    if let Some(record) = self.attempts.get_mut(&id) {
+                        if !record.input_lost {
+                            record.input_lost = true;
+                            out.kills.push(AttemptKill {
+                                attempt: id,
+                                worker: record.worker.clone(),
+                            });
+                        }
+                    }
+                }
+                Phase::Waiting | Phase::Succeeded => {}
+            }
+        }
     }
 
     fn drain_worker(
@@ -678,6 +817,13 @@ impl TaskScheduler {
         self.release_attempt_usage(attempt, &record, true);
         match outcome {
             AttemptOutcome::Succeeded => self.attempt_succeeded(attempt, &record.worker, out),
+            // Most likely it could not fetch the input that was lost: not
+            // the task's fault.
+            AttemptOutcome::Failed { reason } if record.input_lost => self.retry_or_drop(
+                attempt,
+                RetryCause::Killed(format!("its input was lost ({reason})")),
+                out,
+            ),
             AttemptOutcome::Failed { reason } => {
                 self.retry_or_drop(attempt, RetryCause::Failed(reason), out)
             }
@@ -832,7 +978,10 @@ impl TaskScheduler {
             Some(reason) => self.finish_dag(dag_id, DagStatus::Failed { reason }, out),
             None => {
                 t.phase = Phase::Waiting;
-                self.make_pending(dag_id, vertex, task);
+                // Its input may have been lost meanwhile: then it waits.
+                if task_ready(dag, vertex, task) {
+                    self.make_pending(dag_id, vertex, task);
+                }
             }
         }
     }
@@ -1102,6 +1251,7 @@ impl TaskScheduler {
             AttemptRecord {
                 worker: worker.clone(),
                 resource,
+                input_lost: false,
             },
         );
         out.assignments.push(Assignment {
@@ -1464,11 +1614,10 @@ impl TaskScheduler {
                             ))
                         }
                         Phase::Waiting => {}
-                        _ if !ready => {
+                        Phase::Pending if !ready => {
                             return fail(format!(
-                            "task {i} of DAG {id} vertex {v} is {:?} before its input is available",
-                            t.phase
-                        ))
+                                "task {i} of DAG {id} vertex {v} is queued before its input is available"
+                            ))
                         }
                         Phase::Pending => pending += 1,
                         Phase::Running { attempt } => {
@@ -1480,11 +1629,36 @@ impl TaskScheduler {
                                 },
                                 attempt,
                             };
-                            if !self.attempts.contains_key(&a) {
-                                return fail(format!("task {i} of DAG {id} vertex {v} runs attempt {attempt} that does not exist"));
+                            match self.attempts.get(&a) {
+                                None => return fail(format!("task {i} of DAG {id} vertex {v} runs attempt {attempt} that does not exist")),
+                                // Input lost under a running attempt: it must have been asked to stop.
+                                Some(r) if !ready && !r.input_lost => return fail(format!(
+                                    "task {i} of DAG {id} vertex {v} runs without its input and was not stopped"
+                                )),
+                                Some(_) => {}
                             }
                         }
+                        // A task that already read its input keeps its success when that
+                        // input is lost later.
                         Phase::Succeeded => succeeded += 1,
+                    }
+                    // Nothing waits for an output that is lost and not being made again.
+                    if t.phase != Phase::Succeeded {
+                        for (p, kind) in d.dag.producers(v) {
+                            let ps = &d.vertices[p as usize];
+                            let range = match kind {
+                                EdgeKind::OneToOne => i..i + 1,
+                                EdgeKind::AllToAll => 0..ps.tasks.len(),
+                            };
+                            if ps.tasks[range]
+                                .iter()
+                                .any(|pt| pt.phase == Phase::Succeeded && pt.output_on.is_none())
+                            {
+                                return fail(format!(
+                                    "task {i} of DAG {id} vertex {v} needs a lost output of vertex {p} that is not made again"
+                                ));
+                            }
+                        }
                     }
                     if t.failures >= self.config.max_task_attempts {
                         return fail(format!(
@@ -1540,6 +1714,23 @@ impl TaskScheduler {
 enum RetryCause {
     Failed(String),
     Killed(String),
+}
+
+/// Whether the whole input of a task is available.
+fn task_ready(dag: &DagState, vertex: u32, task: u32) -> bool {
+    let vs = &dag.vertices[vertex as usize];
+    vs.waiting_all_to_all == 0 && vs.tasks[task as usize].waiting_one_to_one == 0
+}
+
+/// Whether some task that has not succeeded reads this task's output.
+fn output_needed(dag: &DagState, vertex: u32, task: u32) -> bool {
+    dag.dag.consumers(vertex).any(|(c, kind)| {
+        let cs = &dag.vertices[c as usize];
+        match kind {
+            EdgeKind::OneToOne => cs.tasks[task as usize].phase != Phase::Succeeded,
+            EdgeKind::AllToAll => cs.tasks.iter().any(|t| t.phase != Phase::Succeeded),
+        }
+    })
 }
 
 fn unknown_worker(worker: &WorkerId) -> CoreError {
@@ -2347,6 +2538,187 @@ mod tests {
         assert_eq!(d.assignments.len(), 1);
         assert_eq!(d.assignments[0].attempt.attempt, 2);
         assert_eq!(d.assignments[0].worker, WorkerId::new("w002"));
+    }
+
+    fn three_stage() -> DagSpec {
+        DagSpec::new("three")
+            .vertex(VertexSpec::new("a", 2, slot()))
+            .vertex(VertexSpec::new("b", 1, slot()))
+            .vertex(VertexSpec::new("c", 1, slot()))
+            .edge("a", "b", EdgeKind::AllToAll)
+            .edge("b", "c", EdgeKind::AllToAll)
+    }
+
+    /// Runs every assignment in `d` to success, returning where each ran.
+    fn succeed_all(s: &mut TaskScheduler, d: &TaskDecisions) -> Vec<(u32, u32, WorkerId)> {
+        let mut ran = Vec::new();
+        for a in &d.assignments {
+            finish(s, a.attempt, AttemptOutcome::Succeeded);
+            ran.push((a.attempt.task.vertex, a.attempt.task.task, a.worker.clone()));
+        }
+        ran
+    }
+
+    #[test]
+    fn lost_output_a_running_consumer_needs_is_made_again() {
+        let mut s = scheduler(TaskSchedulerConfig::default());
+        with_workers(&mut s, 2, 1);
+        submit(&mut s, 1, None, chain_dag());
+        // map 0 on w000, map 1 on w001; then mid 0 and mid 1 behind them.
+        let d = step(&mut s, Input::OfferAll);
+        let ran = succeed_all(&mut s, &d);
+        assert_eq!(ran.len(), 2);
+        let d = step(&mut s, Input::OfferAll);
+        let mids: Vec<AttemptId> = d.assignments.iter().map(|a| a.attempt).collect();
+        assert!(mids.iter().all(|a| a.task.vertex == 1), "{mids:?}");
+        // w001 dies: the mid running there is retried; the map output it
+        // held is needed by that mid, so map 1 runs again first.
+        let lost = ran
+            .iter()
+            .find(|r| r.2 == WorkerId::new("w001"))
+            .expect("ran");
+        let d = step(
+            &mut s,
+            Input::WorkerRemoved {
+                worker: WorkerId::new("w001"),
+            },
+        );
+        assert!(d.kills.is_empty(), "the mid on w000 reads only map 0");
+        let report = s.dag_report(DagId(1)).expect("known");
+        assert_eq!(report.succeeded_tasks, 1, "map 0 only");
+        let mid0 = *mids
+            .iter()
+            .find(|a| s.attempts.contains_key(a))
+            .expect("the mid on w000 still runs");
+        finish(&mut s, mid0, AttemptOutcome::Succeeded);
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(d.assignments.len(), 1);
+        assert_eq!(
+            (
+                d.assignments[0].attempt.task.vertex,
+                d.assignments[0].attempt.task.task
+            ),
+            (0, lost.1),
+            "the lost map output is made again"
+        );
+        assert_eq!(d.assignments[0].attempt.attempt, 2);
+        succeed_all(&mut s, &d);
+        // Then everything else, to the end.
+        for _ in 0..10 {
+            let d = step(&mut s, Input::OfferAll);
+            if d.assignments.is_empty() {
+                break;
+            }
+            let mut ended = false;
+            for a in &d.assignments {
+                ended |= !finish(&mut s, a.attempt, AttemptOutcome::Succeeded)
+                    .dag_events
+                    .is_empty();
+            }
+            if ended {
+                break;
+            }
+        }
+        assert!(s.active_dags().is_empty(), "the DAG succeeded");
+    }
+
+    #[test]
+    fn consumers_lose_readiness_and_running_ones_are_stopped() {
+        let mut s = scheduler(TaskSchedulerConfig::default());
+        with_workers(&mut s, 2, 1);
+        submit(&mut s, 1, None, three_stage());
+        let d = step(&mut s, Input::OfferAll);
+        succeed_all(&mut s, &d); // a0 on w000, a1 on w001
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(d.assignments.len(), 1, "b");
+        let b = d.assignments[0].clone();
+        let d = step(
+            &mut s,
+            Input::WorkerRemoved {
+                worker: if b.worker == WorkerId::new("w000") {
+                    WorkerId::new("w001")
+                } else {
+                    WorkerId::new("w000")
+                },
+            },
+        );
+        // b runs on the survivor, but one of its inputs is gone: it is asked
+        // to stop, and its failure (a fetch error) is not held against it.
+        assert_eq!(
+            d.kills,
+            vec![AttemptKill {
+                attempt: b.attempt,
+                worker: b.worker.clone()
+            }]
+        );
+        let d = finish(
+            &mut s,
+            b.attempt,
+            AttemptOutcome::Failed {
+                reason: "fetching the output of task 1 of vertex 'a' failed".into(),
+            },
+        );
+        assert!(d.dag_events.is_empty(), "not a failure of b");
+        let report = s.dag_report(DagId(1)).expect("known");
+        assert_eq!(report.pending_tasks, 1, "the lost a task, not b");
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(d.assignments[0].attempt.task.vertex, 0);
+        succeed_all(&mut s, &d);
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(d.assignments[0].attempt.task.vertex, 1);
+        assert_eq!(d.assignments[0].attempt.attempt, 2);
+    }
+
+    #[test]
+    fn outputs_nobody_needs_are_not_made_again_until_a_rerun_needs_them() {
+        let mut s = scheduler(TaskSchedulerConfig::default());
+        with_workers(&mut s, 1, 2);
+        submit(&mut s, 1, None, three_stage());
+        let w = |n: &str| WorkerId::new(n);
+        let d = step(&mut s, Input::Offer { worker: w("w000") });
+        assert_eq!(succeed_all(&mut s, &d).len(), 2, "both a tasks on w000");
+        let add = |s: &mut TaskScheduler, name: &str, slots: u64| {
+            step(
+                s,
+                Input::WorkerAdded {
+                    worker: WorkerId::new(name),
+                    capacity: Resource::new(slots * GB, slots as u32),
+                },
+            );
+        };
+        add(&mut s, "w001", 1);
+        let d = step(&mut s, Input::Offer { worker: w("w001") });
+        assert_eq!(succeed_all(&mut s, &d), vec![(1, 0, w("w001"))]);
+        // b has read the a outputs: losing them now costs nothing.
+        let d = step(&mut s, Input::WorkerRemoved { worker: w("w000") });
+        assert!(d.kills.is_empty());
+        let report = s.dag_report(DagId(1)).expect("known");
+        assert_eq!((report.pending_tasks, report.succeeded_tasks), (1, 3));
+        // Lose b's output before c runs: b runs again, and before it the a
+        // outputs it needs, lost earlier; c waits for all of them.
+        add(&mut s, "w002", 2);
+        let d = step(&mut s, Input::WorkerRemoved { worker: w("w001") });
+        assert!(d.kills.is_empty());
+        let report = s.dag_report(DagId(1)).expect("known");
+        assert_eq!((report.pending_tasks, report.succeeded_tasks), (2, 0));
+        let d = step(&mut s, Input::OfferAll);
+        let again: Vec<(u32, u32, u32)> = d
+            .assignments
+            .iter()
+            .map(|a| {
+                (
+                    a.attempt.task.vertex,
+                    a.attempt.task.task,
+                    a.attempt.attempt,
+                )
+            })
+            .collect();
+        assert_eq!(again, vec![(0, 0, 2), (0, 1, 2)]);
+        succeed_all(&mut s, &d);
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(succeed_all(&mut s, &d), vec![(1, 0, w("w002"))]);
+        let d = step(&mut s, Input::OfferAll);
+        assert_eq!(d.assignments[0].attempt.task.vertex, 2, "c at last");
     }
 
     #[test]

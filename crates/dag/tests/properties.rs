@@ -127,14 +127,42 @@ fn random_task_config(rng: &mut Rng) -> TaskSchedulerConfig {
 #[derive(Default)]
 struct Shadow {
     specs: BTreeMap<DagId, DagSpec>,
-    succeeded: BTreeSet<(DagId, u32, u32)>,
+    /// Succeeded tasks whose output is still there, and the worker holding it.
+    succeeded: BTreeMap<(DagId, u32, u32), WorkerId>,
+    /// Succeeded tasks whose output went with a removed worker.
+    lost: BTreeSet<(DagId, u32, u32)>,
+    /// Assignments that make a lost output again.
+    reruns: u64,
     running: BTreeMap<AttemptId, WorkerId>,
     finished: BTreeMap<DagId, DagEvent>,
     active: BTreeSet<DagId>,
 }
 
 impl Shadow {
-    /// The task's whole input had succeeded when it was assigned.
+    fn succeed(&mut self, attempt: &AttemptId, worker: WorkerId) {
+        let t = attempt.task;
+        if self.active.contains(&t.dag) {
+            self.lost.remove(&(t.dag, t.vertex, t.task));
+            self.succeeded.insert((t.dag, t.vertex, t.task), worker);
+        }
+    }
+
+    fn worker_removed(&mut self, worker: &WorkerId) {
+        self.running.retain(|_, on| on != worker);
+        let gone: Vec<(DagId, u32, u32)> = self
+            .succeeded
+            .iter()
+            .filter(|(_, on)| *on == worker)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in gone {
+            self.succeeded.remove(&k);
+            self.lost.insert(k);
+        }
+    }
+
+    /// The task's whole input had succeeded, and is still held by a live
+    /// worker, when it was assigned.
     fn input_available(&self, a: &AttemptId) -> bool {
         let spec = &self.specs[&a.task.dag];
         let name = &spec.vertices[a.task.vertex as usize].name;
@@ -145,16 +173,17 @@ impl Shadow {
                 .position(|v| v.name == e.from)
                 .expect("edge names a vertex") as u32;
             match e.kind {
-                EdgeKind::OneToOne => self.succeeded.contains(&(a.task.dag, p, a.task.task)),
+                EdgeKind::OneToOne => self.succeeded.contains_key(&(a.task.dag, p, a.task.task)),
                 EdgeKind::AllToAll => (0..spec.vertices[p as usize].tasks)
-                    .all(|t| self.succeeded.contains(&(a.task.dag, p, t))),
+                    .all(|t| self.succeeded.contains_key(&(a.task.dag, p, t))),
             }
         })
     }
 }
 
-/// Runs one seeded workload; returns the decision trace.
-fn run_task_scheduler(seed: u64, steps: usize) -> String {
+/// Runs one seeded workload; returns the decision trace and how many lost
+/// outputs were made again.
+fn run_task_scheduler(seed: u64, steps: usize) -> (String, u64) {
     let mut rng = Rng(seed);
     let config = random_task_config(&mut rng);
     let mut s = TaskScheduler::new(config.clone()).expect("valid config");
@@ -202,8 +231,13 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
                 "seed {seed}: {} assigned before its input was available",
                 a.attempt
             );
+            // A task runs again only when its output was lost.
+            let t = a.attempt.task;
+            if shadow.lost.contains(&(t.dag, t.vertex, t.task)) {
+                shadow.reruns += 1;
+            }
             assert!(
-                !shadow.succeeded.contains(&(
+                !shadow.succeeded.contains_key(&(
                     a.attempt.task.dag,
                     a.attempt.task.vertex,
                     a.attempt.task.task
@@ -226,7 +260,12 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
             if let DagEvent::Succeeded { dag } = e {
                 let spec = &shadow.specs[dag];
                 let total: u32 = spec.vertices.iter().map(|v| v.tasks).sum();
-                let done = shadow.succeeded.iter().filter(|(d, _, _)| d == dag).count() as u32;
+                let done = shadow
+                    .succeeded
+                    .keys()
+                    .chain(shadow.lost.iter())
+                    .filter(|(d, _, _)| d == dag)
+                    .count() as u32;
                 assert_eq!(done, total, "seed {seed}: {dag} succeeded with tasks left");
             }
             shadow.finished.insert(id, e.clone());
@@ -260,7 +299,7 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
         } else if roll < 16 {
             let workers = s.workers();
             let w = rng.pick(&workers).cloned().expect("non-empty");
-            shadow.running.retain(|_, on| on != &w);
+            shadow.worker_removed(&w);
             Input::WorkerRemoved { worker: w }
         } else if roll < 18 {
             let workers = s.workers();
@@ -287,7 +326,7 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
             let running: Vec<AttemptId> = shadow.running.keys().copied().collect();
             match rng.pick(&running) {
                 Some(&attempt) => {
-                    shadow.running.remove(&attempt);
+                    let on = shadow.running.remove(&attempt).expect("listed");
                     let outcome = match rng.range(0, 99) {
                         0..=84 => AttemptOutcome::Succeeded,
                         85..=94 => AttemptOutcome::Failed {
@@ -297,11 +336,8 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
                             reason: "preempted".into(),
                         },
                     };
-                    if outcome == AttemptOutcome::Succeeded
-                        && shadow.active.contains(&attempt.task.dag)
-                    {
-                        let t = attempt.task;
-                        shadow.succeeded.insert((t.dag, t.vertex, t.task));
+                    if outcome == AttemptOutcome::Succeeded {
+                        shadow.succeed(&attempt, on);
                     }
                     Input::AttemptFinished { attempt, outcome }
                 }
@@ -339,10 +375,8 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
         apply(&mut s, &mut shadow, &mut trace, now, Input::OfferAll, true);
         let running: Vec<AttemptId> = shadow.running.keys().copied().collect();
         for attempt in running {
-            shadow.running.remove(&attempt);
-            if shadow.active.contains(&attempt.task.dag) {
-                let t = attempt.task;
-                shadow.succeeded.insert((t.dag, t.vertex, t.task));
+            if let Some(on) = shadow.running.remove(&attempt) {
+                shadow.succeed(&attempt, on);
             }
             apply(
                 &mut s,
@@ -364,14 +398,19 @@ fn run_task_scheduler(seed: u64, steps: usize) -> String {
     );
     assert!(s.active_dags().is_empty());
     assert_eq!(s.used(), Resource::ZERO, "seed {seed}: resources leaked");
-    trace
+    (trace, shadow.reruns)
 }
 
 #[test]
 fn task_scheduler_random_workloads_keep_invariants_and_finish() {
+    let mut reruns = 0;
     for seed in 0..150 {
-        run_task_scheduler(seed, 400);
+        reruns += run_task_scheduler(seed, 400).1;
     }
+    assert!(
+        reruns > 0,
+        "lost outputs were never made again: the workloads miss that path"
+    );
 }
 
 #[test]
@@ -379,7 +418,7 @@ fn task_scheduler_is_deterministic_per_seed() {
     for seed in [3, 77, 1_000_003] {
         assert_eq!(run_task_scheduler(seed, 300), run_task_scheduler(seed, 300));
     }
-    assert_ne!(run_task_scheduler(1, 300), run_task_scheduler(2, 300));
+    assert_ne!(run_task_scheduler(1, 300).0, run_task_scheduler(2, 300).0);
 }
 
 #[test]
