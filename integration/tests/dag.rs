@@ -393,6 +393,59 @@ edges:
 }
 
 #[test]
+fn fifo_container_scheduling_recycles_workers_between_groups() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let work = cluster.root().join("recycle");
+    let group_dag = |name: &str, group: &str| {
+        let yaml = format!(
+            "name: {name}\ngroup: {{name: {group}, worker_memory_mb: 512, worker_vcores: 1}}\n\
+             vertices:\n  - {{name: one, tasks: 2, memory_mb: 256, command: \"sleep 1\"}}\n"
+        );
+        dag_file(&work, name, &yaml).display().to_string()
+    };
+    let (etl, adhoc) = (group_dag("etl", "etl"), group_dag("adhoc", "adhoc"));
+    let mut session = DagSession::start(
+        &cluster,
+        &[
+            "mr3.container.scheduler.scheme=fifo",
+            "spindle.dag.worker.memory.mb=512",
+        ],
+    );
+    let out = session.run(&["dag", "submit", &etl, "--wait", "--timeout-secs", "60"]);
+    assert!(
+        out.success() && out.stdout.contains("SUCCEEDED etl"),
+        "{out}"
+    );
+    let before = session.status();
+    assert_eq!(counter(&before, "recycled"), 0, "{before}");
+    // The etl group's workers are idle with nothing to serve: under fifo the
+    // next group of the same kind in need takes them instead of new
+    // containers.
+    let out = session.run(&["dag", "submit", &adhoc, "--wait", "--timeout-secs", "60"]);
+    assert!(
+        out.success() && out.stdout.contains("SUCCEEDED adhoc"),
+        "{out}"
+    );
+    let after = session.status();
+    assert!(counter(&after, "recycled") >= 1, "{after}");
+    assert_eq!(
+        counter(&after, "workers started"),
+        counter(&before, "workers started"),
+        "adhoc ran on recycled workers, none new:\n{before}\n{after}"
+    );
+    // Its DAG over, the group is released and its workers wait in the reserve.
+    assert!(after.contains("[reserve]"), "{after}");
+    session.stop();
+}
+
+#[test]
 fn two_clients_share_a_session_under_capacity_scheduling() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
