@@ -1909,10 +1909,16 @@ mod tests {
     }
 
     #[test]
-    fn capacity_example_one_medium_over_fifty_leaves_default_its_twenty() {
-        // high asks for 60%: medium's guarantee shrinks to what high leaves
-        // below its 50% condition (high uses 60% > 50%), yet high + medium
-        // stay within 80%, so default keeps 20%.
+    fn capacity_example_one_high_over_fifty_lets_medium_take_the_rest_and_default_nothing() {
+        // The seed's conditions read as a chain in priority order: a queue
+        // below its share is served before every queue after it. high asks
+        // for 60% (more than the 50% medium's condition allows), so medium
+        // is still served first while below its 50% and takes all high
+        // leaves: min(50, 100 - 60) = 40%. high + medium then use 100%,
+        // more than the 80% default's 20% depends on, so default gets
+        // nothing. (Capping medium at 80 - 60 = 20% to keep default's 20%
+        // would rank a lower queue's conditional share above a higher
+        // queue's; the seed lists queues in priority order.)
         let s = hundred_slots(
             capacity("high=80,medium=50,default=20,background=0"),
             &[
