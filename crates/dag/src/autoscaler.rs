@@ -28,24 +28,33 @@
 //! | STABLE | usage <= ScaleInThreshold, ScaleInDelayAfterScaleOut passed since the last SCALE_OUT ended, more than AutoScaleInMinHosts nodes | release nodes | SCALE_IN |
 //! | STABLE | no worker, tasks waiting, `num.initial.containers` > 0 | request that many workers | SCALE_OUT |
 //! | SCALE_OUT | ScaleOutGracePeriod passed since it was triggered | cancel worker requests still outstanding | STABLE (and decide again at once) |
-//! | SCALE_IN | ScaleInGracePeriod passed since it was triggered | — | STABLE (and decide again at once) |
+//! | SCALE_IN | ScaleInGracePeriod passed since it was triggered, and no released node holds a worker of the group any more | — | STABLE (and decide again at once) |
 //!
 //! N is `mr3.auto.scale.out.num.increment.containers`, or when that is 0,
 //! the smallest number of extra workers that would bring the usage back
 //! to the threshold: `ceil(W * usage / ScaleOutThreshold) - W` for `W`
 //! running workers (at least 1). It is then cut so the memory and cores of
 //! all workers, running and requested, stay within
-//! `mr3.k8s.worker.total.max.memory.gb` / `.cpu.cores`.
+//! `mr3.k8s.worker.total.max.memory.gb` / `.cpu.cores`. The seed puts these
+//! caps on *all* workers: a driver with several groups passes the totals of
+//! every group to [`Autoscaler::tick_with_totals`] (and can use
+//! [`WorkerTotals::headroom`] to hold its other requests to the same caps);
+//! [`Autoscaler::tick`] counts only the snapshot's group.
 //!
 //! Scale-in releases whole nodes: `mr3.auto.scale.in.num.decrement.hosts`
 //! of them, or when that is 0, as many as hold the workers above
 //! `ceil(W * usage / ScaleInThreshold)` (at least 1), never leaving fewer
 //! than AutoScaleInMinHosts. The least used nodes go first (then those
-//! with fewer workers, then by host name). While SCALE_IN lasts,
-//! [`Autoscaler::allows_new_workers`] is false: no new worker is requested
-//! until the scale-in completes. With `mr3.auto.scale.in.wait.dag.finished`
-//! the workers on released nodes first finish the DAGs active at release
-//! time (the driver drains them in their task scheduler).
+//! with fewer workers, then by host name). With
+//! `mr3.auto.scale.in.wait.dag.finished` the workers on released nodes
+//! first finish the DAGs active at release time (the driver drains them in
+//! their task scheduler), so a scale-in completes when its grace period
+//! has passed *and* the released nodes have emptied: the snapshot's
+//! `nodes` list no worker of the group on them. Until then the autoscaler
+//! requests nothing ("do not try to allocate new ContainerWorkers until the
+//! scale-in operation completes"), and [`Autoscaler::allows_new_workers`]
+//! is false. This is the one place that holds requests back during a
+//! scale-in: a group with an autoscaler gets its workers only from it.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
@@ -102,6 +111,87 @@ pub struct ClusterSnapshot {
     pub nodes: Vec<NodeUsage>,
 }
 
+/// Memory and cores of workers, running and requested: what counts
+/// against `mr3.k8s.worker.total.max.memory.gb` / `.cpu.cores`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct WorkerTotals {
+    pub memory_mb: u64,
+    pub vcores: u64,
+}
+
+impl WorkerTotals {
+    /// `count` workers of size `each`.
+    pub fn of(count: u64, each: Resource) -> WorkerTotals {
+        WorkerTotals {
+            memory_mb: count.saturating_mul(each.memory_mb),
+            vcores: count.saturating_mul(u64::from(each.vcores)),
+        }
+    }
+
+    /// Component-wise sum, saturating.
+    pub fn plus(self, other: WorkerTotals) -> WorkerTotals {
+        WorkerTotals {
+            memory_mb: self.memory_mb.saturating_add(other.memory_mb),
+            vcores: self.vcores.saturating_add(other.vcores),
+        }
+    }
+
+    /// Component-wise difference, clamped at zero.
+    pub fn minus(self, other: WorkerTotals) -> WorkerTotals {
+        WorkerTotals {
+            memory_mb: self.memory_mb.saturating_sub(other.memory_mb),
+            vcores: self.vcores.saturating_sub(other.vcores),
+        }
+    }
+
+    /// Component-wise maximum.
+    pub fn max(self, other: WorkerTotals) -> WorkerTotals {
+        WorkerTotals {
+            memory_mb: self.memory_mb.max(other.memory_mb),
+            vcores: self.vcores.max(other.vcores),
+        }
+    }
+
+    /// How many more workers of size `each` fit under the caps of `config`
+    /// (`max_total_memory_mb`, `max_total_vcores`) on top of these totals,
+    /// and the key of the cap that binds. The caps hold whether autoscaling
+    /// is on or not.
+    pub fn headroom(self, config: &AutoscalerConfig, each: Resource) -> (u32, &'static str) {
+        let fit = |max: u64, used: u64, per: u64| {
+            max.saturating_sub(used)
+                .checked_div(per)
+                .unwrap_or(u64::MAX)
+        };
+        let by_memory = fit(config.max_total_memory_mb, self.memory_mb, each.memory_mb);
+        let by_cores = fit(config.max_total_vcores, self.vcores, u64::from(each.vcores));
+        let (n, key) = if by_memory <= by_cores {
+            (by_memory, keys::WORKER_TOTAL_MAX_MEMORY_GB)
+        } else {
+            (by_cores, keys::WORKER_TOTAL_MAX_CPU_CORES)
+        };
+        (u32::try_from(n).unwrap_or(u32::MAX), key)
+    }
+}
+
+/// Why the autoscaler last asked for workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ScaleOutCause {
+    /// The group had no worker and tasks waited
+    /// (`mr3.auto.scale.out.num.initial.containers`).
+    Initial,
+    /// The memory usage reached ScaleOutThreshold: a scale-out proper.
+    Usage,
+}
+
+impl fmt::Display for ScaleOutCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScaleOutCause::Initial => "initial",
+            ScaleOutCause::Usage => "usage",
+        })
+    }
+}
+
 /// What the driver should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AutoscaleAction {
@@ -151,6 +241,7 @@ pub struct Autoscaler {
     released: BTreeSet<String>,
     last_sample_tick_ms: Option<u64>,
     last_ms: u64,
+    last_scale_out: Option<ScaleOutCause>,
 }
 
 impl Autoscaler {
@@ -173,6 +264,7 @@ impl Autoscaler {
             released: BTreeSet::new(),
             last_sample_tick_ms: None,
             last_ms: 0,
+            last_scale_out: None,
         })
     }
 
@@ -185,36 +277,50 @@ impl Autoscaler {
     }
 
     /// False while a scale-in is in progress: no new worker should be
-    /// requested for the group until it completes.
+    /// requested for the group until it completes (the autoscaler itself
+    /// requests none meanwhile).
     pub fn allows_new_workers(&self) -> bool {
         self.state != ScaleState::ScaleIn
     }
 
-    /// Hosts released by scale-ins that still appeared in the last
-    /// snapshot.
+    /// Hosts released by scale-in that still held workers of the group in
+    /// the last snapshot. The scale-in completes only once this is empty.
     pub fn releasing_hosts(&self) -> Vec<String> {
         self.released.iter().cloned().collect()
     }
 
+    /// Whether `host` was released by the scale-in in progress and still
+    /// held workers of the group in the last snapshot: a worker that
+    /// arrives there now should not be used.
+    pub fn is_releasing(&self, host: &str) -> bool {
+        self.released.contains(host)
+    }
+
+    /// Why the last `RequestWorkers` was decided, if one ever was.
+    pub fn last_scale_out_cause(&self) -> Option<ScaleOutCause> {
+        self.last_scale_out
+    }
+
     /// How many more workers of `snapshot.worker_resource` fit under the
-    /// caps on total worker memory and cores, counting running and
-    /// requested workers, and the key of the cap that binds.
+    /// caps on total worker memory and cores, counting the running and
+    /// requested workers of this snapshot's group only, and the key of the
+    /// cap that binds. See [`Autoscaler::worker_headroom_with_totals`] for
+    /// the caps over every group.
     pub fn worker_headroom(&self, snapshot: &ClusterSnapshot) -> (u32, &'static str) {
-        let per = snapshot.worker_resource;
-        let count = u64::from(snapshot.workers) + u64::from(snapshot.requested_workers);
-        let fit = |max: u64, each: u64| {
-            max.saturating_sub(count.saturating_mul(each))
-                .checked_div(each)
-                .unwrap_or(u64::MAX)
-        };
-        let by_memory = fit(self.config.max_total_memory_mb, per.memory_mb);
-        let by_cores = fit(self.config.max_total_vcores, u64::from(per.vcores));
-        let (n, key) = if by_memory <= by_cores {
-            (by_memory, keys::WORKER_TOTAL_MAX_MEMORY_GB)
-        } else {
-            (by_cores, keys::WORKER_TOTAL_MAX_CPU_CORES)
-        };
-        (u32::try_from(n).unwrap_or(u32::MAX), key)
+        group_totals(snapshot).headroom(&self.config, snapshot.worker_resource)
+    }
+
+    /// Like [`Autoscaler::worker_headroom`], with `totals` the memory and
+    /// cores of all workers running and requested, every group included
+    /// (never less than the snapshot's own group).
+    pub fn worker_headroom_with_totals(
+        &self,
+        snapshot: &ClusterSnapshot,
+        totals: WorkerTotals,
+    ) -> (u32, &'static str) {
+        totals
+            .max(group_totals(snapshot))
+            .headroom(&self.config, snapshot.worker_resource)
     }
 
     /// The usage of the current window, in basis points, or `None` when
@@ -237,11 +343,36 @@ impl Autoscaler {
     }
 
     /// Called by the driver as often as it likes; samples and decides once
-    /// per sampling interval. `now_ms` must not go backwards.
+    /// per sampling interval. `now_ms` must not go backwards. The caps on
+    /// total worker memory and cores count this snapshot's group only: a
+    /// driver with several groups calls [`Autoscaler::tick_with_totals`].
     pub fn tick(
         &mut self,
         now_ms: u64,
         snapshot: &ClusterSnapshot,
+    ) -> Result<AutoscaleDecision, CoreError> {
+        self.step(now_ms, snapshot, None)
+    }
+
+    /// [`Autoscaler::tick`] for a driver that runs several groups:
+    /// `totals` is the memory and cores of every worker running or
+    /// requested, all groups together (this one's included), so the caps
+    /// `mr3.k8s.worker.total.max.memory.gb` / `.cpu.cores` hold over all
+    /// workers, as the seed has them.
+    pub fn tick_with_totals(
+        &mut self,
+        now_ms: u64,
+        snapshot: &ClusterSnapshot,
+        totals: WorkerTotals,
+    ) -> Result<AutoscaleDecision, CoreError> {
+        self.step(now_ms, snapshot, Some(totals))
+    }
+
+    fn step(
+        &mut self,
+        now_ms: u64,
+        snapshot: &ClusterSnapshot,
+        totals: Option<WorkerTotals>,
     ) -> Result<AutoscaleDecision, CoreError> {
         check_clock(self.last_ms, now_ms)?;
         self.last_ms = now_ms;
@@ -252,9 +383,10 @@ impl Autoscaler {
             usage_bp: None,
             limited_by: None,
         };
-        // Released hosts that have gone from the snapshot are done.
+        // Released hosts that no longer hold a worker of the group are
+        // done.
         self.released
-            .retain(|h| snapshot.nodes.iter().any(|n| &n.host == h));
+            .retain(|h| snapshot.nodes.iter().any(|n| &n.host == h && n.workers > 0));
         if !self.config.enabled || now_ms < self.next_sample_ms {
             return Ok(decision);
         }
@@ -284,18 +416,25 @@ impl Autoscaler {
         decision.usage_bp = usage;
 
         // Cooldowns end.
+        let mut cancelled = 0;
         match self.state {
             ScaleState::ScaleOut if now_ms - self.entered_ms >= self.config.scale_out_grace_ms => {
                 self.state = ScaleState::Stable;
                 self.entered_ms = now_ms;
                 self.last_scale_out_end_ms = Some(now_ms);
                 if snapshot.requested_workers > 0 {
+                    cancelled = snapshot.requested_workers;
                     decision.actions.push(AutoscaleAction::CancelRequests {
                         count: snapshot.requested_workers,
                     });
                 }
             }
-            ScaleState::ScaleIn if now_ms - self.entered_ms >= self.config.scale_in_grace_ms => {
+            // A scale-in completes once its grace period has passed and
+            // the nodes it released have emptied.
+            ScaleState::ScaleIn
+                if now_ms - self.entered_ms >= self.config.scale_in_grace_ms
+                    && self.released.is_empty() =>
+            {
                 self.state = ScaleState::Stable;
                 self.entered_ms = now_ms;
             }
@@ -304,19 +443,21 @@ impl Autoscaler {
 
         if self.state == ScaleState::Stable {
             // Requests just cancelled no longer count against the caps.
-            let cancelled = decision
-                .actions
-                .iter()
-                .any(|a| matches!(a, AutoscaleAction::CancelRequests { .. }));
             let effective = ClusterSnapshot {
-                requested_workers: if cancelled {
-                    0
-                } else {
-                    snapshot.requested_workers
-                },
+                requested_workers: snapshot.requested_workers - cancelled,
                 ..snapshot.clone()
             };
-            self.decide(now_ms, &effective, usage, &mut decision);
+            let own = group_totals(&effective);
+            let totals = match totals {
+                Some(t) => t
+                    .minus(WorkerTotals::of(
+                        u64::from(cancelled),
+                        snapshot.worker_resource,
+                    ))
+                    .max(own),
+                None => own,
+            };
+            self.decide(now_ms, &effective, totals, usage, &mut decision);
         }
         decision.state = self.state;
         Ok(decision)
@@ -326,6 +467,7 @@ impl Autoscaler {
         &mut self,
         now_ms: u64,
         snapshot: &ClusterSnapshot,
+        totals: WorkerTotals,
         usage: Option<u64>,
         decision: &mut AutoscaleDecision,
     ) {
@@ -336,7 +478,14 @@ impl Autoscaler {
                 && snapshot.requested_workers == 0
                 && c.scale_out_initial_workers > 0
             {
-                self.scale_out(now_ms, snapshot, c.scale_out_initial_workers, decision);
+                self.scale_out(
+                    now_ms,
+                    snapshot,
+                    totals,
+                    c.scale_out_initial_workers,
+                    ScaleOutCause::Initial,
+                    decision,
+                );
             }
             return;
         }
@@ -353,7 +502,14 @@ impl Autoscaler {
                 let target = (w * usage).div_ceil(out_bp.max(1));
                 u32::try_from(target.saturating_sub(w).max(1)).unwrap_or(u32::MAX)
             };
-            self.scale_out(now_ms, snapshot, wanted, decision);
+            self.scale_out(
+                now_ms,
+                snapshot,
+                totals,
+                wanted,
+                ScaleOutCause::Usage,
+                decision,
+            );
             return;
         }
         let delay_over = self
@@ -377,10 +533,12 @@ impl Autoscaler {
         &mut self,
         now_ms: u64,
         snapshot: &ClusterSnapshot,
+        totals: WorkerTotals,
         wanted: u32,
+        cause: ScaleOutCause,
         decision: &mut AutoscaleDecision,
     ) {
-        let (room, cap) = self.worker_headroom(snapshot);
+        let (room, cap) = totals.headroom(&self.config, snapshot.worker_resource);
         let count = wanted.min(room);
         if count == 0 {
             decision.limited_by = Some(cap);
@@ -389,6 +547,7 @@ impl Autoscaler {
         decision
             .actions
             .push(AutoscaleAction::RequestWorkers { count });
+        self.last_scale_out = Some(cause);
         self.state = ScaleState::ScaleOut;
         self.entered_ms = now_ms;
     }
@@ -458,11 +617,25 @@ impl Autoscaler {
         if self.entered_ms > self.last_ms {
             return fail("state entered in the future".into());
         }
+        if self.state != ScaleState::ScaleIn && !self.released.is_empty() {
+            return fail(format!(
+                "{} with released nodes still pending: {:?}",
+                self.state, self.released
+            ));
+        }
         if !self.config.enabled && (self.state != ScaleState::Stable || !self.samples.is_empty()) {
             return fail("a disabled autoscaler acted".into());
         }
         Ok(())
     }
+}
+
+/// The running and requested workers of the snapshot's group.
+fn group_totals(snapshot: &ClusterSnapshot) -> WorkerTotals {
+    WorkerTotals::of(
+        u64::from(snapshot.workers) + u64::from(snapshot.requested_workers),
+        snapshot.worker_resource,
+    )
 }
 
 #[cfg(test)]
@@ -747,6 +920,156 @@ mod tests {
     }
 
     #[test]
+    fn caps_hold_over_the_workers_of_every_group() {
+        // Caps of 12 workers of 32 GB / 8 cores. This group runs 10; other
+        // groups run or have requested one more worker's worth.
+        let caps = AutoscalerConfig {
+            scale_out_increment_workers: 5,
+            max_total_memory_mb: 12 * 32 * GB,
+            ..config()
+        };
+        let snap = snapshot(10, 72);
+        let others = WorkerTotals::of(1, Resource::new(32 * GB, 8));
+        let all = WorkerTotals::of(10, snap.worker_resource).plus(others);
+        let mut a = scaler(caps.clone());
+        let d = a.tick_with_totals(0, &snap, all).expect("tick");
+        assert_eq!(d.actions, vec![RequestWorkers { count: 1 }]);
+        // The same group alone would have room for two.
+        let mut b = scaler(caps.clone());
+        assert_eq!(
+            tick(&mut b, 0, &snap).actions,
+            vec![RequestWorkers { count: 2 }]
+        );
+        // Other groups holding the rest of the memory leave nothing.
+        let full = WorkerTotals::of(10, snap.worker_resource)
+            .plus(WorkerTotals::of(8, Resource::new(16 * GB, 1)));
+        let mut c = scaler(caps.clone());
+        let d = c.tick_with_totals(0, &snap, full).expect("tick");
+        assert!(d.actions.is_empty(), "{:?}", d.actions);
+        assert_eq!(d.limited_by, Some("mr3.k8s.worker.total.max.memory.gb"));
+        assert_eq!(d.state, ScaleState::Stable);
+        assert_eq!(
+            c.worker_headroom_with_totals(&snap, full),
+            (0, "mr3.k8s.worker.total.max.memory.gb")
+        );
+        // Totals below the group's own figures are raised to them.
+        assert_eq!(
+            c.worker_headroom_with_totals(&snap, WorkerTotals::default()),
+            c.worker_headroom(&snap)
+        );
+        // The initial request of an empty group is cut the same way.
+        let mut e = scaler(AutoscalerConfig {
+            scale_out_initial_workers: 4,
+            ..caps
+        });
+        let empty = ClusterSnapshot {
+            worker_resource: Resource::new(32 * GB, 8),
+            pending_tasks: 10,
+            ..ClusterSnapshot::default()
+        };
+        let d = e
+            .tick_with_totals(0, &empty, WorkerTotals::of(9, Resource::new(32 * GB, 8)))
+            .expect("tick");
+        assert_eq!(d.actions, vec![RequestWorkers { count: 3 }]);
+    }
+
+    #[test]
+    fn requests_cancelled_at_the_end_of_a_scale_out_leave_room_under_the_caps() {
+        let mut a = scaler(AutoscalerConfig {
+            scale_out_increment_workers: 2,
+            max_total_memory_mb: 13 * 32 * GB,
+            ..config()
+        });
+        let each = Resource::new(32 * GB, 8);
+        let snap = snapshot(10, 72);
+        let d = a
+            .tick_with_totals(0, &snap, WorkerTotals::of(10, each))
+            .expect("tick");
+        assert_eq!(d.actions, vec![RequestWorkers { count: 2 }]);
+        // Neither came; another group took one worker's worth meanwhile.
+        let waiting = ClusterSnapshot {
+            requested_workers: 2,
+            ..snap
+        };
+        let d = a
+            .tick_with_totals(300 * S, &waiting, WorkerTotals::of(13, each))
+            .expect("tick");
+        assert_eq!(
+            d.actions,
+            vec![CancelRequests { count: 2 }, RequestWorkers { count: 2 }]
+        );
+    }
+
+    #[test]
+    fn scale_in_completes_only_once_the_released_nodes_are_empty() {
+        let mut a = scaler(AutoscalerConfig {
+            scale_in_grace_ms: 30 * S,
+            window_ms: 10 * S,
+            ..config()
+        });
+        // Three nodes of two workers, nothing running: release node00.
+        let idle = snapshot(6, 0);
+        let d = tick(&mut a, 0, &idle);
+        assert_eq!(
+            d.actions,
+            vec![ReleaseNodes {
+                hosts: vec!["node00".into()],
+                wait_for_active_dags: true
+            }]
+        );
+        assert_eq!(a.releasing_hosts(), vec!["node00".to_string()]);
+        assert!(a.is_releasing("node00") && !a.is_releasing("node01"));
+        // The grace period passes, but node00's workers are still finishing
+        // the active DAGs: the scale-in goes on, nothing is requested
+        // however high the usage.
+        let mut busy = snapshot(6, 48);
+        for t in (10..=120).step_by(10) {
+            let d = tick(&mut a, t * S, &busy);
+            assert!(d.actions.is_empty(), "at {t} s: {:?}", d.actions);
+            assert_eq!(d.state, ScaleState::ScaleIn, "at {t} s");
+            assert!(!a.allows_new_workers());
+        }
+        // One of node00's two workers exits: still not empty.
+        busy.nodes[0].workers = 1;
+        busy.workers = 5;
+        assert_eq!(tick(&mut a, 130 * S, &busy).state, ScaleState::ScaleIn);
+        // A node listed with no worker counts as empty.
+        busy.nodes[0].workers = 0;
+        busy.workers = 4;
+        busy.task_capacity_mb = 4 * 32 * GB;
+        busy.task_used_mb = 30 * 4 * GB; // 93.75%
+        let d = tick(&mut a, 140 * S, &busy);
+        assert_eq!(d.state, ScaleState::ScaleOut, "STABLE, then a scale-out");
+        assert_eq!(d.actions, vec![RequestWorkers { count: 1 }]);
+        assert_eq!(a.releasing_hosts(), Vec::<String>::new());
+        assert_eq!(a.last_scale_out_cause(), Some(ScaleOutCause::Usage));
+    }
+
+    #[test]
+    fn a_scale_in_whose_nodes_empty_early_still_waits_out_its_grace_period() {
+        let mut a = scaler(AutoscalerConfig {
+            scale_in_grace_ms: 30 * S,
+            window_ms: 10 * S,
+            ..config()
+        });
+        tick(&mut a, 0, &snapshot(6, 0));
+        assert_eq!(a.state(), ScaleState::ScaleIn);
+        // node00 is gone at once; usage is high, yet the grace period holds.
+        let mut busy = snapshot(6, 48);
+        busy.nodes.remove(0);
+        busy.workers = 4;
+        busy.task_capacity_mb = 4 * 32 * GB;
+        busy.task_used_mb = 30 * 4 * GB; // 93.75%
+        for t in [10, 20] {
+            let d = tick(&mut a, t * S, &busy);
+            assert!(d.actions.is_empty());
+            assert_eq!(d.state, ScaleState::ScaleIn);
+        }
+        let d = tick(&mut a, 30 * S, &busy);
+        assert_eq!(d.actions, vec![RequestWorkers { count: 1 }]);
+    }
+
+    #[test]
     fn initial_workers_start_an_empty_group_with_waiting_tasks() {
         let mut a = scaler(AutoscalerConfig {
             scale_out_initial_workers: 4,
@@ -759,6 +1082,7 @@ mod tests {
         };
         let d = tick(&mut a, 0, &empty);
         assert_eq!(d.actions, vec![RequestWorkers { count: 4 }]);
+        assert_eq!(a.last_scale_out_cause(), Some(ScaleOutCause::Initial));
         // Not used when set to 0 (the default).
         let mut b = scaler(config());
         assert!(tick(&mut b, 0, &empty).actions.is_empty());

@@ -33,7 +33,7 @@
 //! |---|---|---|---|
 //! | [`TaskScheduler`](task_scheduler::TaskScheduler) | [`handle(now_ms, Input)`](task_scheduler::TaskScheduler::handle) | [`SubmitDag`](task_scheduler::Input::SubmitDag), [`KillDag`](task_scheduler::Input::KillDag), [`WorkerAdded`](task_scheduler::Input::WorkerAdded), [`WorkerRemoved`](task_scheduler::Input::WorkerRemoved), [`DrainWorker`](task_scheduler::Input::DrainWorker), [`Offer`](task_scheduler::Input::Offer), [`OfferAll`](task_scheduler::Input::OfferAll), [`AttemptFinished`](task_scheduler::Input::AttemptFinished), [`Tick`](task_scheduler::Input::Tick) | [`TaskDecisions`](task_scheduler::TaskDecisions): assignments (attempt, worker, rendered command), attempts to kill, DAG final states, drained workers, the periodic status line |
 //! | [`ContainerScheduler`](container_scheduler::ContainerScheduler) | [`handle(now_ms, Input)`](container_scheduler::ContainerScheduler::handle) | [`RegisterGroup`](container_scheduler::Input::RegisterGroup), [`ReleaseGroup`](container_scheduler::Input::ReleaseGroup), [`GroupDemand`](container_scheduler::Input::GroupDemand), [`WorkerStarted`](container_scheduler::Input::WorkerStarted), [`WorkerStartFailed`](container_scheduler::Input::WorkerStartFailed), [`WorkerActivity`](container_scheduler::Input::WorkerActivity), [`WorkerStopped`](container_scheduler::Input::WorkerStopped), [`WorkerExited`](container_scheduler::Input::WorkerExited), [`Tick`](container_scheduler::Input::Tick) | [`ContainerAction`](container_scheduler::ContainerAction)s: start a worker in group G, cancel a start, stop worker W gracefully, reassign worker W to group G, terminate worker W |
-//! | [`Autoscaler`](autoscaler::Autoscaler) | [`tick(now_ms, &ClusterSnapshot)`](autoscaler::Autoscaler::tick) | a snapshot of the group: workers, memory for and used by attempts, waiting tasks, outstanding requests, nodes | [`AutoscaleDecision`](autoscaler::AutoscaleDecision): request N workers / cancel outstanding requests / release nodes [..] / nothing, the state, the measured usage |
+//! | [`Autoscaler`](autoscaler::Autoscaler) | [`tick(now_ms, &ClusterSnapshot)`](autoscaler::Autoscaler::tick), or [`tick_with_totals`](autoscaler::Autoscaler::tick_with_totals) with every group's workers for the caps | a snapshot of the group: workers, memory for and used by attempts, waiting tasks, outstanding requests, nodes | [`AutoscaleDecision`](autoscaler::AutoscaleDecision): request N workers / cancel outstanding requests / release nodes [..] / nothing, the state, the measured usage |
 //!
 //! An input that breaks the driver's contract (an unknown id, a duplicate,
 //! time going backwards, a [named limit](config::TaskSchedulerLimits)
@@ -54,18 +54,29 @@
 //!    its idle workers (from
 //!    [`idle_workers`](task_scheduler::TaskScheduler::idle_workers)) as
 //!    [`WorkerActivity`](container_scheduler::Input::WorkerActivity).
-//! 3. It carries out `StartWorker` (unless the group's autoscaler is in
-//!    SCALE_IN, see [`allows_new_workers`](autoscaler::Autoscaler::allows_new_workers),
-//!    or the caps of [`worker_headroom`](autoscaler::Autoscaler::worker_headroom)
-//!    leave no room), feeds arriving workers to the group's task scheduler
-//!    ([`WorkerAdded`](task_scheduler::Input::WorkerAdded)) and to the
-//!    container scheduler ([`WorkerStarted`](container_scheduler::Input::WorkerStarted)).
+//!    A group with an autoscaler gets its workers from the autoscaler
+//!    alone: its demand is reported as 0, and the autoscaler requests
+//!    nothing while it is in SCALE_IN (see
+//!    [`allows_new_workers`](autoscaler::Autoscaler::allows_new_workers)).
+//!    The caps on all workers' memory and cores hold either way: the
+//!    driver passes the totals of every group to
+//!    [`tick_with_totals`](autoscaler::Autoscaler::tick_with_totals) and
+//!    cuts the other groups' demand to
+//!    [`WorkerTotals::headroom`](autoscaler::WorkerTotals::headroom).
+//! 3. It carries out `StartWorker`, feeds arriving workers to the group's
+//!    task scheduler ([`WorkerAdded`](task_scheduler::Input::WorkerAdded))
+//!    and to the container scheduler
+//!    ([`WorkerStarted`](container_scheduler::Input::WorkerStarted)).
 //! 4. `StopWorkerGracefully` and scale-in `ReleaseNodes` become
 //!    [`DrainWorker`](task_scheduler::Input::DrainWorker); when the task
 //!    scheduler reports the worker drained, the driver removes it there and
 //!    reports [`WorkerStopped`](container_scheduler::Input::WorkerStopped)
-//!    (recycling) or terminates it (scale-in). `ReassignWorker` moves a
-//!    worker from one group's task scheduler to another's.
+//!    (recycling) or terminates it (scale-in). A scale-in completes only
+//!    once the released nodes hold no worker of the group, so the driver
+//!    keeps listing draining workers under their node in the
+//!    [`ClusterSnapshot`](autoscaler::ClusterSnapshot) until they exit.
+//!    `ReassignWorker` moves a worker from one group's task scheduler to
+//!    another's.
 //! 5. Workers ask for work; each request is an
 //!    [`Offer`](task_scheduler::Input::Offer), and the assignments are
 //!    sent to the workers.

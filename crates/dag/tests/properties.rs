@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_dag::autoscaler::{
-    AutoscaleAction, Autoscaler, ClusterSnapshot, NodeUsage, ScaleState,
+    AutoscaleAction, Autoscaler, ClusterSnapshot, NodeUsage, ScaleState, WorkerTotals,
 };
 use spindle_dag::config::{
     AutoscalerConfig, CapacitySpecs, ContainerSchedulerConfig, ContainerSchedulerScheme,
@@ -674,9 +674,16 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
             max_total_memory_mb: rng.range(4, 40) * 8 * GB,
             max_total_vcores: rng.range(8, 200),
         };
+        // Half the seeds share the caps with other groups (workers of
+        // another size that come and go), passed with tick_with_totals.
+        let shared = rng.chance(50);
+        let other_size = Resource::new(4 * GB, 1);
+        let mut others = 0u64;
         let mut a = Autoscaler::new(config.clone()).expect("valid");
         let size = Resource::new(8 * GB, 4);
         let mut nodes: BTreeMap<String, u32> = BTreeMap::new();
+        // Released nodes whose workers are still finishing active DAGs.
+        let mut releasing: BTreeMap<String, u32> = BTreeMap::new();
         let mut requested = 0u32;
         let mut now = 0u64;
         let mut scale_out_ended: Option<u64> = None;
@@ -684,7 +691,8 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
         let mut next_node = 0;
         for _ in 0..500 {
             now += rng.range(1, 15_000);
-            // The cluster answers requests sometimes, on new or old nodes.
+            // The cluster answers requests sometimes, on new or old nodes
+            // (never on released ones: nothing new is placed there).
             if requested > 0 && rng.chance(30) {
                 requested -= 1;
                 let host = if rng.chance(50) || nodes.is_empty() {
@@ -695,7 +703,24 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                 };
                 *nodes.entry(host).or_insert(0) += 1;
             }
-            let workers: u32 = nodes.values().sum();
+            // Workers of released nodes exit one by one, some slowly.
+            if let Some(h) = releasing.keys().next().cloned() {
+                if rng.chance(40) {
+                    let n = releasing.get_mut(&h).expect("listed");
+                    *n -= 1;
+                    if *n == 0 {
+                        releasing.remove(&h);
+                    }
+                }
+            }
+            if shared {
+                others = if rng.chance(50) {
+                    others.saturating_sub(1)
+                } else {
+                    others + rng.range(0, 2)
+                };
+            }
+            let workers: u32 = nodes.values().sum::<u32>() + releasing.values().sum::<u32>();
             let capacity = u64::from(workers) * size.memory_mb;
             let used = if capacity == 0 {
                 0
@@ -711,6 +736,7 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                 requested_workers: requested,
                 nodes: nodes
                     .iter()
+                    .chain(releasing.iter())
                     .map(|(h, w)| NodeUsage {
                         host: h.clone(),
                         workers: *w,
@@ -719,11 +745,26 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                     .collect(),
             };
             let state_before = a.state();
-            let d = a.tick(now, &snapshot).expect("tick");
+            let other_totals = WorkerTotals::of(others, other_size);
+            let d = if shared {
+                let totals =
+                    WorkerTotals::of(u64::from(workers + requested), size).plus(other_totals);
+                a.tick_with_totals(now, &snapshot, totals)
+            } else {
+                a.tick(now, &snapshot)
+            }
+            .expect("tick");
             a.check_invariants()
                 .unwrap_or_else(|v| panic!("seed {seed}: {v}"));
             if state_before == ScaleState::ScaleOut && d.state != ScaleState::ScaleOut {
                 scale_out_ended = Some(now);
+            }
+            if state_before == ScaleState::ScaleIn && !releasing.is_empty() {
+                assert_eq!(
+                    d.state,
+                    ScaleState::ScaleIn,
+                    "seed {seed}: scale-in over while released nodes hold workers"
+                );
             }
             for action in &d.actions {
                 match action {
@@ -735,6 +776,10 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                                 now - started >= config.scale_in_grace_ms,
                                 "seed {seed}: request during scale-in"
                             );
+                            assert!(
+                                releasing.is_empty(),
+                                "seed {seed}: request while released nodes hold workers"
+                            );
                         }
                         assert_eq!(d.state, ScaleState::ScaleOut);
                         let cancelled = d
@@ -742,13 +787,15 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                             .iter()
                             .any(|x| matches!(x, AutoscaleAction::CancelRequests { .. }));
                         let outstanding = if cancelled { 0 } else { requested };
-                        let total = u64::from(workers + outstanding + count);
+                        let total =
+                            WorkerTotals::of(u64::from(workers + outstanding + count), size)
+                                .plus(other_totals);
                         assert!(
-                            total * size.memory_mb <= config.max_total_memory_mb,
+                            total.memory_mb <= config.max_total_memory_mb,
                             "seed {seed}: memory cap"
                         );
                         assert!(
-                            total * u64::from(size.vcores) <= config.max_total_vcores,
+                            total.vcores <= config.max_total_vcores,
                             "seed {seed}: core cap"
                         );
                         if cancelled {
@@ -767,6 +814,7 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                         assert_eq!(*wait_for_active_dags, config.scale_in_wait_dag_finished);
                         assert_eq!(d.state, ScaleState::ScaleIn);
                         assert!(!hosts.is_empty());
+                        assert!(releasing.is_empty(), "seed {seed}: overlapping scale-ins");
                         scale_in_started = Some(now);
                         assert!(
                             nodes.len() - hosts.len() >= config.scale_in_min_hosts as usize,
@@ -778,9 +826,14 @@ fn autoscaler_random_snapshots_respect_states_caps_and_min_hosts() {
                                 "seed {seed}: too soon after scale-out"
                             );
                         }
-                        // The nodes empty out before the next tick.
+                        // Without waiting for active DAGs the nodes empty
+                        // at once; otherwise their workers exit over time.
                         for h in hosts {
-                            assert!(nodes.remove(h).is_some(), "seed {seed}: unknown host {h}");
+                            let n = nodes.remove(h);
+                            assert!(n.is_some(), "seed {seed}: unknown host {h}");
+                            if *wait_for_active_dags {
+                                releasing.insert(h.clone(), n.unwrap_or(0));
+                            }
                         }
                     }
                 }
