@@ -494,8 +494,9 @@ fn print_status(report: &StatusReport) {
     }
     let c = &report.counters;
     println!(
-        "Counters: containers requested {} (scale-out {}), requests cancelled {}, workers started {}, stopped {}, lost {}, recycled {}, released by scale-in {}; scale-outs {}, scale-ins {}; attempts {} ({} failed, {} lost input)",
+        "Counters: containers requested {} (initial {}, scale-out {}), requests cancelled {}, workers started {}, stopped {}, lost {}, recycled {}, released by scale-in {}; scale-outs {}, scale-ins {}; attempts {} ({} failed, {} lost input)",
         c.containers_requested,
+        c.initial_requested,
         c.scale_out_requested,
         c.requests_cancelled,
         c.workers_started,

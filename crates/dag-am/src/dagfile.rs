@@ -8,6 +8,8 @@
 //!   name: big-workers
 //!   worker_memory_mb: 2048
 //!   worker_vcores: 2
+//!   properties:               # optional: strings; merged only with equal properties
+//!     team: analytics
 //! vertices:
 //!   - name: map
 //!     tasks: 3
@@ -28,9 +30,11 @@
 //! Unknown fields are errors, so a misspelt key is reported rather than
 //! silently ignored.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use spindle_dag::container_scheduler::GroupSpec;
 use spindle_dag::dag::{DagSpec, EdgeKind, VertexSpec};
 use spindle_dag::Resource;
 
@@ -54,9 +58,11 @@ pub struct DagFile {
     pub edges: Vec<EdgeFile>,
 }
 
-/// A ContainerGroup as a DAG file names it. Groups with the same name must
-/// have the same worker size (they are merged), and groups whose workers
-/// have the same size may exchange workers.
+/// A ContainerGroup as a DAG file names it. DAGs naming the same group
+/// share it (the group is merged) only when the worker size and every
+/// property match; while a group of that name exists, a DAG giving it
+/// another size or other properties is refused. Groups whose workers have
+/// the same size may exchange workers, whatever their properties.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupFile {
@@ -64,6 +70,23 @@ pub struct GroupFile {
     pub worker_memory_mb: u64,
     #[serde(default = "one")]
     pub worker_vcores: u32,
+    /// The group's other properties (`key: value` strings). Spindle gives
+    /// them no meaning of its own: they only decide, with the name and the
+    /// worker size, whether two DAGs share a group.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, String>,
+}
+
+impl GroupFile {
+    /// The core's view of the group.
+    pub fn to_spec(&self) -> GroupSpec {
+        let mut spec = GroupSpec::new(
+            self.name.clone(),
+            Resource::new(self.worker_memory_mb, self.worker_vcores),
+        );
+        spec.properties = self.properties.clone();
+        spec
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +218,39 @@ edges:
         let dag = spec.validate(&DagLimits::default()).expect("valid");
         assert_eq!(dag.roots(), vec![0]);
         assert_eq!(dag.leaves(), vec![3]);
+    }
+
+    #[test]
+    fn a_group_may_carry_properties() {
+        let text = "name: g\ngroup:\n  name: big\n  worker_memory_mb: 2048\n  properties:\n    team: analytics\n    image: \"v2\"\nvertices: []\n";
+        let file = DagFile::parse(text, "g.yaml").expect("parses");
+        let group = file.group.as_ref().expect("a group");
+        let spec = group.to_spec();
+        assert_eq!(spec.name, "big");
+        assert_eq!(spec.worker_resource, Resource::new(2048, 1));
+        assert_eq!(
+            spec.properties,
+            BTreeMap::from([
+                ("image".to_string(), "v2".to_string()),
+                ("team".to_string(), "analytics".to_string())
+            ])
+        );
+        let json = serde_json::to_string(&file).expect("serialises");
+        assert_eq!(DagFile::parse(&json, "g.json").expect("parses"), file);
+        // Without properties, none are serialised.
+        let plain = DagFile::parse(
+            "name: g\ngroup: {name: big, worker_memory_mb: 2048}\nvertices: []\n",
+            "p.yaml",
+        )
+        .expect("parses");
+        let json = serde_json::to_string(&plain).expect("serialises");
+        assert!(!json.contains("properties"), "{json}");
+        let err = DagFile::parse(
+            "name: g\ngroup: {name: big, worker_memory_mb: 2048, properties: [a]}\nvertices: []\n",
+            "bad.yaml",
+        )
+        .expect_err("a list is not a map");
+        assert!(err.starts_with("bad.yaml: "), "{err}");
     }
 
     #[test]

@@ -152,8 +152,13 @@ impl DagStatusReport {
 pub struct Counters {
     /// Containers asked of the ResourceManager for workers.
     pub containers_requested: u64,
-    /// Of those, asked by autoscaling scale-outs.
+    /// Of those, asked by autoscaling scale-outs (usage at or over
+    /// ScaleOutThreshold).
     pub scale_out_requested: u64,
+    /// Of those, asked by autoscaling for a group with no worker
+    /// (`mr3.auto.scale.out.num.initial.containers`): not scale-outs.
+    #[serde(default)]
+    pub initial_requested: u64,
     /// Worker requests withdrawn.
     pub requests_cancelled: u64,
     pub workers_started: u64,
@@ -163,6 +168,7 @@ pub struct Counters {
     pub workers_stopped: u64,
     pub workers_lost: u64,
     pub workers_recycled: u64,
+    /// Scale-outs triggered by usage (initial requests not included).
     pub scale_outs: u64,
     pub scale_ins: u64,
     pub attempts_started: u64,

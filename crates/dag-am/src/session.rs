@@ -17,7 +17,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use spindle_dag::autoscaler::{AutoscaleAction, Autoscaler, ClusterSnapshot, NodeUsage};
+use spindle_dag::autoscaler::{
+    AutoscaleAction, Autoscaler, ClusterSnapshot, NodeUsage, ScaleOutCause, WorkerTotals,
+};
 use spindle_dag::config::{ContainerSchedulerScheme, DagConfig};
 use spindle_dag::container_scheduler::{
     ContainerAction, ContainerScheduler, GroupSpec, Input as CsInput,
@@ -151,9 +153,14 @@ struct Group {
     usage_bp: Option<u64>,
     /// Workers that failed to start since one last registered.
     start_failures: u32,
-    /// StartWorker decisions held back (a scale-in is in progress, or
-    /// workers of the group cannot start); carried out once allowed.
+    /// StartWorker decisions held back while workers of the group cannot
+    /// start; carried out once a new DAG gives them another chance. (A
+    /// group with an autoscaler never gets StartWorker: its demand is 0,
+    /// and its autoscaler alone holds requests back during a scale-in.)
     deferred_starts: u32,
+    /// The cap on all workers that last cut the group's demand, for
+    /// logging when it starts and stops binding.
+    capped_by: Option<&'static str>,
 }
 
 impl Group {
@@ -161,19 +168,16 @@ impl Group {
         self.start_failures >= limit
     }
 
-    /// Whether a new worker may be requested now: not while its workers
-    /// cannot start, nor while a scale-in is in progress.
-    fn may_start(&self, limit: u32) -> bool {
-        !self.starts_blocked(limit)
-            && self
-                .autoscaler
-                .as_ref()
-                .is_none_or(|a| a.allows_new_workers())
+    /// Requests made or held for the group, not yet granted.
+    fn requests(&self) -> u32 {
+        self.outstanding_cs + self.outstanding_auto + self.deferred_starts
     }
 }
 
 struct WorkerEntry {
     host: String,
+    /// The worker's size: what its container holds.
+    resource: Resource,
     http_addr: String,
     group: Option<String>,
     drain: Option<DrainReason>,
@@ -183,6 +187,7 @@ struct WorkerEntry {
 struct Launching {
     group: String,
     host: String,
+    resource: Resource,
     via_cs: bool,
 }
 
@@ -309,6 +314,7 @@ impl Session {
                     usage_bp: None,
                     start_failures: 0,
                     deferred_starts: 0,
+                    capped_by: None,
                 },
             );
         }
@@ -353,10 +359,7 @@ impl Session {
                 self.config.default_group.clone(),
                 self.config.worker_resource,
             ),
-            Some(g) => GroupSpec::new(
-                g.name.clone(),
-                Resource::new(g.worker_memory_mb, g.worker_vcores),
-            ),
+            Some(g) => g.to_spec(),
         };
         let spec = file.to_spec();
         let dag = spec
@@ -484,6 +487,7 @@ impl Session {
             Launching {
                 group: group.clone(),
                 host,
+                resource,
                 via_cs,
             },
         );
@@ -576,15 +580,40 @@ impl Session {
             return Ok(());
         };
         let capacity = g.spec.worker_resource;
+        let on_released_node = !l.via_cs
+            && g.autoscaler
+                .as_ref()
+                .is_some_and(|a| a.is_releasing(&l.host));
         if let Some(g) = self.groups.get_mut(&l.group) {
             g.start_failures = 0;
         }
         info!(%worker, host = %l.host, %http_addr, group = %l.group, "worker registered");
         self.counters.workers_started += 1;
+        if on_released_node {
+            // Asked for before the scale-in and granted on a node it is
+            // emptying: it holds no data yet, so it goes at once.
+            info!(%worker, host = %l.host, group = %l.group, "worker arrived on a node released by scale-in");
+            self.counters.scale_in_released += 1;
+            self.workers.insert(
+                worker.clone(),
+                WorkerEntry {
+                    host: l.host,
+                    resource: l.resource,
+                    http_addr,
+                    group: None,
+                    drain: None,
+                    last_idle: None,
+                },
+            );
+            self.retire(worker, "its node was released by scale-in");
+            self.reconcile(now);
+            return Ok(());
+        }
         self.workers.insert(
             worker.clone(),
             WorkerEntry {
                 host: l.host,
+                resource: l.resource,
                 http_addr,
                 group: Some(l.group.clone()),
                 drain: None,
@@ -1033,7 +1062,7 @@ impl Session {
                     let Some(g) = self.groups.get_mut(&group) else {
                         continue;
                     };
-                    if g.may_start(limit) {
+                    if !g.starts_blocked(limit) {
                         g.outstanding_cs += 1;
                         self.counters.containers_requested += 1;
                         self.effects.push(Effect::RequestContainer {
@@ -1041,8 +1070,9 @@ impl Session {
                             resource: g.spec.worker_resource,
                         });
                     } else {
-                        // Reporting it as failed would make the container
-                        // scheduler ask again at once; hold it instead.
+                        // Workers of this group cannot start. Reporting it as
+                        // failed would make the container scheduler ask again
+                        // at once; hold it instead.
                         g.deferred_starts += 1;
                     }
                 }
@@ -1135,14 +1165,43 @@ impl Session {
         }
     }
 
+    /// Memory and cores of the workers this session runs or is starting,
+    /// in every group and in the reserve (draining ones included: their
+    /// containers are held until they exit).
+    fn running_totals(&self) -> WorkerTotals {
+        let workers = self.workers.values().map(|w| w.resource);
+        let launching = self.launching.values().map(|l| l.resource);
+        workers
+            .chain(launching)
+            .fold(WorkerTotals::default(), |t, r| {
+                t.plus(WorkerTotals::of(1, r))
+            })
+    }
+
+    /// Memory and cores of the worker requests not yet granted, every
+    /// group together.
+    fn requested_totals(&self) -> WorkerTotals {
+        self.groups.values().fold(WorkerTotals::default(), |t, g| {
+            t.plus(WorkerTotals::of(
+                u64::from(g.requests()),
+                g.spec.worker_resource,
+            ))
+        })
+    }
+
+    /// What counts against `mr3.k8s.worker.total.max.memory.gb` /
+    /// `.cpu.cores`: every worker running, starting or requested.
+    fn committed_totals(&self) -> WorkerTotals {
+        self.running_totals().plus(self.requested_totals())
+    }
+
     fn autoscale(&mut self, now: u64, group: &str) {
         let Some(g) = self.groups.get(group) else {
             return;
         };
-        let Some(a) = g.autoscaler.as_ref() else {
+        if g.autoscaler.is_none() {
             return;
-        };
-        let _ = a;
+        }
         let mut nodes: BTreeMap<String, NodeUsage> = BTreeMap::new();
         let mut workers = 0u32;
         for (id, w) in &self.workers {
@@ -1172,13 +1231,15 @@ impl Session {
             requested_workers: g.outstanding_cs + g.outstanding_auto + launching,
             nodes: nodes.into_values().collect(),
         };
+        // The caps hold over the workers of every group.
+        let totals = self.committed_totals();
         let Some(g) = self.groups.get_mut(group) else {
             return;
         };
         let Some(a) = g.autoscaler.as_mut() else {
             return;
         };
-        let decision = match a.tick(now, &snapshot) {
+        let decision = match a.tick_with_totals(now, &snapshot, totals) {
             Ok(d) => d,
             Err(e) => {
                 error!(group, error = %e, "the autoscaler refused a tick");
@@ -1192,6 +1253,19 @@ impl Session {
             match action {
                 AutoscaleAction::RequestWorkers { count } => {
                     let limit = self.config.max_start_failures;
+                    // The autoscaler counted every request it saw as
+                    // withdrawn at the end of a scale-out, but containers
+                    // already granted cannot be: hold the count to what
+                    // fits now.
+                    let (fit, cap) = self
+                        .committed_totals()
+                        .headroom(&self.config.cores.autoscaler, snapshot.worker_resource);
+                    let cause = self
+                        .groups
+                        .get(group)
+                        .and_then(|g| g.autoscaler.as_ref())
+                        .and_then(|a| a.last_scale_out_cause())
+                        .unwrap_or(ScaleOutCause::Usage);
                     let Some(g) = self.groups.get_mut(group) else {
                         return;
                     };
@@ -1202,12 +1276,32 @@ impl Session {
                         );
                         continue;
                     }
-                    info!(group, count, usage_bp = ?decision.usage_bp, "scale-out: requesting workers");
-                    self.counters.scale_outs += 1;
+                    let count = if count > fit {
+                        info!(group, count, fit, "{cap} cuts the autoscaler's request");
+                        fit
+                    } else {
+                        count
+                    };
+                    if count == 0 {
+                        continue;
+                    }
+                    match cause {
+                        ScaleOutCause::Initial => {
+                            info!(
+                                group,
+                                count, "initial workers: requesting workers for an empty group"
+                            );
+                            self.counters.initial_requested += u64::from(count);
+                        }
+                        ScaleOutCause::Usage => {
+                            info!(group, count, usage_bp = ?decision.usage_bp, "scale-out: requesting workers");
+                            self.counters.scale_outs += 1;
+                            self.counters.scale_out_requested += u64::from(count);
+                        }
+                    }
                     for _ in 0..count {
                         g.outstanding_auto += 1;
                         self.counters.containers_requested += 1;
-                        self.counters.scale_out_requested += 1;
                         self.effects.push(Effect::RequestContainer {
                             priority: g.priority,
                             resource: g.spec.worker_resource,
@@ -1237,7 +1331,12 @@ impl Session {
                     hosts,
                     wait_for_active_dags,
                 } => {
-                    info!(group, ?hosts, wait_for_active_dags, usage_bp = ?decision.usage_bp, "scale-in: releasing nodes");
+                    info!(
+                        group,
+                        usage_bp = ?decision.usage_bp,
+                        "scale-in: releasing nodes {} (workers finish the active DAGs first: {wait_for_active_dags})",
+                        hosts.join(",")
+                    );
                     self.counters.scale_ins += 1;
                     let victims: Vec<WorkerId> = self
                         .workers
@@ -1249,6 +1348,8 @@ impl Session {
                         .collect();
                     for w in victims {
                         if wait_for_active_dags {
+                            // Drained (and then stopped) once the DAGs
+                            // active now are over; see `drained`.
                             if let Some(e) = self.workers.get_mut(&w) {
                                 e.drain = Some(DrainReason::ScaleIn);
                             }
@@ -1277,7 +1378,7 @@ impl Session {
         let names: Vec<String> = self.groups.keys().cloned().collect();
         let limit = self.config.max_start_failures;
         for g in self.groups.values_mut() {
-            if g.deferred_starts > 0 && g.may_start(limit) {
+            if g.deferred_starts > 0 && !g.starts_blocked(limit) {
                 for _ in 0..g.deferred_starts {
                     g.outstanding_cs += 1;
                     self.counters.containers_requested += 1;
@@ -1289,30 +1390,62 @@ impl Session {
                 g.deferred_starts = 0;
             }
         }
+        // Workers only leave during this loop, so the figure for running
+        // and starting workers stays an upper bound; requests are counted
+        // afresh for each group, as the demand of one starts workers.
+        let running = self.running_totals();
         for name in &names {
             self.ts_input(now, name, TsInput::OfferAll);
+            let requested = self.requested_totals();
             let Some(g) = self.groups.get(name) else {
                 continue;
             };
-            let wanted =
-                if g.autoscaler.is_some() || g.starts_blocked(self.config.max_start_failures) {
-                    // The autoscaler decides how many workers the group has (or
-                    // workers of this group cannot start).
+            let wanted = if g.autoscaler.is_some()
+                || g.starts_blocked(self.config.max_start_failures)
+            {
+                // The autoscaler decides how many workers the group has (or
+                // workers of this group cannot start).
+                0
+            } else {
+                let (count, need) = g.ts.pending_demand();
+                let per = g.spec.worker_resource;
+                let by_memory = need.memory_mb.div_ceil(per.memory_mb.max(1));
+                let by_cores = u64::from(need.vcores).div_ceil(u64::from(per.vcores.max(1)));
+                let wanted = if count == 0 {
                     0
                 } else {
-                    let (count, need) = g.ts.pending_demand();
-                    let per = g.spec.worker_resource;
-                    let by_memory = need.memory_mb.div_ceil(per.memory_mb.max(1));
-                    let by_cores = u64::from(need.vcores).div_ceil(u64::from(per.vcores.max(1)));
-                    let wanted = if count == 0 {
-                        0
-                    } else {
-                        by_memory.max(by_cores).max(1)
-                    };
-                    let have = g.ts.workers().len() as u64;
-                    let room = u64::from(self.config.group_max_workers).saturating_sub(have);
-                    u32::try_from(wanted.min(room)).unwrap_or(u32::MAX)
+                    by_memory.max(by_cores).max(1)
                 };
+                let have = g.ts.workers().len() as u64;
+                let room = u64::from(self.config.group_max_workers).saturating_sub(have);
+                // The caps on all workers (`mr3.k8s.worker.total.*`) hold
+                // with autoscaling off too: the demand counts the
+                // group's workers being started, so it may reach those
+                // plus what still fits.
+                let starting = self.cs.group_report(name).map_or(0, |r| r.starting);
+                let (fit, cap) = running
+                    .plus(requested)
+                    .headroom(&self.config.cores.autoscaler, per);
+                let allowed = u64::from(starting) + u64::from(fit);
+                let capped_by = (wanted.min(room) > allowed).then_some(cap);
+                if capped_by != g.capped_by {
+                    match capped_by {
+                        Some(cap) => info!(
+                            group = %name,
+                            wanted = wanted.min(room),
+                            allowed,
+                            "{cap} holds back the group's worker requests"
+                        ),
+                        None => {
+                            info!(group = %name, "the caps on all workers no longer hold the group back")
+                        }
+                    }
+                    if let Some(g) = self.groups.get_mut(name) {
+                        g.capped_by = capped_by;
+                    }
+                }
+                u32::try_from(wanted.min(room).min(allowed)).unwrap_or(u32::MAX)
+            };
             self.cs_input(
                 now,
                 CsInput::GroupDemand {
@@ -1782,7 +1915,12 @@ mod tests {
         s.tick(1000);
         let e = s.take_effects();
         assert_eq!(requests(&e), 1, "the initial worker: {e:?}");
-        assert_eq!(s.counters().scale_out_requested, 1);
+        assert_eq!(s.counters().initial_requested, 1);
+        assert_eq!(
+            (s.counters().scale_outs, s.counters().scale_out_requested),
+            (0, 0),
+            "an initial request is not a scale-out"
+        );
         let report = s.status("app", None).expect("status");
         assert_eq!(
             report.groups[0].autoscale_state.as_deref(),
@@ -1799,6 +1937,7 @@ mod tests {
             name: "big".into(),
             worker_memory_mb: 2048,
             worker_vcores: 2,
+            properties: BTreeMap::new(),
         });
         s.submit(0, "c", &file, Some("ignored".into()))
             .expect("accepted");
@@ -1849,6 +1988,7 @@ mod tests {
             name: "other".into(),
             worker_memory_mb: 1024,
             worker_vcores: 2,
+            properties: BTreeMap::new(),
         });
         s.submit(10, "bob", &b, None).expect("accepted");
         s.take_effects();
@@ -1907,6 +2047,359 @@ mod tests {
             .find(|w| w.worker == moved.as_str())
             .expect("still a worker");
         assert_eq!(moved_status.group.as_deref(), Some("other"));
+        s.check_invariants().expect("invariants");
+    }
+
+    /// Autoscaling every second, one-second windows and cooldowns, two
+    /// initial workers of 1 GB and one core (one 512 MB task each).
+    fn autoscaled(extra: &[(&str, &str)]) -> SessionConfig {
+        use spindle_dag::config::keys as k;
+        let mut pairs = vec![
+            (k::ENABLE_AUTO_SCALING, "true"),
+            (k::CHECK_MEMORY_USAGE_INTERVAL_SECS, "1"),
+            (k::MEMORY_USAGE_WINDOW_SECS, "1"),
+            (k::SCALE_OUT_GRACE_PERIOD_SECS, "1"),
+            (k::SCALE_IN_DELAY_AFTER_SCALE_OUT_SECS, "0"),
+            (k::SCALE_IN_GRACE_PERIOD_SECS, "1"),
+            (k::SCALE_IN_MIN_HOSTS, "1"),
+            (k::SCALE_OUT_NUM_INITIAL_CONTAINERS, "2"),
+            (keys::WORKER_MEMORY_MB, "1024"),
+            (keys::WORKER_VCORES, "1"),
+        ];
+        pairs.extend_from_slice(extra);
+        config(&pairs)
+    }
+
+    fn stopped(effects: &[Effect], worker: &WorkerId) -> bool {
+        effects.iter().any(|e| {
+            matches!(e, Effect::Send { worker: w, message: AmToWorker::Stop { .. } } if w == worker)
+        })
+    }
+
+    fn released(effects: &[Effect], worker: &WorkerId) -> bool {
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::ReleaseContainer { container } if container == worker))
+    }
+
+    fn autoscale_state(s: &Session) -> String {
+        s.status("app", None).expect("status").groups[0]
+            .autoscale_state
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// A word count on two workers (h1, h2) of an autoscaled session, both
+    /// maps done and the reduce running on one of them: returns the
+    /// reduce's assignment, the worker running it and the other one, which
+    /// holds a map output the reduce needs and is idle.
+    fn reduce_running(s: &mut Session) -> (TaskAssignment, WorkerId, WorkerId) {
+        s.submit(0, "alice", &word_count(), None).expect("accepted");
+        assert_eq!(requests(&s.take_effects()), 0);
+        s.tick(1000);
+        assert_eq!(requests(&s.take_effects()), 2, "the initial workers");
+        let mut maps = start_worker(s, 1100, "container_1", "h1");
+        maps.extend(start_worker(s, 1200, "container_2", "h2"));
+        assert_eq!(maps.len(), 2, "one map per single-core worker");
+        let worker_of = |a: &TaskAssignment| {
+            if maps[0].attempt == a.attempt {
+                w("container_1")
+            } else {
+                w("container_2")
+            }
+        };
+        let mut reduce = Vec::new();
+        for (i, m) in maps.iter().enumerate() {
+            s.attempt_finished(
+                1300 + i as u64,
+                &worker_of(m),
+                m.attempt,
+                WireOutcome::Succeeded,
+            );
+            let e = s.take_effects();
+            for worker in [w("container_1"), w("container_2")] {
+                reduce.extend(e.iter().filter_map(|e| match e {
+                    Effect::Send {
+                        worker: to,
+                        message: AmToWorker::Assign(a),
+                    } if to == &worker => Some(((**a).clone(), worker.clone())),
+                    _ => None,
+                }));
+            }
+        }
+        assert_eq!(reduce.len(), 1, "{reduce:?}");
+        let (assignment, runner) = reduce.remove(0);
+        assert_eq!(assignment.vertex, "reduce");
+        let other = if runner == w("container_1") {
+            w("container_2")
+        } else {
+            w("container_1")
+        };
+        (assignment, runner, other)
+    }
+
+    #[test]
+    fn scale_in_lets_workers_of_released_nodes_finish_the_active_dag_before_they_stop() {
+        let mut s = Session::new(autoscaled(&[])).expect("session");
+        let (reduce, runner, idle) = reduce_running(&mut s);
+        let idle_host = if idle == w("container_1") { "h1" } else { "h2" };
+        // Usage 512 MB of 2 GB = 25%, under the 50% ScaleInThreshold: the
+        // idle worker's node is released, but the reduce still needs the
+        // map output it holds.
+        s.tick(2000);
+        let e = s.take_effects();
+        assert!(
+            !stopped(&e, &idle) && !released(&e, &idle),
+            "stopped before the active DAG completed: {e:?}"
+        );
+        assert_eq!(s.counters().scale_ins, 1);
+        assert_eq!(autoscale_state(&s), "SCALE_IN");
+        let report = s.status("app", None).expect("status");
+        let draining: Vec<&str> = report
+            .workers
+            .iter()
+            .filter(|w| w.draining)
+            .map(|w| w.host.as_str())
+            .collect();
+        assert_eq!(draining, vec![idle_host]);
+        // Another client's DAG arrives, and the reduce runs on. The grace
+        // period passes, but the released node still holds the worker: the
+        // scale-in goes on, so nothing new is requested for the new DAG
+        // and the draining worker does not take its tasks.
+        let mut big = word_count();
+        big.name = "big".into();
+        big.vertices = vec![vertex("big", 2, 1024, "big {task}")];
+        big.edges.clear();
+        s.submit(2500, "bob", &big, None).expect("accepted");
+        for now in [3000, 4000] {
+            s.tick(now);
+            let e = s.take_effects();
+            assert!(
+                !stopped(&e, &idle) && !released(&e, &idle),
+                "stopped before the active DAG completed: {e:?}"
+            );
+            assert_eq!(requests(&e), 0, "a request during scale-in: {e:?}");
+            assert!(assignments(&e).is_empty(), "{e:?}");
+            assert_eq!(autoscale_state(&s), "SCALE_IN", "at {now} ms");
+        }
+        // The reduce ends the DAG: the drained worker is told to stop and
+        // its container released; the other takes the new DAG's work.
+        s.attempt_finished(4500, &runner, reduce.attempt, WireOutcome::Succeeded);
+        let e = s.take_effects();
+        assert!(stopped(&e, &idle) && released(&e, &idle), "{e:?}");
+        assert!(!stopped(&e, &runner), "{e:?}");
+        assert_eq!(assignments(&e).len(), 1, "{e:?}");
+        assert_eq!(s.counters().scale_in_released, 1);
+        let report = s.status("app", Some(DagId(1))).expect("status");
+        assert_eq!(report.dags[0].state, "SUCCEEDED");
+        // Its container completes (expected, not a loss); the released node
+        // is empty, so the scale-in is over and usage (100%) scales out.
+        s.worker_gone(4600, &idle, "container completed with exit status 0");
+        assert_eq!(s.counters().workers_lost, 0);
+        s.tick(5000);
+        let e = s.take_effects();
+        assert_eq!(requests(&e), 1, "{e:?}");
+        assert_eq!(autoscale_state(&s), "SCALE_OUT");
+        assert_eq!(s.counters().scale_outs, 1);
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn scale_in_without_waiting_for_dags_stops_the_workers_at_once() {
+        let mut s = Session::new(autoscaled(&[(
+            spindle_dag::config::keys::SCALE_IN_WAIT_DAG_FINISHED,
+            "false",
+        )]))
+        .expect("session");
+        let (reduce, runner, idle) = reduce_running(&mut s);
+        s.tick(2000);
+        let e = s.take_effects();
+        assert!(stopped(&e, &idle) && released(&e, &idle), "{e:?}");
+        assert_eq!(s.counters().scale_in_released, 1);
+        // The reduce needed the map output the stopped worker held: it is
+        // stopped and the map made again.
+        assert!(
+            e.iter().any(|e| matches!(
+                e,
+                Effect::Send { worker, message: AmToWorker::Kill { attempt } }
+                    if worker == &runner && *attempt == reduce.attempt
+            )),
+            "{e:?}"
+        );
+        assert_eq!(autoscale_state(&s), "SCALE_IN");
+        s.worker_gone(2100, &idle, "container completed with exit status 0");
+        assert_eq!(s.counters().workers_lost, 0);
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn a_worker_granted_on_a_released_node_is_stopped_at_once() {
+        let mut s = Session::new(autoscaled(&[(
+            spindle_dag::config::keys::SCALE_OUT_NUM_INITIAL_CONTAINERS,
+            "3",
+        )]))
+        .expect("session");
+        let mut one = word_count();
+        one.vertices = vec![vertex("one", 1, 512, "one")];
+        one.edges.clear();
+        s.submit(0, "alice", &one, None).expect("accepted");
+        s.tick(1000);
+        assert_eq!(requests(&s.take_effects()), 3);
+        assert_eq!(start_worker(&mut s, 1100, "container_1", "h1").len(), 1);
+        assert!(start_worker(&mut s, 1200, "container_2", "h2").is_empty());
+        // The third is granted on h2 but has not registered yet.
+        s.container_allocated(1300, w("container_3"), "h2".into(), 1);
+        s.take_effects();
+        // 25% usage: h2, the idle node, is released; its worker waits for
+        // the active DAG.
+        s.tick(2000);
+        let e = s.take_effects();
+        assert!(!stopped(&e, &w("container_2")), "{e:?}");
+        assert_eq!(autoscale_state(&s), "SCALE_IN");
+        // The late worker holds nothing: it goes at once.
+        s.worker_registered(2100, &w("container_3"), "h2:9000".into())
+            .expect("registers");
+        let e = s.take_effects();
+        assert!(
+            stopped(&e, &w("container_3")) && released(&e, &w("container_3")),
+            "{e:?}"
+        );
+        assert!(assignments(&e).is_empty(), "{e:?}");
+        assert_eq!(s.counters().scale_in_released, 1);
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn caps_on_all_workers_hold_across_groups_without_autoscaling() {
+        let caps = spindle_dag::config::keys::WORKER_TOTAL_MAX_MEMORY_GB;
+        let mut s = Session::new(config(&[
+            (caps, "3"),
+            (keys::WORKER_MEMORY_MB, "1024"),
+            (keys::WORKER_VCORES, "1"),
+        ]))
+        .expect("session");
+        let mut five = word_count();
+        five.vertices = vec![vertex("five", 5, 1024, "five {task}")];
+        five.edges.clear();
+        s.submit(0, "alice", &five, None).expect("accepted");
+        assert_eq!(
+            requests(&s.take_effects()),
+            3,
+            "five 1 GB tasks, but 3 GB for all workers"
+        );
+        // Another group of another size gets nothing while the cap is full.
+        let mut other = five.clone();
+        other.name = "other".into();
+        other.group = Some(GroupFile {
+            name: "other".into(),
+            worker_memory_mb: 512,
+            worker_vcores: 1,
+            properties: BTreeMap::new(),
+        });
+        other.vertices = vec![vertex("o", 2, 512, "o {task}")];
+        s.submit(10, "bob", &other, None).expect("accepted");
+        assert_eq!(requests(&s.take_effects()), 0);
+        // One of the three requests is granted and its worker lost: one
+        // replacement, still within the cap.
+        s.container_allocated(20, w("container_1"), "h1".into(), 1);
+        s.worker_registered(21, &w("container_1"), "h1:9000".into())
+            .expect("registers");
+        s.take_effects();
+        s.worker_gone(
+            30,
+            &w("container_1"),
+            "container completed with exit status 137",
+        );
+        let e = s.take_effects();
+        assert_eq!(requests(&e), 1, "{e:?}");
+        let report = s.status("app", None).expect("status");
+        let asked: u32 = report.groups.iter().map(|g| g.requested_workers).sum();
+        assert_eq!(asked, 3, "{report:?}");
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn caps_on_all_workers_hold_across_autoscaled_groups() {
+        let caps = spindle_dag::config::keys::WORKER_TOTAL_MAX_MEMORY_GB;
+        let mut s = Session::new(autoscaled(&[(caps, "3")])).expect("session");
+        s.submit(0, "alice", &word_count(), None).expect("accepted");
+        let mut other = word_count();
+        other.name = "other".into();
+        other.group = Some(GroupFile {
+            name: "other".into(),
+            worker_memory_mb: 1024,
+            worker_vcores: 1,
+            properties: BTreeMap::new(),
+        });
+        s.submit(0, "bob", &other, None).expect("accepted");
+        s.take_effects();
+        // Each group would start two workers; 3 GB hold three in all.
+        s.tick(1000);
+        let e = s.take_effects();
+        let by_priority = |p: i32| {
+            e.iter()
+                .filter(
+                    |e| matches!(e, Effect::RequestContainer { priority, .. } if *priority == p),
+                )
+                .count()
+        };
+        assert_eq!((by_priority(1), by_priority(2)), (2, 1), "{e:?}");
+        assert_eq!(s.counters().initial_requested, 3);
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn dags_naming_a_group_share_it_only_with_the_same_properties() {
+        let mut s = Session::new(config(&[])).expect("session");
+        let with = |name: &str, props: &[(&str, &str)]| {
+            let mut f = word_count().with_small_tasks();
+            f.name = name.into();
+            f.group = Some(GroupFile {
+                name: "etl".into(),
+                worker_memory_mb: 1024,
+                worker_vcores: 1,
+                properties: props
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            });
+            f
+        };
+        let first = s
+            .submit(0, "alice", &with("a", &[("team", "x")]), None)
+            .expect("accepted");
+        // Same name and properties: the same group, owned by both.
+        s.submit(1, "bob", &with("b", &[("team", "x")]), None)
+            .expect("merged");
+        // Same name, other properties: refused while the group exists,
+        // since groups are known by name and merged only when name and
+        // properties match.
+        let err = s
+            .submit(2, "carol", &with("c", &[("team", "y")]), None)
+            .expect_err("different properties");
+        assert!(
+            err.contains("'etl' already exists with different properties"),
+            "{err}"
+        );
+        let err = s
+            .submit(3, "carol", &with("c", &[]), None)
+            .expect_err("no properties is different too");
+        assert!(err.contains("different properties"), "{err}");
+        let report = s.status("app", None).expect("status");
+        let names: Vec<&str> = report.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, vec!["All-In-One", "etl"]);
+        assert_eq!(report.dags.len(), 2);
+        assert!(report.dags.iter().all(|d| d.group == "etl"));
+        // Once its DAGs are over the group is gone, and the name is free
+        // for other properties.
+        for id in [first, DagId(2)] {
+            let client = if id == first { "alice" } else { "bob" };
+            s.kill(10, id, client).expect("killed");
+        }
+        let report = s.status("app", None).expect("status");
+        assert_eq!(report.groups.len(), 1, "{report:?}");
+        s.submit(20, "carol", &with("c", &[("team", "y")]), None)
+            .expect("a new group of that name");
         s.check_invariants().expect("invariants");
     }
 
