@@ -3,7 +3,7 @@
 //! containers, and the AM drives the TaskScheduler, ContainerScheduler and Autoscaler
 //! cores with real events.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -629,10 +629,12 @@ fn autoscaling_scales_out_under_load_and_in_after_it() {
         .start(&clients)
         .expect("cluster starts");
     let work = cluster.root().join("autoscale");
+    // Long enough on the one initial worker (12 tasks of 3 s, two at a time) that the
+    // scale-out grace period of the initial request ends while it still runs.
     let burst = dag_file(
         &work,
         "burst",
-        "name: burst\nvertices:\n  - {name: load, tasks: 10, memory_mb: 256, command: \"sleep 2\"}\n",
+        "name: burst\nvertices:\n  - {name: load, tasks: 12, memory_mb: 256, command: \"sleep 3\"}\n",
     );
     let mut session = DagSession::start(
         &cluster,
@@ -653,22 +655,61 @@ fn autoscaling_scales_out_under_load_and_in_after_it() {
             "mr3.auto.scale.in.num.decrement.hosts=1",
         ],
     );
+    let hosts_of = |status: &str| -> Vec<(String, String)> {
+        status
+            .lines()
+            .filter_map(|l| l.strip_prefix("Worker "))
+            .filter_map(|l| {
+                let (worker, rest) = l.split_once(" on ")?;
+                let (host, _) = rest.split_once(' ')?;
+                Some((worker.to_string(), host.to_string()))
+            })
+            .collect()
+    };
+    // Every worker seen, with its node: the status is polled through the burst and
+    // after it.
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let path = burst.display().to_string();
-    let out = session.run(&["dag", "submit", &path, "--wait", "--timeout-secs", "60"]);
-    assert!(out.success(), "the burst failed:\n{out}");
-    let after_burst = session.status();
+    let out = session.run(&["dag", "submit", &path]);
+    assert!(out.success(), "the burst was not submitted:\n{out}");
+    let after_burst = wait_for(Duration::from_secs(90), Duration::from_millis(300), || {
+        let status = session.status();
+        seen.extend(hosts_of(&status));
+        status
+            .lines()
+            .any(|l| l.starts_with("DAG dag_1 ") && !l.contains(" RUNNING "))
+            .then_some(status)
+    })
+    .unwrap_or_else(|| panic!("the burst did not end:\n{}", session.status()));
     assert!(
-        counter(&after_burst, "(scale-out") >= 2,
-        "the burst made scale-out requests:\n{after_burst}"
+        after_burst.contains("DAG dag_1 SUCCEEDED"),
+        "the burst failed:\n{after_burst}"
+    );
+    // The counters tell the request for the empty group ("initial") from scale-outs
+    // triggered by usage over the threshold: at least one of those, for two workers.
+    assert!(
+        counter(&after_burst, "(initial") >= 1,
+        "the empty group asked for its initial worker:\n{after_burst}"
+    );
+    assert!(
+        counter(&after_burst, "scale-outs") >= 1 && counter(&after_burst, "scale-out") >= 2,
+        "the burst triggered a scale-out:\n{after_burst}"
     );
     assert!(
         counter(&after_burst, "workers started") >= 2,
         "more workers started than the initial one:\n{after_burst}"
     );
+    let log = session.am_log();
+    assert!(
+        log.contains("scale-out: requesting workers"),
+        "the AM logs its scale-out"
+    );
     // After the burst, scale-in empties nodes until one is left.
-    let released = wait_for(Duration::from_secs(30), Duration::from_millis(500), || {
+    let released = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
         let status = session.status();
-        let workers = status.lines().filter(|l| l.starts_with("Worker ")).count();
+        let workers = hosts_of(&status);
+        seen.extend(workers.iter().cloned());
+        let workers = workers.len();
         (counter(&status, "released by scale-in") >= 1 && workers <= 1).then_some(status)
     });
     let status = released.unwrap_or_else(|| {
@@ -678,14 +719,46 @@ fn autoscaling_scales_out_under_load_and_in_after_it() {
         )
     });
     assert!(status.contains("autoscaling"), "{status}");
+    // The nodes the AM released ("scale-in: releasing nodes H1,H2 (…)") are empty,
+    // each of their workers was released (not lost), and every worker seen there
+    // is gone.
     let log = session.am_log();
+    let released_hosts: BTreeSet<String> = log
+        .lines()
+        .filter_map(|l| l.split_once("scale-in: releasing nodes ").map(|(_, r)| r))
+        .filter_map(|r| r.split_once(" (").map(|(hosts, _)| hosts))
+        .flat_map(|hosts| hosts.split(','))
+        .map(|h| h.trim().to_string())
+        .collect();
     assert!(
-        log.contains("scale-out: requesting workers"),
-        "the AM logs its scale-out"
+        !released_hosts.is_empty(),
+        "the AM logs its scale-in:\n{log}"
     );
+    let remaining = hosts_of(&status);
+    for (worker, host) in &remaining {
+        assert!(
+            !released_hosts.contains(host),
+            "worker {worker} is still on released node {host}:\n{status}"
+        );
+    }
+    let emptied: Vec<&(String, String)> = seen
+        .iter()
+        .filter(|(_, host)| released_hosts.contains(host))
+        .collect();
     assert!(
-        log.contains("scale-in: releasing nodes"),
-        "the AM logs its scale-in"
+        !emptied.is_empty(),
+        "scale-in released nodes that ran workers: {released_hosts:?}, seen {seen:?}"
     );
+    for (worker, _) in &emptied {
+        assert!(
+            !remaining.iter().any(|(w, _)| w == worker),
+            "worker {worker} of an emptied node is still there:\n{status}"
+        );
+    }
+    assert!(
+        counter(&status, "released by scale-in") >= emptied.len() as u64,
+        "every worker of the emptied nodes was released by scale-in ({emptied:?}):\n{status}"
+    );
+    assert_eq!(counter(&status, "lost"), 0, "no worker was lost:\n{status}");
     session.stop();
 }
