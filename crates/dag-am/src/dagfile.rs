@@ -292,11 +292,22 @@ mod examples {
                 continue;
             }
             let file = DagFile::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            if let Some(g) = &file.group {
+                assert!(
+                    file.vertices
+                        .iter()
+                        .all(|v| Resource::new(v.memory_mb, v.vcores)
+                            .fits_in(&g.to_spec().worker_resource)),
+                    "{}: a task larger than a worker of group {}",
+                    path.display(),
+                    g.name
+                );
+            }
             file.to_spec()
                 .validate(&DagLimits::default())
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             seen += 1;
         }
-        assert!(seen >= 2, "the word count and diamond examples");
+        assert!(seen >= 3, "the word count, diamond and grouped examples");
     }
 }
