@@ -23,6 +23,20 @@ pub enum AppState {
 }
 
 impl AppState {
+    /// Hadoop's name of the state (`RMAppState`), as its messages print it.
+    pub fn hadoop_name(self) -> &'static str {
+        match self {
+            AppState::New => "NEW",
+            AppState::NewSaving => "NEW_SAVING",
+            AppState::Submitted => "SUBMITTED",
+            AppState::Accepted => "ACCEPTED",
+            AppState::Running => "RUNNING",
+            AppState::Finished => "FINISHED",
+            AppState::Failed => "FAILED",
+            AppState::Killed => "KILLED",
+        }
+    }
+
     pub fn is_final(self) -> bool {
         matches!(
             self,
@@ -50,7 +64,10 @@ pub struct Submission {
     pub queue: String,
     pub app_type: String,
     pub tags: BTreeSet<String>,
-    pub priority: i32,
+    /// The priority the client asked for; `None` when the submission
+    /// carries none (the queue's default then applies). The RM replaces it
+    /// by the effective priority before the application is recorded.
+    pub priority: Option<i32>,
     pub am_resource: Resource,
     pub max_attempts: i32,
     pub unmanaged_am: bool,
@@ -194,7 +211,7 @@ impl AppTable {
             queue: sub.queue,
             app_type: sub.app_type,
             tags: sub.tags,
-            priority: sub.priority,
+            priority: sub.priority.unwrap_or(0),
             am_resource: sub.am_resource,
             max_attempts,
             unmanaged_am: sub.unmanaged_am,
@@ -360,7 +377,7 @@ mod tests {
             queue: "default".into(),
             app_type: "SPARK".into(),
             tags: BTreeSet::new(),
-            priority: 0,
+            priority: None,
             am_resource: Resource::new(1024, 1),
             max_attempts: 0,
             unmanaged_am: false,

@@ -15,7 +15,7 @@ use crate::convert::{
 use crate::nodes::NodeState;
 use spindle_scheduler::{QueueReport, QueueRunState, SchedulerKind};
 
-use crate::core::RmState;
+use crate::core::{PriorityUpdateError, RmState};
 use crate::RmContext;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
@@ -30,7 +30,6 @@ const UNSUPPORTED: &[&str] = &[
     "updateReservation",
     "deleteReservation",
     "listReservations",
-    "updateApplicationPriority",
     "signalToContainer",
     "updateApplicationTimeouts",
     "getResourceProfiles",
@@ -139,6 +138,42 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
                 Ok(pb::KillApplicationResponseProto {
                     is_kill_completed: Some(done),
                 })
+            }
+        },
+    );
+    let c = ctx.clone();
+    let s = s.method(
+        "updateApplicationPriority",
+        move |call: CallContext, req: pb::UpdateApplicationPriorityRequestProto| {
+            let c = c.clone();
+            async move {
+                // Both fields are `required` in Hadoop's proto.
+                let id = app_id_from_pb(Some(&req.application_id))?;
+                let requested = req.application_priority.priority.ok_or_else(|| {
+                    RpcError::new(
+                        class::ILLEGAL_ARGUMENT,
+                        "updateApplicationPriority carries no priority",
+                    )
+                })?;
+                let user = call.user.clone();
+                let groups = crate::acl::groups_for_user(&user).await;
+                let result = c
+                    .core
+                    .with(move |s, now| s.update_app_priority(id, requested, &user, &groups, now))
+                    .await?;
+                match result {
+                    Ok(priority) => Ok(pb::UpdateApplicationPriorityResponseProto {
+                        application_priority: Some(pb::PriorityProto {
+                            priority: Some(priority),
+                        }),
+                    }),
+                    Err(PriorityUpdateError::NotFound) => Err(not_found(&id)),
+                    // Hadoop wraps the AccessControlException in a YarnException.
+                    Err(PriorityUpdateError::AccessDenied(m)) => {
+                        Err(RpcError::yarn(format!("{}: {m}", class::ACCESS_CONTROL)))
+                    }
+                    Err(PriorityUpdateError::WrongState(m)) => Err(RpcError::yarn(m)),
+                }
             }
         },
     );
@@ -600,7 +635,9 @@ fn submission_from_pb(
             .clone()
             .unwrap_or_else(|| "YARN".into()),
         tags: asc.application_tags.iter().cloned().collect(),
-        priority: asc.priority.as_ref().and_then(|p| p.priority).unwrap_or(0),
+        // Hadoop: an unset priority field means "none" (the queue's default
+        // applies); a PriorityProto without a value reads as 0.
+        priority: asc.priority.as_ref().map(|p| p.priority.unwrap_or(0)),
         am_resource: am,
         max_attempts: asc.max_app_attempts.unwrap_or(0),
         unmanaged_am: asc.unmanaged_am.unwrap_or(false),

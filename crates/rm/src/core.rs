@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 
 use crate::acl::Acl;
-use crate::apps::{AppTable, Submission, SubmitError};
+use crate::apps::{AppState, AppTable, Submission, SubmitError};
 use crate::attempts::Attempt;
 use crate::lifecycle::{
     AllocateResponse, Effect, KeyRing, KeyRolling, LaunchSpec, NodeWork, SchedNode,
@@ -34,6 +34,10 @@ pub struct RmState {
     pub queues: QueueFile,
     /// `yarn.acl.enable`: queue submit ACLs are checked.
     pub acl_enabled: bool,
+    /// `yarn.cluster.max-application-priority` (default 0): submitted and
+    /// updated application priorities above it are lowered to it
+    /// (capacity scheduler; see [`QueueFile::application_priority`]).
+    pub max_application_priority: i32,
     /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
     pub admin_acl: Acl,
     /// The scheduler core: allocation decisions.
@@ -84,6 +88,7 @@ impl RmState {
             apps,
             queues,
             acl_enabled: false,
+            max_application_priority: 0,
             admin_acl,
             scheduler,
             sched_nodes: BTreeMap::new(),
@@ -135,6 +140,15 @@ impl RmState {
             }
             sub.queue = self.queues.display_name(&p.queue);
         }
+        // The effective priority is what the application is recorded with
+        // (and what its report shows), as Hadoop's RMAppManager sets it
+        // back into the submission context.
+        let leaf_path = placed.as_ref().map(|p| p.queue.as_str()).unwrap_or("");
+        sub.priority = Some(self.queues.application_priority(
+            sub.priority,
+            leaf_path,
+            self.max_application_priority,
+        ));
         self.apps.submit(sub, user, now_ms)?;
         let leaf = match placed {
             Ok(p) => p.queue,
@@ -196,12 +210,77 @@ impl RmState {
         Ok(id)
     }
 
+    /// `updateApplicationPriority`: gives the application the priority its
+    /// scheduler allows (see [`QueueFile::application_priority`]) and
+    /// moves its current attempt in its queue's order. Returns the
+    /// effective priority, which Hadoop's client prints. A finished
+    /// application keeps its priority and the call succeeds, as in Hadoop;
+    /// one that is not ACCEPTED or RUNNING yet is refused. With
+    /// `yarn.acl.enable`, only the owner and administrators
+    /// (`yarn.admin.acl`) may change it.
+    pub fn update_app_priority(
+        &mut self,
+        id: ApplicationId,
+        requested: i32,
+        caller: &str,
+        groups: &[String],
+        now_ms: u64,
+    ) -> Result<i32, PriorityUpdateError> {
+        let Some(app) = self.apps.get(&id) else {
+            return Err(PriorityUpdateError::NotFound);
+        };
+        if self.acl_enabled && caller != app.user && !self.admin_acl.allows(caller, groups) {
+            return Err(PriorityUpdateError::AccessDenied(format!(
+                "User {caller} cannot perform operation MODIFY_APP on {id}"
+            )));
+        }
+        if app.state.is_final() {
+            return Ok(app.priority);
+        }
+        if !matches!(app.state, AppState::Accepted | AppState::Running) {
+            return Err(PriorityUpdateError::WrongState(format!(
+                "Application in {} state cannot update priority.",
+                app.state.hadoop_name()
+            )));
+        }
+        let leaf = self
+            .queues
+            .tree
+            .resolve_leaf(&app.queue)
+            .unwrap_or_default();
+        let priority =
+            self.queues
+                .application_priority(Some(requested), &leaf, self.max_application_priority);
+        if priority == app.priority {
+            return Ok(priority);
+        }
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.priority = priority;
+        }
+        info!(app = %id, priority, user = %caller, "application priority updated");
+        let attempt = self
+            .current_attempt_id(&id)
+            .filter(|a| self.scheduler.app(a).is_some());
+        if let Some(attempt) = attempt {
+            let input = spindle_scheduler::Input::AppPriorityUpdated { attempt, priority };
+            if let Err(e) = self.scheduler.handle(now_ms, input) {
+                warn!(app = %id, error = %e, "the scheduler refused a priority update");
+            }
+            self.schedule_pass(now_ms);
+        }
+        Ok(priority)
+    }
+
     /// Puts a new queue configuration in force, if the scheduler accepts
-    /// its tree; otherwise the old configuration stays and the reason is
-    /// returned.
+    /// it; otherwise the old configuration stays and the reason is
+    /// returned. The scheduler takes the tree together with the locality
+    /// delays and per-heartbeat caps read from the same files, as Hadoop's
+    /// `reinitialize` does, all or nothing.
     pub fn reconfigure_queues(&mut self, queues: QueueFile, now_ms: u64) -> Result<(), String> {
         let input = spindle_scheduler::Input::QueuesReconfigured {
             queues: Box::new(queues.tree.clone()),
+            locality: queues.locality,
+            heartbeat: queues.heartbeat,
         };
         match self.scheduler.handle(now_ms, input) {
             Ok(_) => {
@@ -298,6 +377,17 @@ impl RmState {
     }
 }
 
+/// Why `updateApplicationPriority` was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PriorityUpdateError {
+    /// No such application.
+    NotFound,
+    /// The caller may not modify the application (`yarn.acl.enable`).
+    AccessDenied(String),
+    /// The application is not ACCEPTED or RUNNING (nor finished).
+    WrongState(String),
+}
+
 type Command = Box<dyn FnOnce(&mut RmState, u64) + Send>;
 
 /// A handle to the task that owns the [`RmState`].
@@ -375,3 +465,7 @@ impl From<CoreStopped> for spindle_ipc::RpcError {
         spindle_ipc::RpcError::new(spindle_ipc::class::RETRIABLE, e.to_string())
     }
 }
+
+#[cfg(test)]
+#[path = "core_tests.rs"]
+mod tests;

@@ -19,6 +19,8 @@ pub mod lifecycle;
 pub mod nodes;
 pub mod queue_admission;
 pub mod queue_files;
+#[cfg(test)]
+mod test_support;
 pub mod topology;
 pub mod tracker_service;
 
@@ -204,6 +206,14 @@ fn placement_settings(
     Ok((selection, packing))
 }
 
+/// `yarn.cluster.max-application-priority`: the highest application
+/// priority (default 0), read once at start-up as Hadoop's scheduler does.
+fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
+    let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
+    let v = conf.get_i64(key)?;
+    i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
+}
+
 /// The server settings Hadoop's `ipc.*` keys describe.
 pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfig, RmError> {
     let max_frame = positive(conf, "ipc.maximum.data.length")? as usize;
@@ -266,6 +276,7 @@ impl ResourceManager {
             .map_err(|e| RmError::Invalid(e.to_string()))?;
         let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
         let acl_enabled = conf.get_bool("yarn.acl.enable")?;
+        let max_application_priority = max_application_priority(conf)?;
         let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
         let container_token_expiry_ms = positive(
@@ -316,6 +327,7 @@ impl ResourceManager {
         );
         state.am_expiry_ms = am_expiry_ms;
         state.acl_enabled = acl_enabled;
+        state.max_application_priority = max_application_priority;
         let interval =
             |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
         state.key_rolling = crate::lifecycle::KeyRolling {

@@ -47,6 +47,34 @@ impl QueueFile {
             .and_then(|(_, q)| q.max_applications)
     }
 
+    /// The priority an application gets in the leaf at `path`, as Hadoop's
+    /// schedulers decide it at submission and on `updateApplicationPriority`
+    /// (`checkAndGetApplicationPriority`). Capacity scheduler: the
+    /// requested priority, or the leaf's `default-application-priority`
+    /// when none was requested, lowered to `cluster_max`
+    /// (`yarn.cluster.max-application-priority`; nothing raises a priority
+    /// from below). FIFO and fair schedulers: Hadoop's do not support
+    /// application priorities and give every application 0.
+    pub fn application_priority(
+        &self,
+        requested: Option<i32>,
+        path: &str,
+        cluster_max: i32,
+    ) -> i32 {
+        match self.tree.kind {
+            SchedulerKind::Capacity => {
+                let default = || {
+                    self.lineage(path)
+                        .last()
+                        .filter(|(p, _)| p == path)
+                        .map_or(0, |(_, q)| q.default_application_priority)
+                };
+                requested.unwrap_or_else(default).min(cluster_max)
+            }
+            SchedulerKind::Fifo | SchedulerKind::Fair => 0,
+        }
+    }
+
     /// The queue name application reports show for the leaf at `path`: the
     /// capacity scheduler's leaf name (its full path if the name is not
     /// unique), the fair scheduler's full path, FIFO's `default`.

@@ -165,9 +165,11 @@ pub struct SchedulerConfig {
     /// The queue tree and whose semantics it follows (FIFO, capacity,
     /// fair); replaced at run time by [`crate::Input::QueuesReconfigured`].
     pub queues: QueueTreeConfig,
-    /// Delay scheduling rule.
+    /// Delay scheduling rule; replaced by
+    /// [`crate::Input::QueuesReconfigured`] too.
     pub locality: LocalityDelay,
-    /// Caps on containers per node heartbeat.
+    /// Caps on containers per node heartbeat; replaced by
+    /// [`crate::Input::QueuesReconfigured`] too.
     pub heartbeat: HeartbeatAssignment,
     pub node_selection: NodeSelectionKind,
     /// Used when `node_selection` is [`NodeSelectionKind::Packing`]
@@ -237,26 +239,8 @@ impl SchedulerConfig {
                 reason: "must be a fraction of node memory above 0 and at most 1".into(),
             });
         }
-        match self.locality {
-            LocalityDelay::Fair {
-                node_threshold,
-                rack_threshold,
-            } if node_threshold.is_nan() || rack_threshold.is_nan() => {
-                return Err(ConfigError::Invalid {
-                    key: "locality",
-                    value: format!("{node_threshold}/{rack_threshold}"),
-                    reason: "locality thresholds must be numbers".into(),
-                });
-            }
-            _ => {}
-        }
-        if self.heartbeat.max_containers == Some(0) || self.heartbeat.max_off_switch == Some(0) {
-            return Err(ConfigError::Invalid {
-                key: "heartbeat",
-                value: "0".into(),
-                reason: "per-heartbeat caps must be at least 1 (or unset)".into(),
-            });
-        }
+        validate_locality(&self.locality)?;
+        validate_heartbeat(&self.heartbeat)?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.max_nodes", l.max_nodes),
@@ -276,6 +260,33 @@ impl SchedulerConfig {
         }
         Ok(())
     }
+}
+
+/// Checks a delay-scheduling rule (at start-up and on reconfiguration).
+pub(crate) fn validate_locality(locality: &LocalityDelay) -> Result<(), ConfigError> {
+    match *locality {
+        LocalityDelay::Fair {
+            node_threshold,
+            rack_threshold,
+        } if node_threshold.is_nan() || rack_threshold.is_nan() => Err(ConfigError::Invalid {
+            key: "locality",
+            value: format!("{node_threshold}/{rack_threshold}"),
+            reason: "locality thresholds must be numbers".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks per-heartbeat caps (at start-up and on reconfiguration).
+pub(crate) fn validate_heartbeat(heartbeat: &HeartbeatAssignment) -> Result<(), ConfigError> {
+    if heartbeat.max_containers == Some(0) || heartbeat.max_off_switch == Some(0) {
+        return Err(ConfigError::Invalid {
+            key: "heartbeat",
+            value: "0".into(),
+            reason: "per-heartbeat caps must be at least 1 (or unset)".into(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

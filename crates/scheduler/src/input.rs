@@ -2,7 +2,7 @@
 
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
-use crate::queue_config::QueueTreeConfig;
+use crate::queue_config::{HeartbeatAssignment, LocalityDelay, QueueTreeConfig};
 
 /// The resource name that matches every node (Hadoop's `ResourceRequest.ANY`).
 pub const ANY: &str = "*";
@@ -161,11 +161,31 @@ pub enum Input {
         container: ContainerId,
         exit: ContainerExit,
     },
-    /// A new queue configuration (`refreshQueues`). Applied atomically:
-    /// refused with [`crate::SchedulerError::InvalidQueues`] (the old tree
-    /// stays) when it is malformed or drops a queue that holds
-    /// applications.
-    QueuesReconfigured { queues: Box<QueueTreeConfig> },
+    /// A new queue configuration (`refreshQueues`), with the scheduler-wide
+    /// settings that come from the same files and that Hadoop's
+    /// `reinitialize` re-reads with it: the delay-scheduling rule (capacity
+    /// `node-locality-delay` / `rack-locality-additional-delay`, fair
+    /// `locality.threshold.*`) and the per-heartbeat caps (capacity
+    /// `per-node-heartbeat.*`, fair `assignmultiple` / `max.assign`).
+    /// Applied atomically: refused with
+    /// [`crate::SchedulerError::InvalidQueues`] (the old tree and settings
+    /// all stay) when the tree is malformed or drops a queue that holds
+    /// applications, or a setting is out of range. Delay-scheduling counts
+    /// already made are kept and judged by the new rule.
+    QueuesReconfigured {
+        queues: Box<QueueTreeConfig>,
+        locality: LocalityDelay,
+        heartbeat: HeartbeatAssignment,
+    },
+    /// The application's priority changed (`updateApplicationPriority`;
+    /// the RM has already clamped it to the cluster maximum). The attempt
+    /// moves to its new place in its leaf's order (fifo ordering: higher
+    /// priority first, then submission order); its containers and asks
+    /// are unchanged.
+    AppPriorityUpdated {
+        attempt: ApplicationAttemptId,
+        priority: i32,
+    },
     /// Time passed. Only moves the core's clock: delay scheduling counts
     /// missed heartbeats, not milliseconds.
     Tick,
@@ -183,6 +203,7 @@ impl Input {
             Input::AsksUpdated { .. } => "AsksUpdated",
             Input::ContainerCompleted { .. } => "ContainerCompleted",
             Input::QueuesReconfigured { .. } => "QueuesReconfigured",
+            Input::AppPriorityUpdated { .. } => "AppPriorityUpdated",
             Input::Tick => "Tick",
         }
     }

@@ -22,6 +22,8 @@
 //! | [`Input::AppRemoved`] | attempt leaves | its containers completed (ABORTED) + kill actions |
 //! | [`Input::AsksUpdated`] | AM allocate call: asks, releases, blacklist | released containers completed (ABORTED) + kill actions |
 //! | [`Input::ContainerCompleted`] | NM (or RM) says a container ended | the completion, with its exit status |
+//! | [`Input::QueuesReconfigured`] | new queue tree, delay rule and per-heartbeat caps, all or nothing | — |
+//! | [`Input::AppPriorityUpdated`] | the attempt moves in its leaf's order | — |
 //! | [`Input::Tick`] | time passes | — |
 //! | [`Scheduler::schedule`] | continuous pass, at most `max_containers` | allocations anywhere |
 //!

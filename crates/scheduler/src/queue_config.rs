@@ -214,6 +214,12 @@ pub struct QueueConfig {
     /// `type="parent"`): applications are never placed in it, and leaves
     /// may be created under it on demand.
     pub declared_parent: bool,
+    /// Capacity scheduler `default-application-priority` (default 0): the
+    /// priority of an application submitted to this leaf without one.
+    /// Applied by the RM at submission (then capped at the cluster's
+    /// `yarn.cluster.max-application-priority`); the core orders by the
+    /// priority each attempt arrives with.
+    pub default_application_priority: i32,
 }
 
 impl QueueConfig {
@@ -233,6 +239,7 @@ impl QueueConfig {
             acl_submit_applications: None,
             acl_administer_queue: None,
             declared_parent: false,
+            default_application_priority: 0,
         }
     }
 

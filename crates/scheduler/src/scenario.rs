@@ -26,12 +26,17 @@
 //!                                 after it, it edits a pending tree that `reload` applies.
 //!                                 The first `queue` line drops the default leaf.
 //! unqueue PATH                    removes a queue from the pending tree
-//! reload                          applies the pending tree (refreshQueues)
+//! reload  [node_delay=N] [rack_delay=N] [node_threshold=F] [rack_threshold=F]
+//!         [hb_max=N|none] [hb_offswitch=N|none]
+//!                                 applies the pending tree (refreshQueues) with the
+//!                                 delay rule and per-heartbeat caps in force, changed
+//!                                 as given (keys as in `config`)
 //! node    NODE rack=R mem=MB vcores=N
 //! update  NODE [mem=MB] [vcores=N] [healthy=BOOL] [schedulable=BOOL]
 //! heartbeat NODE                  a heartbeat: schedules on the node
 //! remove  NODE
 //! app     APP [queue=Q] [user=U] [priority=P] [unmanaged=BOOL]
+//! priority APP P                  the application's priority changes
 //! finish  APP                     the attempt ends
 //! ask     APP pri=P mem=MB [vcores=N] [relax=BOOL] [id=N] LOC:COUNT...
 //! release APP cN...
@@ -61,8 +66,8 @@ use crate::config::SchedulerConfig;
 use crate::input::{ContainerExit, Input, NodeUpdate, ResourceAsk};
 use crate::output::Decisions;
 use crate::queue_config::{
-    AppOrdering, LocalityDelay, QueueConfig, QueueRunState, QueueShare, QueueTreeConfig,
-    ResourceBound, ResourceCalculatorKind, SchedulerKind,
+    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueRunState, QueueShare,
+    QueueTreeConfig, ResourceBound, ResourceCalculatorKind, SchedulerKind,
 };
 use crate::scheduler::Scheduler;
 
@@ -205,44 +210,10 @@ impl Scenario {
                         _ => return Err(format!("unknown calculator '{value}'")),
                     }
                 }
-                "node_delay" | "rack_delay" => {
-                    let (mut node, mut rack) = match c.locality {
-                        LocalityDelay::Capacity {
-                            node_locality_delay,
-                            rack_locality_additional_delay,
-                        } => (node_locality_delay, rack_locality_additional_delay),
-                        _ => (40, -1),
-                    };
-                    if key == "node_delay" {
-                        node = number(key, value)?;
-                    } else {
-                        rack = number(key, value)?;
-                    }
-                    c.locality = LocalityDelay::Capacity {
-                        node_locality_delay: node,
-                        rack_locality_additional_delay: rack,
-                    };
+                "node_delay" | "rack_delay" | "node_threshold" | "rack_threshold" | "hb_max"
+                | "hb_offswitch" => {
+                    delay_or_heartbeat(key, value, &mut c.locality, &mut c.heartbeat)?
                 }
-                "node_threshold" | "rack_threshold" => {
-                    let (mut node, mut rack) = match c.locality {
-                        LocalityDelay::Fair {
-                            node_threshold,
-                            rack_threshold,
-                        } => (node_threshold, rack_threshold),
-                        _ => (-1.0, -1.0),
-                    };
-                    if key == "node_threshold" {
-                        node = number(key, value)?;
-                    } else {
-                        rack = number(key, value)?;
-                    }
-                    c.locality = LocalityDelay::Fair {
-                        node_threshold: node,
-                        rack_threshold: rack,
-                    };
-                }
-                "hb_max" => c.heartbeat.max_containers = Some(number(key, value)?),
-                "hb_offswitch" => c.heartbeat.max_off_switch = Some(number(key, value)?),
                 "user_max_apps" => {
                     c.queues.user_max_running_apps_default = Some(number(key, value)?)
                 }
@@ -353,7 +324,25 @@ impl Scenario {
                 })
             }
             "reload" => {
-                only_keys(&options(args)?, &[])?;
+                let opts = options(args)?;
+                only_keys(
+                    &opts,
+                    &[
+                        "node_delay",
+                        "rack_delay",
+                        "node_threshold",
+                        "rack_threshold",
+                        "hb_max",
+                        "hb_offswitch",
+                    ],
+                )?;
+                let (mut locality, mut heartbeat) = self
+                    .scheduler()
+                    .map(|s| (s.config().locality, s.config().heartbeat))
+                    .ok_or("the scheduler is not running")?;
+                for (key, value) in &opts {
+                    delay_or_heartbeat(key, value, &mut locality, &mut heartbeat)?;
+                }
                 let queues = self
                     .pending_queues
                     .take()
@@ -361,7 +350,17 @@ impl Scenario {
                     .ok_or("no queue tree to reload")?;
                 self.input(Input::QueuesReconfigured {
                     queues: Box::new(queues),
+                    locality,
+                    heartbeat,
                 })
+            }
+            "priority" => {
+                let attempt = self.app_arg(args)?;
+                let priority = number("priority", args.get(1).ok_or("priority APP P")?)?;
+                if args.len() > 2 {
+                    return Err("priority takes an application and a number".into());
+                }
+                self.input(Input::AppPriorityUpdated { attempt, priority })
             }
             "finish" => {
                 let attempt = self.app_arg(args)?;
@@ -844,6 +843,71 @@ impl Scenario {
     fn container_name(&self, c: &ContainerId) -> String {
         format!("{} c{}", self.app_name(&c.attempt), c.sequence())
     }
+}
+
+/// Applies one delay-rule or per-heartbeat key (`config` and `reload`):
+/// `node_delay` / `rack_delay` set the capacity rule (other settings at
+/// Hadoop's defaults 40 / -1), `node_threshold` / `rack_threshold` the
+/// fair rule (others at -1), `hb_max` / `hb_offswitch` the caps (`none`
+/// lifts a cap).
+fn delay_or_heartbeat(
+    key: &str,
+    value: &str,
+    locality: &mut LocalityDelay,
+    heartbeat: &mut HeartbeatAssignment,
+) -> Result<(), String> {
+    match key {
+        "node_delay" | "rack_delay" => {
+            let (mut node, mut rack) = match *locality {
+                LocalityDelay::Capacity {
+                    node_locality_delay,
+                    rack_locality_additional_delay,
+                } => (node_locality_delay, rack_locality_additional_delay),
+                _ => (40, -1),
+            };
+            if key == "node_delay" {
+                node = number(key, value)?;
+            } else {
+                rack = number(key, value)?;
+            }
+            *locality = LocalityDelay::Capacity {
+                node_locality_delay: node,
+                rack_locality_additional_delay: rack,
+            };
+        }
+        "node_threshold" | "rack_threshold" => {
+            let (mut node, mut rack) = match *locality {
+                LocalityDelay::Fair {
+                    node_threshold,
+                    rack_threshold,
+                } => (node_threshold, rack_threshold),
+                _ => (-1.0, -1.0),
+            };
+            if key == "node_threshold" {
+                node = number(key, value)?;
+            } else {
+                rack = number(key, value)?;
+            }
+            *locality = LocalityDelay::Fair {
+                node_threshold: node,
+                rack_threshold: rack,
+            };
+        }
+        "hb_max" | "hb_offswitch" => {
+            let cap = if value == "none" {
+                None
+            } else {
+                Some(number(key, value)?)
+            };
+            if key == "hb_max" {
+                heartbeat.max_containers = cap;
+            } else {
+                heartbeat.max_off_switch = cap;
+            }
+        }
+        _ => return Err(format!("unknown key '{key}'")),
+    }
+    Ok(())
 }
 
 /// A scheduler of `kind` with `root.default` as its only leaf.

@@ -7,7 +7,7 @@ use spindle_common::ids::CONTAINER_SEQUENCE_BITS;
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
 use crate::asks::{AskRow, AskTable, RequestKey, RowUpdate};
-use crate::config::{ConfigError, SchedulerConfig};
+use crate::config::{validate_heartbeat, validate_locality, ConfigError, SchedulerConfig};
 use crate::delay::{self, DelayContext, DelayState};
 use crate::error::SchedulerError;
 use crate::input::{ContainerExit, Input, NodeUpdate, ResourceAsk, ANY};
@@ -15,7 +15,9 @@ use crate::output::{
     exit_status, Allocation, CompletedContainer, CompletionCause, Decisions, Locality, NodeAction,
 };
 use crate::policy::{node_selection, NodeSelection, NodeView, SortKey};
-use crate::queue_config::{AppOrdering, QueueTreeConfig, SchedulerKind};
+use crate::queue_config::{
+    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueTreeConfig, SchedulerKind,
+};
 use crate::tree::{QueueIdx, QueueTree};
 
 /// Longest host, rack or blacklist name accepted from an AM.
@@ -237,7 +239,14 @@ impl Scheduler {
             Input::ContainerCompleted { container, exit } => {
                 Ok(self.container_completed(container, exit))
             }
-            Input::QueuesReconfigured { queues } => self.reconfigure(*queues),
+            Input::QueuesReconfigured {
+                queues,
+                locality,
+                heartbeat,
+            } => self.reconfigure(*queues, locality, heartbeat),
+            Input::AppPriorityUpdated { attempt, priority } => {
+                self.update_priority(attempt, priority)
+            }
             Input::Tick => Ok(Decisions::default()),
         }
     }
@@ -680,12 +689,22 @@ impl Scheduler {
         Ok(decisions)
     }
 
-    /// Replaces the queue tree. Every attempt must find its leaf again (by
-    /// full path; leaves created on demand are created again); otherwise
-    /// the new configuration is refused and the old one stays.
-    fn reconfigure(&mut self, queues: QueueTreeConfig) -> Result<Decisions, SchedulerError> {
-        let mut tree =
-            QueueTree::build(queues, self.capacity).map_err(SchedulerError::InvalidQueues)?;
+    /// Replaces the queue tree, the delay-scheduling rule and the
+    /// per-heartbeat caps, all or nothing. Every attempt must find its leaf
+    /// again (by full path; leaves created on demand are created again)
+    /// and the settings must be valid; otherwise the new configuration is
+    /// refused and the old one stays.
+    fn reconfigure(
+        &mut self,
+        queues: QueueTreeConfig,
+        locality: LocalityDelay,
+        heartbeat: HeartbeatAssignment,
+    ) -> Result<Decisions, SchedulerError> {
+        validate_locality(&locality)
+            .and_then(|()| validate_heartbeat(&heartbeat))
+            .map_err(|e| SchedulerError::InvalidQueues(e.to_string()))?;
+        let mut tree = QueueTree::build(queues.clone(), self.capacity)
+            .map_err(SchedulerError::InvalidQueues)?;
         let mut leaves: BTreeMap<ApplicationAttemptId, QueueIdx> = BTreeMap::new();
         for (attempt, app) in &self.apps {
             let leaf = match tree.by_path.get(&app.queue) {
@@ -728,12 +747,30 @@ impl Scheduler {
             }
         }
         self.tree = tree;
+        self.config.queues = queues;
+        self.config.locality = locality;
+        self.config.heartbeat = heartbeat;
         let attempts: Vec<ApplicationAttemptId> = self.apps.keys().copied().collect();
         for attempt in attempts {
             self.refresh_app(attempt);
         }
         self.tree.refresh_all();
         self.promote_waiting();
+        Ok(Decisions::default())
+    }
+
+    /// Gives the attempt a new application priority and re-files it in its
+    /// leaf's serving order.
+    fn update_priority(
+        &mut self,
+        attempt: ApplicationAttemptId,
+        priority: i32,
+    ) -> Result<Decisions, SchedulerError> {
+        let Some(app) = self.apps.get_mut(&attempt) else {
+            return Err(SchedulerError::UnknownAttempt(attempt));
+        };
+        app.priority = priority;
+        self.refresh_app(attempt);
         Ok(Decisions::default())
     }
 

@@ -15,9 +15,9 @@ use expect_test::{expect, Expect};
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 use spindle_scheduler::scenario::{self, Scenario};
 use spindle_scheduler::{
-    AppOrdering, ContainerExit, Decisions, Input, QueueConfig, QueueShare, QueueTreeConfig,
-    ResourceAsk, ResourceCalculatorKind, Scheduler, SchedulerConfig, SchedulerError, SchedulerKind,
-    ANY,
+    AppOrdering, ContainerExit, Decisions, HeartbeatAssignment, Input, LocalityDelay, QueueConfig,
+    QueueShare, QueueTreeConfig, ResourceAsk, ResourceCalculatorKind, Scheduler, SchedulerConfig,
+    SchedulerError, SchedulerKind, ANY,
 };
 
 // ----------------------------------------------------------------------
@@ -1408,12 +1408,35 @@ fn refused_reconfiguration_keeps_the_old_tree() {
     h.schedule_all();
     let before = h.s.queues();
     let dropped = capacity_tree(vec![capacity_leaf("a", 100.0, 100.0)]);
+    // The refused tree comes with new delay and heartbeat settings: none
+    // of it takes effect.
     let r = h.input(Input::QueuesReconfigured {
         queues: Box::new(dropped),
+        locality: LocalityDelay::Capacity {
+            node_locality_delay: 5,
+            rack_locality_additional_delay: -1,
+        },
+        heartbeat: HeartbeatAssignment {
+            max_containers: Some(1),
+            max_off_switch: Some(1),
+        },
     });
     assert!(matches!(r, Err(SchedulerError::InvalidQueues(_))), "{r:?}");
     assert_eq!(h.s.queue_config(), &tree);
     assert_eq!(h.s.queues(), before);
+    assert_eq!(h.s.config().locality, LocalityDelay::Off);
+    assert_eq!(h.s.config().heartbeat, HeartbeatAssignment::default());
+    // Valid tree, invalid setting: refused as a whole too.
+    let r = h.input(Input::QueuesReconfigured {
+        queues: Box::new(tree.clone()),
+        locality: LocalityDelay::Off,
+        heartbeat: HeartbeatAssignment {
+            max_containers: Some(0),
+            max_off_switch: None,
+        },
+    });
+    assert!(matches!(r, Err(SchedulerError::InvalidQueues(_))), "{r:?}");
+    assert_eq!(h.s.config().heartbeat, HeartbeatAssignment::default());
 }
 
 // ----------------------------------------------------------------------
@@ -1615,4 +1638,252 @@ fn packing_order_survives_heartbeats() {
     let quiet = script(false);
     assert_eq!(quiet.lines().count(), 6, "{quiet}");
     assert_eq!(script(true), quiet);
+}
+
+// ----------------------------------------------------------------------
+// Reconfiguration of the delay rule and the per-heartbeat caps
+
+/// `refreshQueues` brings new capacity delays with the tree (Hadoop's
+/// reinitialize re-reads `node-locality-delay` and
+/// `rack-locality-additional-delay`). A request for a host and a rack the
+/// cluster does not have can only go off-switch: under the old delays it
+/// declines three heartbeats (min(nodes, 10 + 0) = 3 counted), so the
+/// third would still decline; with the delays lowered to 0 the counts
+/// already made let it go off-switch on that heartbeat.
+#[test]
+fn reload_applies_new_capacity_delays() {
+    check(
+        r"
+        config scheduler=capacity node_delay=10 rack_delay=0
+        node n1 rack=/r1 mem=8192 vcores=8
+        node n2 rack=/r1 mem=8192 vcores=8
+        node n3 rack=/r1 mem=8192 vcores=8
+        app job
+        ask job pri=1 mem=1024 h9:1 /r2:1 *:1
+        heartbeat n1
+        heartbeat n2
+        reload node_delay=0 rack_delay=0
+        heartbeat n3
+        ",
+        expect![[r#"
+            > config scheduler=capacity node_delay=10 rack_delay=0
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > node n2 rack=/r1 mem=8192 vcores=8
+            > node n3 rack=/r1 mem=8192 vcores=8
+            > app job
+            > ask job pri=1 mem=1024 h9:1 /r2:1 *:1
+            > heartbeat n1
+            > heartbeat n2
+            > reload node_delay=0 rack_delay=0
+            > heartbeat n3
+              alloc job c1 on n3 pri=1 <memory:1024, vCores:1> off-switch
+        "#]],
+    );
+}
+
+/// The same request without the reload still waits on the third
+/// heartbeat: the reload is what lets it go.
+#[test]
+fn without_reload_the_old_delays_hold() {
+    let t = trace(
+        r"
+        config scheduler=capacity node_delay=10 rack_delay=0
+        node n1 rack=/r1 mem=8192 vcores=8
+        node n2 rack=/r1 mem=8192 vcores=8
+        node n3 rack=/r1 mem=8192 vcores=8
+        app job
+        ask job pri=1 mem=1024 h9:1 /r2:1 *:1
+        heartbeat n1
+        heartbeat n2
+        heartbeat n3
+        heartbeat n1
+        ",
+    );
+    let allocs: Vec<&str> = t.lines().filter(|l| l.contains(" alloc ")).collect();
+    assert_eq!(
+        allocs,
+        ["  alloc job c1 on n1 pri=1 <memory:1024, vCores:1> off-switch"],
+        "{t}"
+    );
+}
+
+/// The fair scheduler's thresholds change with a reload too: with
+/// thresholds of -1 (no delay) the request goes off-switch at once.
+#[test]
+fn reload_applies_new_fair_thresholds() {
+    check(
+        r"
+        config scheduler=fair node_threshold=1.0 rack_threshold=1.0
+        node n1 rack=/r1 mem=8192 vcores=8
+        node n2 rack=/r1 mem=8192 vcores=8
+        app job
+        ask job pri=1 mem=1024 h9:1 /r2:1 *:1
+        heartbeat n1
+        reload node_threshold=-1 rack_threshold=-1
+        heartbeat n2
+        ",
+        expect![[r#"
+            > config scheduler=fair node_threshold=1.0 rack_threshold=1.0
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > node n2 rack=/r1 mem=8192 vcores=8
+            > app job
+            > ask job pri=1 mem=1024 h9:1 /r2:1 *:1
+            > heartbeat n1
+            > reload node_threshold=-1 rack_threshold=-1
+            > heartbeat n2
+              alloc job c1 on n2 pri=1 <memory:1024, vCores:1> off-switch
+        "#]],
+    );
+}
+
+/// Per-heartbeat caps (capacity `per-node-heartbeat.*`, fair
+/// `assignmultiple` / `max.assign`) change with a reload: one container
+/// per heartbeat, then no cap, then two off-switch containers at most.
+#[test]
+fn reload_applies_new_heartbeat_caps() {
+    check(
+        r"
+        config scheduler=capacity hb_max=1
+        node n1 rack=/r1 mem=8192 vcores=8
+        app job
+        ask job pri=1 mem=1024 *:8
+        heartbeat n1
+        reload hb_max=none
+        heartbeat n1
+        complete job c2
+        complete job c3
+        complete job c4
+        complete job c5
+        reload hb_offswitch=2
+        ask job pri=1 mem=1024 *:4
+        heartbeat n1
+        ",
+        expect![[r#"
+            > config scheduler=capacity hb_max=1
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > app job
+            > ask job pri=1 mem=1024 *:8
+            > heartbeat n1
+              alloc job c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > reload hb_max=none
+            > heartbeat n1
+              alloc job c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c3 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c4 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c5 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c6 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c7 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c8 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > complete job c2
+              done job c2 on n1 exit=0 exited
+            > complete job c3
+              done job c3 on n1 exit=0 exited
+            > complete job c4
+              done job c4 on n1 exit=0 exited
+            > complete job c5
+              done job c5 on n1 exit=0 exited
+            > reload hb_offswitch=2
+            > ask job pri=1 mem=1024 *:4
+            > heartbeat n1
+              alloc job c9 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c10 on n1 pri=1 <memory:1024, vCores:1> off-switch
+        "#]],
+    );
+}
+
+/// An accepted reconfiguration puts the tree and both settings in force
+/// together, and the configuration the scheduler reports says so.
+#[test]
+fn accepted_reconfiguration_reports_the_new_settings() {
+    let tree = capacity_tree(vec![capacity_leaf("a", 100.0, 100.0)]);
+    let mut h = Harness::new(SchedulerConfig {
+        queues: tree.clone(),
+        ..SchedulerConfig::default()
+    });
+    let wider = capacity_tree(vec![
+        capacity_leaf("a", 60.0, 100.0),
+        capacity_leaf("b", 40.0, 100.0),
+    ]);
+    let locality = LocalityDelay::Capacity {
+        node_locality_delay: 7,
+        rack_locality_additional_delay: 2,
+    };
+    let heartbeat = HeartbeatAssignment {
+        max_containers: Some(3),
+        max_off_switch: Some(1),
+    };
+    h.ok(Input::QueuesReconfigured {
+        queues: Box::new(wider.clone()),
+        locality,
+        heartbeat,
+    });
+    assert_eq!(h.s.queue_config(), &wider);
+    assert_eq!(h.s.config().queues, wider);
+    assert_eq!(h.s.config().locality, locality);
+    assert_eq!(h.s.config().heartbeat, heartbeat);
+    // A priority update names a known attempt.
+    let stranger = ApplicationAttemptId::new(ApplicationId::new(1, 99), 1);
+    assert_eq!(
+        h.input(Input::AppPriorityUpdated {
+            attempt: stranger,
+            priority: 3
+        }),
+        Err(SchedulerError::UnknownAttempt(stranger))
+    );
+}
+
+// ----------------------------------------------------------------------
+// Application priorities, ordering policies and the resource calculator
+// under the capacity scheduler
+
+/// A capacity leaf with the fifo ordering policy serves the higher
+/// application priority first, then submission order (Hadoop's
+/// FifoOrderingPolicy: priority, then FIFO); a priority update moves an
+/// application in that order.
+#[test]
+fn capacity_fifo_leaf_orders_by_priority_then_submission() {
+    check(
+        r"
+        config scheduler=capacity
+        queue root.a capacity=100 ulf=none order=fifo
+        node n1 rack=/r1 mem=6144 vcores=6
+        app low queue=a priority=1
+        app high queue=a priority=5
+        app mid queue=a priority=3
+        app late queue=a priority=5
+        ask low pri=1 mem=1024 *:2
+        ask high pri=1 mem=1024 *:2
+        ask mid pri=1 mem=1024 *:2
+        ask late pri=1 mem=1024 *:2
+        order
+        priority low 9
+        order
+        schedule
+        ",
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.a capacity=100 ulf=none order=fifo
+            > node n1 rack=/r1 mem=6144 vcores=6
+            > app low queue=a priority=1
+            > app high queue=a priority=5
+            > app mid queue=a priority=3
+            > app late queue=a priority=5
+            > ask low pri=1 mem=1024 *:2
+            > ask high pri=1 mem=1024 *:2
+            > ask mid pri=1 mem=1024 *:2
+            > ask late pri=1 mem=1024 *:2
+            > order
+              order: high late mid low
+            > priority low 9
+            > order
+              order: low high late mid
+            > schedule
+              alloc low c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc low c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc high c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc high c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc late c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc late c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+        "#]],
+    );
 }

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 use spindle_scheduler::{
-    AppOrdering, LocalityDelay, QueueConfig, QueueShare, QueueTreeConfig, ResourceBound,
-    ResourceCalculatorKind, SchedulerKind,
+    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueShare, QueueTreeConfig,
+    ResourceBound, ResourceCalculatorKind, SchedulerKind,
 };
 use spindle_scheduler::{
     CompletionCause, ContainerExit, Decisions, Input, Locality, NodeSelectionKind, NodeUpdate,
@@ -261,7 +261,7 @@ fn normalize(mb: i64, vcores: i32) -> Option<Resource> {
 }
 
 /// The queue tree and delay rule of a run of `kind`; `variant` shifts the
-/// capacities and weights (for reconfiguration).
+/// capacities, weights and delays (for reconfiguration).
 fn queues(kind: SchedulerKind, variant: u64) -> (QueueTreeConfig, LocalityDelay) {
     let v = variant % 2 == 1;
     match kind {
@@ -298,8 +298,8 @@ fn queues(kind: SchedulerKind, variant: u64) -> (QueueTreeConfig, LocalityDelay)
             (
                 tree,
                 LocalityDelay::Capacity {
-                    node_locality_delay: 2,
-                    rack_locality_additional_delay: -1,
+                    node_locality_delay: if v { 4 } else { 2 },
+                    rack_locality_additional_delay: if v { 1 } else { -1 },
                 },
             )
         }
@@ -347,7 +347,7 @@ fn queues(kind: SchedulerKind, variant: u64) -> (QueueTreeConfig, LocalityDelay)
             (
                 tree,
                 LocalityDelay::Fair {
-                    node_threshold: 0.3,
+                    node_threshold: if v { 0.5 } else { 0.3 },
                     rack_threshold: 0.3,
                 },
             )
@@ -711,13 +711,29 @@ fn run(
                 }
                 r
             }
+            83 if !apps.is_empty() && rng.chance(50) => {
+                let attempt = *rng.pick(&apps);
+                s.handle(
+                    now,
+                    Input::AppPriorityUpdated {
+                        attempt,
+                        priority: *rng.pick(&[-1, 0, 1, 5]),
+                    },
+                )
+            }
             83 => s.handle(now, Input::Tick),
             84 => {
-                let (queues, _) = queues(kind, rng.next());
+                let (queues, locality) = queues(kind, rng.next());
+                let heartbeat = HeartbeatAssignment {
+                    max_containers: [None, Some(1), Some(3)][rng.below(3)],
+                    max_off_switch: [None, Some(1)][rng.below(2)],
+                };
                 let r = s.handle(
                     now,
                     Input::QueuesReconfigured {
                         queues: Box::new(queues),
+                        locality,
+                        heartbeat,
                     },
                 );
                 assert!(

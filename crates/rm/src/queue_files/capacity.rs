@@ -21,6 +21,7 @@
 //! | `<path>.state` | the parent's state (root: RUNNING) |
 //! | `<path>.acl_submit_applications`, `<path>.acl_administer_queue` | unset (root: `*`) |
 //! | `<path>.ordering-policy` | `fifo` (leaves), `utilization` (parents) |
+//! | `<path>.default-application-priority` | 0 (leaves: the priority of an application submitted without one) |
 //! | `resource-calculator` | `DefaultResourceCalculator` |
 //! | `node-locality-delay`, `rack-locality-additional-delay` | 40, -1 |
 //! | `per-node-heartbeat.maximum-offswitch-assignments` | 1 |
@@ -62,6 +63,7 @@ const DEFAULT_NODE_LOCALITY_DELAY: i64 = 40;
 const DEFAULT_RACK_LOCALITY_ADDITIONAL_DELAY: i64 = -1;
 const DEFAULT_OFFSWITCH_PER_HEARTBEAT: i64 = 1;
 const DEFAULT_MAX_ASSIGN_PER_HEARTBEAT: i64 = 100;
+const DEFAULT_APPLICATION_PRIORITY: i64 = 0;
 /// Hadoop's `ParentQueue` accepts children's capacities summing to 100
 /// within 0.05 (0.0005 as a fraction).
 const CAPACITY_SUM_TOLERANCE_PCT: f64 = 0.05;
@@ -692,6 +694,18 @@ impl Reader<'_> {
                 format!("value '{apps}' is out of range"),
             )
         })?);
+
+        let priority_key = key(path, "default-application-priority");
+        let priority = self
+            .i64_opt(&priority_key, Some(path))?
+            .unwrap_or(DEFAULT_APPLICATION_PRIORITY);
+        leaf.default_application_priority = i32::try_from(priority).map_err(|_| {
+            self.error(
+                &priority_key,
+                Some(path),
+                format!("value '{priority}' is not a 32-bit integer"),
+            )
+        })?;
         Ok(())
     }
 

@@ -117,6 +117,8 @@ impl FairDefaults {
             acl_submit_applications: None,
             acl_administer_queue: None,
             declared_parent: !leaf,
+            // The fair scheduler has no application priorities.
+            default_application_priority: 0,
         }
     }
 }

@@ -1,0 +1,325 @@
+//! The RM state's queue-level behaviour: refreshQueues with the scheduler
+//! settings that come with the tree, application priorities (submission,
+//! queue defaults, the cluster maximum, updates) and queue admission.
+
+use spindle_common::conf::Configuration;
+use spindle_common::resource::Resource;
+use spindle_scheduler::{HeartbeatAssignment, LocalityDelay};
+
+use super::*;
+use crate::lifecycle::Effect;
+use crate::queue_files::fair;
+use crate::test_support::{add_node, capacity_queues, run_ams, state_with, submit_to};
+
+const TWO_QUEUES: [(&str, &str); 5] = [
+    ("root.queues", "a,b"),
+    ("root.a.capacity", "50"),
+    ("root.b.capacity", "50"),
+    ("root.a.maximum-am-resource-percent", "1.0"),
+    ("root.b.maximum-am-resource-percent", "1.0"),
+];
+
+fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut pairs = TWO_QUEUES.to_vec();
+    pairs.extend_from_slice(extra);
+    pairs
+}
+
+/// The attempts the outbox asks to launch (AM containers granted), in order.
+fn launched(s: &mut RmState) -> Vec<ApplicationId> {
+    std::mem::take(&mut s.outbox)
+        .into_iter()
+        .map(|e| {
+            let Effect::LaunchAm { attempt, .. } = e;
+            attempt.app
+        })
+        .collect()
+}
+
+fn priority_of(s: &RmState, id: ApplicationId) -> (i32, Option<i32>, Option<i32>) {
+    let app = s.apps.get(&id).unwrap_or_else(|| panic!("no {id}"));
+    let in_scheduler = s
+        .current_attempt_id(&id)
+        .and_then(|a| s.scheduler.app(&a))
+        .map(|a| a.priority);
+    let reported = s.report(app).priority.and_then(|p| p.priority);
+    (app.priority, in_scheduler, reported)
+}
+
+// ---- refreshQueues ----------------------------------------------------------
+
+/// `refreshQueues` hands the scheduler the capacity delays and
+/// per-heartbeat settings of the new file with its tree (they used to be
+/// read at start-up only).
+#[test]
+fn refresh_applies_capacity_delays_and_heartbeat_caps() {
+    let mut s = state_with(capacity_queues(&TWO_QUEUES));
+    assert_eq!(
+        s.scheduler.config().locality,
+        LocalityDelay::Capacity {
+            node_locality_delay: 40,
+            rack_locality_additional_delay: -1
+        }
+    );
+    assert_eq!(
+        s.scheduler.config().heartbeat,
+        HeartbeatAssignment {
+            max_containers: Some(100),
+            max_off_switch: Some(1)
+        }
+    );
+    let changed = capacity_queues(&with(&[
+        ("node-locality-delay", "5"),
+        ("rack-locality-additional-delay", "2"),
+        ("per-node-heartbeat.multiple-assignments-enabled", "false"),
+        ("per-node-heartbeat.maximum-offswitch-assignments", "3"),
+    ]));
+    s.reconfigure_queues(changed.clone(), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expected_locality = LocalityDelay::Capacity {
+        node_locality_delay: 5,
+        rack_locality_additional_delay: 2,
+    };
+    let expected_heartbeat = HeartbeatAssignment {
+        max_containers: Some(1),
+        max_off_switch: Some(3),
+    };
+    assert_eq!(s.scheduler.config().locality, expected_locality);
+    assert_eq!(s.scheduler.config().heartbeat, expected_heartbeat);
+    assert_eq!(s.queues.locality, expected_locality);
+    assert_eq!(s.queues.heartbeat, expected_heartbeat);
+}
+
+/// The fair scheduler's `locality.threshold.*` and `assignmultiple` /
+/// `max.assign` (yarn-site keys, re-read on refresh) take effect too.
+#[test]
+fn refresh_applies_fair_thresholds_and_max_assign() {
+    let xml = "<allocations><queue name=\"a\"/></allocations>";
+    let load = |site: &Configuration| {
+        fair::from_str(xml, "fair-scheduler.xml", site).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut site = Configuration::empty();
+    let mut s = state_with(load(&site));
+    assert_eq!(
+        s.scheduler.config().heartbeat.max_containers,
+        Some(1),
+        "one container per heartbeat without assignmultiple"
+    );
+    site.set("yarn.scheduler.fair.locality.threshold.node", "0.5");
+    site.set("yarn.scheduler.fair.locality.threshold.rack", "0.25");
+    site.set("yarn.scheduler.fair.assignmultiple", "true");
+    site.set("yarn.scheduler.fair.dynamic.max.assign", "false");
+    site.set("yarn.scheduler.fair.max.assign", "4");
+    s.reconfigure_queues(load(&site), 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.scheduler.config().locality,
+        LocalityDelay::Fair {
+            node_threshold: 0.5,
+            rack_threshold: 0.25
+        }
+    );
+    assert_eq!(s.scheduler.config().heartbeat.max_containers, Some(4));
+}
+
+/// A refresh the scheduler refuses (it drops a queue that holds an
+/// application) changes nothing: neither the tree nor the delays nor the
+/// caps, in the scheduler or in the RM's copy.
+#[test]
+fn refused_refresh_keeps_tree_and_settings() {
+    let mut s = state_with(capacity_queues(&TWO_QUEUES));
+    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
+    submit_to(&mut s, "b", "alice", None, 1);
+    let before_queues = s.queues.clone();
+    let before_config = s.scheduler.config().clone();
+    let dropped = capacity_queues(&[
+        ("root.queues", "a"),
+        ("root.a.capacity", "100"),
+        ("node-locality-delay", "1"),
+        ("per-node-heartbeat.maximum-container-assignments", "2"),
+    ]);
+    let err = s
+        .reconfigure_queues(dropped, 10)
+        .expect_err("b holds an app");
+    assert!(err.contains("root.b"), "{err}");
+    assert_eq!(s.queues, before_queues);
+    assert_eq!(s.scheduler.config(), &before_config);
+}
+
+// ---- application priorities -------------------------------------------------
+
+/// Capacity scheduler: a submission without a priority takes its leaf's
+/// `default-application-priority` (0 when unset); every priority is then
+/// lowered to `yarn.cluster.max-application-priority`; nothing raises a
+/// low or negative one. The effective priority is what the application
+/// record, the scheduler and the report all show.
+#[test]
+fn submitted_priorities_take_queue_defaults_and_the_cluster_maximum() {
+    let mut s = state_with(capacity_queues(&with(&[(
+        "root.a.default-application-priority",
+        "3",
+    )])));
+    s.max_application_priority = 5;
+    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
+    let cases = [
+        ("a", None, 3),
+        ("a", Some(9), 5),
+        ("a", Some(2), 2),
+        ("a", Some(-1), -1),
+        ("b", None, 0),
+        ("b", Some(5), 5),
+    ];
+    for (queue, requested, effective) in cases {
+        let id = submit_to(&mut s, queue, "alice", requested, 1);
+        assert_eq!(
+            priority_of(&s, id),
+            (effective, Some(effective), Some(effective)),
+            "{queue} {requested:?}"
+        );
+    }
+}
+
+/// With Hadoop's default maximum (0), priorities above 0 are lowered to
+/// 0, a queue default included.
+#[test]
+fn default_cluster_maximum_is_zero() {
+    let mut s = state_with(capacity_queues(&with(&[(
+        "root.a.default-application-priority",
+        "3",
+    )])));
+    assert_eq!(s.max_application_priority, 0);
+    let asked = submit_to(&mut s, "a", "alice", Some(7), 1);
+    let defaulted = submit_to(&mut s, "a", "alice", None, 1);
+    assert_eq!(s.apps.get(&asked).map(|a| a.priority), Some(0));
+    assert_eq!(s.apps.get(&defaulted).map(|a| a.priority), Some(0));
+}
+
+/// Hadoop's FIFO and fair schedulers do not support application
+/// priorities: every application gets 0, whatever it asked for.
+#[test]
+fn fifo_and_fair_schedulers_give_priority_zero() {
+    let fair_file = fair::from_str(
+        "<allocations><queue name=\"a\"/></allocations>",
+        "fair-scheduler.xml",
+        &Configuration::empty(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for file in [QueueFile::fifo(), fair_file] {
+        let kind = file.tree.kind;
+        let mut s = state_with(file);
+        s.max_application_priority = 10;
+        let id = submit_to(&mut s, "default", "alice", Some(4), 1);
+        assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(0), "{kind}");
+        assert_eq!(
+            s.update_app_priority(id, 6, "alice", &[], 2),
+            Ok(0),
+            "{kind}"
+        );
+    }
+}
+
+/// In a fifo-ordered capacity leaf the RM's priorities decide who is
+/// served first: with room for two AM containers, the two applications
+/// with the highest priorities get them, whatever the submission order.
+#[test]
+fn higher_priority_applications_get_containers_first() {
+    let mut s = state_with(capacity_queues(&[
+        ("root.queues", "a"),
+        ("root.a.capacity", "100"),
+        ("root.a.maximum-am-resource-percent", "1.0"),
+        ("root.a.ordering-policy", "fifo"),
+    ]));
+    s.max_application_priority = 10;
+    let low = submit_to(&mut s, "a", "alice", Some(1), 1);
+    let high = submit_to(&mut s, "a", "alice", Some(5), 2);
+    let mid = submit_to(&mut s, "a", "alice", Some(3), 3);
+    assert!(launched(&mut s).is_empty(), "no node yet");
+    add_node(&mut s, "h1", Resource::new(2048, 2), 4);
+    s.schedule_pass(5);
+    assert_eq!(launched(&mut s), [high, mid]);
+    assert_eq!(s.apps.get(&low).map(|a| a.state), Some(AppState::Accepted));
+}
+
+/// `updateApplicationPriority`: clamped to the cluster maximum, recorded,
+/// handed to the scheduler, which re-orders the leaf: the raised
+/// application gets the next free AM container.
+#[test]
+fn priority_update_is_clamped_and_reorders_the_queue() {
+    let mut s = state_with(capacity_queues(&with(&[(
+        "root.a.ordering-policy",
+        "fifo",
+    )])));
+    s.max_application_priority = 10;
+    let first = submit_to(&mut s, "a", "alice", Some(2), 1);
+    let second = submit_to(&mut s, "a", "alice", Some(1), 2);
+    assert_eq!(s.update_app_priority(second, 20, "alice", &[], 3), Ok(10));
+    assert_eq!(priority_of(&s, second), (10, Some(10), Some(10)));
+    // The same priority again changes nothing and answers it.
+    assert_eq!(s.update_app_priority(second, 10, "alice", &[], 4), Ok(10));
+    add_node(&mut s, "h1", Resource::new(1024, 1), 5);
+    s.schedule_pass(6);
+    assert_eq!(launched(&mut s), [second]);
+    assert_eq!(
+        s.apps.get(&first).map(|a| a.state),
+        Some(AppState::Accepted)
+    );
+}
+
+/// Unknown applications, finished ones (their priority is answered, as
+/// Hadoop does), applications not yet accepted, and callers who may not
+/// modify the application when ACLs are on.
+#[test]
+fn priority_update_refusals() {
+    let mut s = state_with(capacity_queues(&TWO_QUEUES));
+    s.max_application_priority = 10;
+    let id = submit_to(&mut s, "a", "alice", Some(4), 1);
+    let stranger = ApplicationId::new(crate::test_support::TS, 99);
+    assert_eq!(
+        s.update_app_priority(stranger, 1, "alice", &[], 2),
+        Err(PriorityUpdateError::NotFound)
+    );
+
+    s.acl_enabled = true;
+    s.admin_acl = crate::acl::Acl::parse("root admins");
+    assert_eq!(
+        s.update_app_priority(id, 6, "mallory", &[], 3),
+        Err(PriorityUpdateError::AccessDenied(format!(
+            "User mallory cannot perform operation MODIFY_APP on {id}"
+        )))
+    );
+    assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(4));
+    assert_eq!(s.update_app_priority(id, 6, "alice", &[], 4), Ok(6));
+    assert_eq!(
+        s.update_app_priority(id, 7, "bob", &["admins".to_string()], 5),
+        Ok(7)
+    );
+
+    if let Some(app) = s.apps.get_mut(&id) {
+        app.state = AppState::Submitted;
+    }
+    assert_eq!(
+        s.update_app_priority(id, 8, "alice", &[], 6),
+        Err(PriorityUpdateError::WrongState(
+            "Application in SUBMITTED state cannot update priority.".into()
+        ))
+    );
+    if let Some(app) = s.apps.get_mut(&id) {
+        app.state = AppState::Accepted;
+    }
+    s.kill_app(id, "killed".into(), 7);
+    assert_eq!(s.update_app_priority(id, 9, "alice", &[], 8), Ok(7));
+    assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(7));
+}
+
+/// A RUNNING application's priority can be changed too.
+#[test]
+fn running_application_priority_update() {
+    let mut s = state_with(capacity_queues(&TWO_QUEUES));
+    s.max_application_priority = 3;
+    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
+    let id = submit_to(&mut s, "a", "alice", None, 1);
+    assert_eq!(run_ams(&mut s, 2).len(), 1);
+    assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Running));
+    assert_eq!(s.update_app_priority(id, 2, "alice", &[], 3), Ok(2));
+    assert_eq!(priority_of(&s, id), (2, Some(2), Some(2)));
+}
