@@ -646,3 +646,135 @@ fn submission_from_pb(
             .unwrap_or(false),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use spindle_common::resource::Resource;
+
+    use super::*;
+    use crate::test_support::{add_node, capacity_queues, run_ams, state_with, submit_to};
+
+    fn close(a: Option<f32>, b: f32) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-4)
+    }
+
+    fn info(
+        s: &RmState,
+        name: &str,
+        apps: bool,
+        children: bool,
+        recursive: bool,
+    ) -> pb::QueueInfoProto {
+        let q = s
+            .scheduler
+            .queue(name)
+            .unwrap_or_else(|| panic!("no queue {name}"));
+        queue_info_tree(s, &q, apps, children, recursive)
+    }
+
+    fn names(infos: &[pb::QueueInfoProto]) -> Vec<String> {
+        infos
+            .iter()
+            .map(|q| q.queue_name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// What `yarn queue -status` reads: capacities, usage, application
+    /// counts and children, for a leaf, its parent and the root.
+    #[test]
+    fn queue_info_reports_capacities_usage_apps_and_children() {
+        let mut s = state_with(capacity_queues(&[
+            ("root.queues", "eng,ops"),
+            ("root.eng.capacity", "60"),
+            ("root.eng.maximum-capacity", "80"),
+            ("root.eng.queues", "etl,adhoc"),
+            ("root.eng.etl.capacity", "50"),
+            ("root.eng.adhoc.capacity", "50"),
+            ("root.ops.capacity", "40"),
+            ("root.ops.state", "STOPPED"),
+        ]));
+        add_node(&mut s, "h1", Resource::new(10240, 10), 0);
+        // The first AM fits etl's AM limit and runs; the second waits.
+        let running = submit_to(&mut s, "etl", "alice", None, 1);
+        assert_eq!(run_ams(&mut s, 2).len(), 1);
+        let waiting = submit_to(&mut s, "etl", "bob", None, 3);
+        assert!(s.outbox.is_empty(), "the second AM is held back");
+        assert_eq!(
+            s.apps.get(&running).map(|a| a.state),
+            Some(AppState::Running)
+        );
+        assert_eq!(
+            s.apps.get(&waiting).map(|a| a.state),
+            Some(AppState::Accepted)
+        );
+
+        let etl = info(&s, "etl", true, false, false);
+        assert_eq!(etl.queue_name.as_deref(), Some("etl"));
+        assert_eq!(etl.queue_path.as_deref(), Some("root.eng.etl"));
+        assert_eq!(etl.state, Some(pb::QueueStateProto::QRunning as i32));
+        assert!(close(etl.capacity, 0.5), "{:?}", etl.capacity);
+        assert!(
+            close(etl.maximum_capacity, 1.0),
+            "{:?}",
+            etl.maximum_capacity
+        );
+        // 1 GB used of a 3 GB guarantee (10 GB × 60% × 50%).
+        assert!(
+            close(etl.current_capacity, 1.0 / 3.0),
+            "{:?}",
+            etl.current_capacity
+        );
+        assert!(etl.child_queues.is_empty());
+        assert_eq!(etl.applications.len(), 2);
+        assert_eq!(etl.scheduler_type.as_deref(), Some("CapacityScheduler"));
+        let stats = etl.queue_statistics.expect("statistics");
+        assert_eq!(stats.allocated_memory_mb, Some(1024));
+        assert_eq!(stats.allocated_v_cores, Some(1));
+        assert_eq!(stats.num_apps_submitted, Some(2));
+        assert_eq!(stats.num_apps_running, Some(1));
+        assert_eq!(stats.num_apps_pending, Some(1));
+        assert_eq!(stats.num_apps_completed, Some(0));
+        // The queue's maximum (eng's 80% of 10 GB) less what is used.
+        assert_eq!(stats.available_memory_mb, Some(8192 - 1024));
+
+        // Applications are listed only when asked for.
+        assert!(info(&s, "etl", false, false, false).applications.is_empty());
+
+        let eng = info(&s, "eng", false, true, false);
+        assert_eq!(eng.queue_path.as_deref(), Some("root.eng"));
+        assert!(close(eng.capacity, 0.6), "{:?}", eng.capacity);
+        assert!(
+            close(eng.maximum_capacity, 0.8),
+            "{:?}",
+            eng.maximum_capacity
+        );
+        assert_eq!(names(&eng.child_queues), ["etl", "adhoc"]);
+        let eng_stats = eng.queue_statistics.expect("statistics");
+        assert_eq!(eng_stats.allocated_memory_mb, Some(1024));
+        assert_eq!(eng_stats.num_apps_running, Some(1));
+        assert_eq!(eng_stats.num_apps_pending, Some(1));
+        // A child's own counts come with it.
+        let child_stats = eng.child_queues[0].queue_statistics.expect("stats");
+        assert_eq!(child_stats.num_apps_running, Some(1));
+
+        // Children without recursion stop one level down; with it the
+        // whole subtree comes back.
+        let root = info(&s, "root", false, true, false);
+        assert_eq!(names(&root.child_queues), ["eng", "ops"]);
+        assert!(root.child_queues[0].child_queues.is_empty());
+        let ops = &root.child_queues[1];
+        assert_eq!(ops.state, Some(pb::QueueStateProto::QStopped as i32));
+        assert!(close(ops.capacity, 0.4), "{:?}", ops.capacity);
+        assert_eq!(
+            ops.queue_statistics
+                .as_ref()
+                .and_then(|q| q.allocated_memory_mb),
+            Some(0)
+        );
+        let all = info(&s, "root", false, true, true);
+        assert_eq!(names(&all.child_queues[0].child_queues), ["etl", "adhoc"]);
+        let root_stats = all.queue_statistics.expect("statistics");
+        assert_eq!(root_stats.num_apps_submitted, Some(2));
+        assert_eq!(root_stats.allocated_memory_mb, Some(1024));
+    }
+}

@@ -323,3 +323,48 @@ fn running_application_priority_update() {
     assert_eq!(s.update_app_priority(id, 2, "alice", &[], 3), Ok(2));
     assert_eq!(priority_of(&s, id), (2, Some(2), Some(2)));
 }
+
+// ---- admission ----------------------------------------------------------------
+
+/// `maximum-applications`: a leaf holding that many unfinished
+/// applications refuses the next one with Hadoop's message, and accepts
+/// again once one has finished.
+#[test]
+fn maximum_applications_refuses_with_hadoops_message() {
+    let mut s = state_with(capacity_queues(&with(&[(
+        "root.a.maximum-applications",
+        "2",
+    )])));
+    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
+    let first = submit_to(&mut s, "a", "alice", None, 1);
+    let second = submit_to(&mut s, "a", "bob", None, 2);
+    let third = submit_to(&mut s, "a", "carol", None, 3);
+    for id in [first, second] {
+        assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Accepted));
+    }
+    let refused = s.apps.get(&third).expect("recorded");
+    assert_eq!(refused.state, AppState::Failed);
+    assert_eq!(
+        refused.diagnostics,
+        format!(
+            "Queue root.a already has 2 applications, cannot accept submission of application: {third}"
+        )
+    );
+    assert!(
+        s.current_attempt_id(&third).is_none(),
+        "a refused application never reaches the scheduler"
+    );
+    // Another leaf is not affected.
+    let elsewhere = submit_to(&mut s, "b", "carol", None, 4);
+    assert_eq!(
+        s.apps.get(&elsewhere).map(|a| a.state),
+        Some(AppState::Accepted)
+    );
+    // A finished application frees its place.
+    s.kill_app(first, "done".into(), 5);
+    let fourth = submit_to(&mut s, "a", "carol", None, 6);
+    assert_eq!(
+        s.apps.get(&fourth).map(|a| a.state),
+        Some(AppState::Accepted)
+    );
+}

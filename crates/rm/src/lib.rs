@@ -539,3 +539,70 @@ mod placement_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod start_tests {
+    use super::*;
+
+    /// An unknown `yarn.resourcemanager.scheduler.class` stops start-up
+    /// with an error naming the key, the value and the classes Spindle
+    /// provides; nothing is bound. (Hadoop's short names or a typo are no
+    /// exception: there is no silent fallback to a default scheduler.)
+    #[tokio::test]
+    async fn unknown_scheduler_class_stops_start_up() {
+        for class in [
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduer",
+            "CapacityScheduler",
+            "",
+        ] {
+            let mut conf = Configuration::with_defaults();
+            for key in [
+                "yarn.resourcemanager.address",
+                "yarn.resourcemanager.scheduler.address",
+                "yarn.resourcemanager.resource-tracker.address",
+                "yarn.resourcemanager.admin.address",
+            ] {
+                conf.set(key, "127.0.0.1:0");
+            }
+            conf.set("yarn.resourcemanager.scheduler.class", class);
+            let err = match ResourceManager::start(&conf, None).await {
+                Ok(_) => panic!("the RM started with scheduler class '{class}'"),
+                Err(e) => e,
+            };
+            assert!(matches!(err, RmError::Invalid(_)), "{err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!(
+                    "yarn.resourcemanager.scheduler.class = '{class}' is not a scheduler Spindle provides"
+                )),
+                "{msg}"
+            );
+            for known in [
+                SchedulerKind::CAPACITY_CLASS,
+                SchedulerKind::FAIR_CLASS,
+                SchedulerKind::FIFO_CLASS,
+            ] {
+                assert!(msg.contains(known), "{msg}");
+            }
+        }
+    }
+
+    /// `yarn.cluster.max-application-priority` is read at start-up (0 by
+    /// default, as in Hadoop); a value that is not an int stops start-up.
+    #[test]
+    fn max_application_priority_key() {
+        let mut conf = Configuration::with_defaults();
+        assert_eq!(max_application_priority(&conf).ok(), Some(0));
+        conf.set("yarn.cluster.max-application-priority", "10");
+        assert_eq!(max_application_priority(&conf).ok(), Some(10));
+        conf.set("yarn.cluster.max-application-priority", "99999999999");
+        let msg = max_application_priority(&conf)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("yarn.cluster.max-application-priority"),
+            "{msg}"
+        );
+    }
+}

@@ -267,3 +267,74 @@ fn high_nodes_least_used_first() {
         "#]],
     );
 }
+
+/// Locality under packing, as the seed puts it: requests with locality
+/// preferences are tried on the preferred nodes in the Medium set first
+/// (the fullest first), and only then on preferred Low nodes (then High).
+/// A preferred node of any class wins over every non-preferred node, so
+/// packing never costs locality: the seed's Qubole setup gets the same
+/// effect from a node-locality delay just above the continuous-scheduling
+/// interval.
+///
+/// Set-up: n2 is Medium at 30%, n5 Medium at 10%, the rest Low. The
+/// application names n1 (Low), n5 and n2: n2 (the fuller Medium node) is
+/// served first, then n5, then n1, all node-local. Then it names only n4,
+/// an empty node, while n1, n2 and n5 are partly used: n4 still gets the
+/// container, node-local.
+#[test]
+fn locality_preferences_tried_on_medium_nodes_first() {
+    check(
+        r"
+        config selection=packing packing_threshold=0.8 packing_min_nodes=1 packing_seed=4
+        node n1 rack=/r1 mem=10240 vcores=10
+        node n2 rack=/r1 mem=10240 vcores=10
+        node n3 rack=/r1 mem=10240 vcores=10
+        node n4 rack=/r1 mem=10240 vcores=10
+        node n5 rack=/r1 mem=10240 vcores=10
+        node n6 rack=/r1 mem=10240 vcores=10
+        app fill
+        ask fill pri=1 mem=1024 relax=false n2:3 /r1:3 *:3
+        ask fill pri=2 mem=1024 relax=false n5:1 /r1:1 *:1
+        schedule
+        counts
+        app job
+        ask job pri=1 mem=1024 n1:1 n5:1 n2:1 /r1:3 *:3
+        schedule
+        ask job pri=2 mem=1024 n4:1 /r1:1 *:1
+        schedule
+        counts
+        ",
+        expect![[r#"
+            > config selection=packing packing_threshold=0.8 packing_min_nodes=1 packing_seed=4
+            > node n1 rack=/r1 mem=10240 vcores=10
+            > node n2 rack=/r1 mem=10240 vcores=10
+            > node n3 rack=/r1 mem=10240 vcores=10
+            > node n4 rack=/r1 mem=10240 vcores=10
+            > node n5 rack=/r1 mem=10240 vcores=10
+            > node n6 rack=/r1 mem=10240 vcores=10
+            > app fill
+            > ask fill pri=1 mem=1024 relax=false n2:3 /r1:3 *:3
+            > ask fill pri=2 mem=1024 relax=false n5:1 /r1:1 *:1
+            > schedule
+              alloc fill c1 on n2 pri=1 <memory:1024, vCores:1> node-local
+              alloc fill c2 on n2 pri=1 <memory:1024, vCores:1> node-local
+              alloc fill c3 on n2 pri=1 <memory:1024, vCores:1> node-local
+              alloc fill c4 on n5 pri=2 <memory:1024, vCores:1> node-local
+            > counts
+              counts: n1=0 n2=3 n3=0 n4=0 n5=1 n6=0
+              empty nodes: 4 of 6
+            > app job
+            > ask job pri=1 mem=1024 n1:1 n5:1 n2:1 /r1:3 *:3
+            > schedule
+              alloc job c1 on n2 pri=1 <memory:1024, vCores:1> node-local
+              alloc job c2 on n5 pri=1 <memory:1024, vCores:1> node-local
+              alloc job c3 on n1 pri=1 <memory:1024, vCores:1> node-local
+            > ask job pri=2 mem=1024 n4:1 /r1:1 *:1
+            > schedule
+              alloc job c4 on n4 pri=2 <memory:1024, vCores:1> node-local
+            > counts
+              counts: n1=1 n2=4 n3=0 n4=1 n5=2 n6=0
+              empty nodes: 2 of 6
+        "#]],
+    );
+}

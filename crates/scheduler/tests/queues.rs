@@ -1887,3 +1887,169 @@ fn capacity_fifo_leaf_orders_by_priority_then_submission() {
         "#]],
     );
 }
+
+/// A capacity leaf with the fair ordering policy shares between its
+/// applications: the one with less memory in use is served next (then
+/// submission order), so two equal applications alternate and split the
+/// queue evenly, whatever their priorities; under fifo the first takes
+/// all it asks for.
+#[test]
+fn capacity_fair_leaf_shares_between_applications() {
+    let script = |order: &str| {
+        format!(
+            "config scheduler=capacity\n\
+             queue root.a capacity=100 ulf=none order={order}\n\
+             node n1 rack=/r1 mem=8192 vcores=8\n\
+             app first queue=a priority=5\n\
+             app second queue=a\n\
+             ask first pri=1 mem=1024 *:8\n\
+             ask second pri=1 mem=1024 *:8\n\
+             schedule\n\
+             apps\n\
+             complete first c1\n\
+             complete first c2\n\
+             complete second c1\n\
+             ask first pri=1 mem=1024 *:8\n\
+             ask second pri=1 mem=1024 *:8\n\
+             schedule\n\
+             apps\n"
+        )
+    };
+    check(
+        &script("fair"),
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.a capacity=100 ulf=none order=fair
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > app first queue=a priority=5
+            > app second queue=a
+            > ask first pri=1 mem=1024 *:8
+            > ask second pri=1 mem=1024 *:8
+            > schedule
+              alloc first c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc second c1 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc first c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc second c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc first c3 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc second c3 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc first c4 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc second c4 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > apps
+              first queue=root.a used=4096MB,4vc pending=4096MB,4vc containers=4
+              second queue=root.a used=4096MB,4vc pending=4096MB,4vc containers=4
+            > complete first c1
+              done first c1 on n1 exit=0 exited
+            > complete first c2
+              done first c2 on n1 exit=0 exited
+            > complete second c1
+              done second c1 on n1 exit=0 exited
+            > ask first pri=1 mem=1024 *:8
+            > ask second pri=1 mem=1024 *:8
+            > schedule
+              alloc first c5 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc first c6 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc second c5 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > apps
+              first queue=root.a used=4096MB,4vc pending=6144MB,6vc containers=4
+              second queue=root.a used=4096MB,4vc pending=7168MB,7vc containers=4
+        "#]],
+    );
+    check_summary(
+        &script("fifo"),
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.a capacity=100 ulf=none order=fifo
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > app first queue=a priority=5
+            > app second queue=a
+            > ask first pri=1 mem=1024 *:8
+            > ask second pri=1 mem=1024 *:8
+            > schedule
+              alloc: first×8
+            > apps
+              first queue=root.a used=8192MB,8vc pending=0MB,0vc containers=8
+              second queue=root.a used=0MB,0vc pending=8192MB,8vc containers=0
+            > complete first c1
+              done first c1 on n1 exit=0 exited
+            > complete first c2
+              done first c2 on n1 exit=0 exited
+            > complete second c1
+            > ask first pri=1 mem=1024 *:8
+            > ask second pri=1 mem=1024 *:8
+            > schedule
+              alloc: first×2
+            > apps
+              first queue=root.a used=8192MB,8vc pending=6144MB,6vc containers=8
+              second queue=root.a used=0MB,0vc pending=8192MB,8vc containers=0
+        "#]],
+    );
+}
+
+/// The resource calculator decides what "over capacity" means. Queue `a`
+/// may use at most half the cluster (16 GB, 8 vcores of 32 GB, 16
+/// vcores). With the default calculator only memory counts, so an
+/// application asking for 1 GB / 4 vcores containers takes four (all the
+/// vcores, 4 GB of memory); with the DominantResourceCalculator its vcores
+/// count too and it stops at two (8 vcores = 50%), leaving room for `b`.
+#[test]
+fn capacity_dominant_resource_calculator_limits_by_vcores() {
+    let script = |calculator: &str| {
+        format!(
+            "config scheduler=capacity calculator={calculator}\n\
+             queue root.a capacity=50 max=50 ulf=none\n\
+             queue root.b capacity=50 max=50 ulf=none\n\
+             node n1 rack=/r1 mem=16384 vcores=8\n\
+             node n2 rack=/r1 mem=16384 vcores=8\n\
+             app cpu queue=a\n\
+             ask cpu pri=1 mem=1024 vcores=4 *:8\n\
+             schedule\n\
+             app mem queue=b\n\
+             ask mem pri=1 mem=2048 vcores=1 *:8\n\
+             schedule\n\
+             queues\n"
+        )
+    };
+    check_summary(
+        &script("memory"),
+        expect![[r#"
+            > config scheduler=capacity calculator=memory
+            > queue root.a capacity=50 max=50 ulf=none
+            > queue root.b capacity=50 max=50 ulf=none
+            > node n1 rack=/r1 mem=16384 vcores=8
+            > node n2 rack=/r1 mem=16384 vcores=8
+            > app cpu queue=a
+            > ask cpu pri=1 mem=1024 vcores=4 *:8
+            > schedule
+              alloc: cpu×4
+            > app mem queue=b
+            > ask mem pri=1 mem=2048 vcores=1 *:8
+            > schedule
+            > queues
+              root guaranteed=32768MB,16vc max=32768MB,16vc used=4096MB,16vc am=1024MB apps=2 running=2
+              root.a guaranteed=16384MB,8vc max=16384MB,8vc used=4096MB,16vc am=1024MB apps=1 running=1
+              root.b guaranteed=16384MB,8vc max=16384MB,8vc used=0MB,0vc am=0MB apps=1 running=1
+        "#]],
+    );
+    check_summary(
+        &script("dominant"),
+        expect![[r#"
+            > config scheduler=capacity calculator=dominant
+            > queue root.a capacity=50 max=50 ulf=none
+            > queue root.b capacity=50 max=50 ulf=none
+            > node n1 rack=/r1 mem=16384 vcores=8
+            > node n2 rack=/r1 mem=16384 vcores=8
+            > app cpu queue=a
+            > ask cpu pri=1 mem=1024 vcores=4 *:8
+            > schedule
+              alloc: cpu×2
+            > app mem queue=b
+            > ask mem pri=1 mem=2048 vcores=1 *:8
+            > schedule
+              alloc: mem×8
+            > queues
+              root guaranteed=32768MB,16vc max=32768MB,16vc used=18432MB,16vc am=3072MB apps=2 running=2
+              root.a guaranteed=16384MB,8vc max=16384MB,8vc used=2048MB,8vc am=1024MB apps=1 running=1
+              root.b guaranteed=16384MB,8vc max=16384MB,8vc used=16384MB,8vc am=2048MB apps=1 running=1
+        "#]],
+    );
+}
