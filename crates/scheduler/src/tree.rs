@@ -500,6 +500,13 @@ impl QueueTree {
 
     /// Whether an AM container of `ask` fits the leaf's AM limit (a queue
     /// without a running AM always takes one).
+    ///
+    /// The share applies to what the queue may use now. Under the capacity
+    /// scheduler that is, as in Hadoop, the larger of its guarantee and its
+    /// current limit: its usage plus the room left below every maximum on
+    /// its path, so an elastic queue on an idle cluster may start more AMs
+    /// than its guarantee alone would allow. Under the fair scheduler it is
+    /// the queue's share.
     pub fn am_fits(&self, leaf: QueueIdx, ask: Resource) -> bool {
         let q = &self.queues[leaf];
         let Some(share) = q.settings.max_am_share else {
@@ -508,7 +515,26 @@ impl QueueTree {
         if q.am_used.is_zero() {
             return true;
         }
-        !self.greater(q.am_used + ask, scale(q.guaranteed, share))
+        let usable = match self.kind() {
+            SchedulerKind::Capacity => q.guaranteed.component_max(self.current_limit(leaf)),
+            SchedulerKind::Fifo | SchedulerKind::Fair => q.guaranteed,
+        };
+        !self.greater(q.am_used + ask, scale(usable, share))
+    }
+
+    /// What `leaf` could hold at most right now: its usage plus the
+    /// smallest room left below a maximum on its path (root's maximum is
+    /// the cluster, so this never exceeds what is free).
+    fn current_limit(&self, leaf: QueueIdx) -> Resource {
+        let room = self
+            .path_up(leaf)
+            .map(|idx| {
+                let a = &self.queues[idx];
+                a.maximum.saturating_sub_non_negative(a.used)
+            })
+            .reduce(Resource::component_min)
+            .unwrap_or(Resource::ZERO);
+        self.queues[leaf].used.saturating_add(room)
     }
 
     /// Whether one more application may run in `leaf` (every queue on the

@@ -88,6 +88,12 @@ fn nodes(count: usize, mb: i64, vcores: i32) -> String {
         .collect()
 }
 
+/// How many containers `app` was granted so far in the scenario's trace.
+fn allocations(s: &Scenario, app: &str) -> usize {
+    let prefix = format!("  alloc {app} ");
+    s.trace().lines().filter(|l| l.starts_with(&prefix)).count()
+}
+
 fn queue_used_mb(s: &Scenario, path: &str) -> i64 {
     match s.scheduler().and_then(|x| x.queue(path)) {
         Some(q) => q.used.memory_mb,
@@ -549,6 +555,65 @@ fn capacity_am_limit_holds_back_the_second_am() {
 /// `x` and `y`) and `adhoc`. Each leaf alone could grow to 60% of the
 /// cluster; together they stop at eng's 60%, split by the guarantees
 /// below it. `root.sales` then takes the remaining 40%.
+/// The AM share applies to what an elastic queue may use now, not only to
+/// its guarantee (Hadoop: the larger of the guarantee and the queue's
+/// current limit): on an idle cluster a queue guaranteed 50% but allowed
+/// 100% starts a second AM that its guarantee alone would hold back; once
+/// the other queue fills the cluster, the limit shrinks back to the
+/// guarantee's share.
+#[test]
+fn capacity_am_limit_follows_the_queues_current_limit() {
+    let s = run(&format!(
+        "config scheduler=capacity\n\
+         # 10% of a 10 GB guarantee is 1 GB: one AM; 10% of 20 GB is two.\n\
+         queue root.a capacity=50 max=100 am=0.1 ulf=none\n\
+         queue root.b capacity=50 max=100 ulf=none\n\
+         {}\
+         app a1 queue=a\n\
+         app a2 queue=a\n\
+         app a3 queue=a\n\
+         ask a1 pri=0 mem=1024 *:1\n\
+         ask a2 pri=0 mem=1024 *:1\n\
+         ask a3 pri=0 mem=1024 *:1\n\
+         schedule\n",
+        nodes(2, 10240, 10)
+    ));
+    let running: Vec<&str> = ["a1", "a2", "a3"]
+        .into_iter()
+        .filter(|app| allocations(&s, app) > 0)
+        .collect();
+    assert_eq!(
+        running,
+        ["a1", "a2"],
+        "two AMs fit 10% of the 20 GB queue a may use"
+    );
+
+    // Queue b takes everything else; a's current limit falls to what it
+    // holds (2 GB), below its guarantee, so the limit is the guarantee's
+    // 1 GB again and a third AM waits even after a2 finishes.
+    let s = run(&format!(
+        "config scheduler=capacity\n\
+         queue root.a capacity=50 max=100 am=0.1 ulf=none\n\
+         queue root.b capacity=50 max=100 ulf=none\n\
+         {}\
+         app b1 queue=b\n\
+         ask b1 pri=0 mem=1024 *:18\n\
+         schedule\n\
+         app a1 queue=a\n\
+         app a2 queue=a\n\
+         ask a1 pri=0 mem=1024 *:1\n\
+         ask a2 pri=0 mem=1024 *:1\n\
+         schedule\n",
+        nodes(2, 10240, 10)
+    ));
+    assert_eq!(allocations(&s, "a1"), 1);
+    assert_eq!(
+        allocations(&s, "a2"),
+        0,
+        "with the cluster full, a's AM limit is 10% of its 10 GB guarantee"
+    );
+}
+
 #[test]
 fn capacity_three_levels_enforce_parent_maxima() {
     let s = run(&format!(
