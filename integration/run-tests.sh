@@ -25,4 +25,9 @@ if [ $# -eq 0 ]; then
 fi
 step "running the tests (cargo test $* --no-fail-fast -- --test-threads=2)"
 cargo test "$@" --no-fail-fast -- --test-threads=2
+
+# The criterion benchmarks are not run here (they are measurements), but they must
+# keep compiling: build them in the test profile, which is quick.
+step "compiling the benchmarks (cargo test $* --benches --no-run)"
+cargo test "$@" --benches --no-run
 step "all tests passed"
