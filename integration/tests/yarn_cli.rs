@@ -439,6 +439,53 @@ fn kill_moves_a_running_application_to_killed() {
     );
 }
 
+/// `yarn application -updatePriority`: the new priority shows in the report, and
+/// one above `yarn.cluster.max-application-priority` is lowered to it.
+#[test]
+fn update_priority_changes_the_reported_priority_up_to_the_cluster_maximum() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = start(
+        &clients,
+        Cluster::builder()
+            .nodemanagers(1)
+            .rm_property("yarn.cluster.max-application-priority", 10),
+    );
+    wait_for_node_states(&cluster, &[(0, "RUNNING")], NODE_TIMEOUT);
+    let id = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-priority", "sleep 300"),
+    );
+    let priority = |cluster: &Cluster| {
+        let out = cluster.yarn(["application", "-status", id.as_str()]);
+        out.assert_success();
+        let report = parse_report(&out.stdout);
+        (
+            report_value(&report, "Application Priority").map(str::to_string),
+            out,
+        )
+    };
+    let (before, out) = priority(&cluster);
+    assert_eq!(before.as_deref(), Some("0"), "{out}");
+
+    for (asked, effective) in [("5", "5"), ("50", "10")] {
+        let out = cluster.yarn([
+            "application",
+            "-appId",
+            id.as_str(),
+            "-updatePriority",
+            asked,
+        ]);
+        out.assert_success();
+        let (now, out) = priority(&cluster);
+        assert_eq!(now.as_deref(), Some(effective), "asked for {asked}:\n{out}");
+    }
+    cluster
+        .yarn(["application", "-kill", id.as_str()])
+        .assert_success();
+}
+
 #[test]
 fn queue_status_reports_the_default_queue() {
     let Some(clients) = HadoopClients::for_tests() else {
