@@ -34,8 +34,8 @@ use std::time::Instant;
 
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 use spindle_scheduler::{
-    CompletedContainer, CompletionCause, ContainerExit, Decisions, Input, Locality, NodeUpdate,
-    ResourceAsk, Scheduler, SchedulerKind, ANY,
+    CompletedContainer, CompletionCause, ContainerExit, Decisions, Input, Locality, LocalityDelay,
+    NodeUpdate, ResourceAsk, Scheduler, SchedulerKind, ANY,
 };
 
 use crate::askbook::{AskBook, ReqKey};
@@ -286,6 +286,12 @@ impl<'w> Engine<'w> {
     pub fn new(w: &'w Workload, s: Settings) -> Result<Engine<'w>, SimError> {
         let mut config = w.scheduler.clone();
         config.packing.seed = s.seed;
+        if w.cluster.heartbeat_mode == HeartbeatMode::Rounds {
+            // Delay scheduling counts missed node heartbeats, and rounds
+            // send none: a request held back for locality would wait
+            // forever. In rounds mode the delay does not apply.
+            config.locality = LocalityDelay::Off;
+        }
         let max_pass = config.limits.max_containers_per_pass;
         let sched = Scheduler::new(config).map_err(|source| SimError::Config {
             origin: w.origin.clone(),
