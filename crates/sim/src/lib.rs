@@ -13,7 +13,7 @@
 //! crashed AMs, late heartbeats) with the core's invariants checked after
 //! every step.
 //!
-//! Workloads come from a JSON workload file ([`WorkloadSpec`], described
+//! Workloads come from a JSON or YAML workload file ([`WorkloadSpec`], described
 //! in `docs/sim.md`) or unchanged Hadoop SLS inputs (trace, node file,
 //! synthetic-load file). Every run has a seed; the same workload and seed
 //! give byte-identical outputs.

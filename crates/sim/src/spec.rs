@@ -1,9 +1,10 @@
-//! The workload file: what `spindle sim WORKLOAD.json` reads.
+//! The workload file: what `spindle sim WORKLOAD` reads.
 //!
-//! JSON, every key in `snake_case` with its unit last (`_ms`, `_s`,
-//! `_mb`). Unknown keys are errors, so a typo never silently falls back to
-//! a default. `docs/sim.md` describes every key with examples; the
-//! structures below are the reference.
+//! JSON or YAML (the same structure either way; see [`SpecFormat`] for
+//! how the format is chosen), every key in `snake_case` with its unit last
+//! (`_ms`, `_s`, `_mb`). Unknown keys are errors, so a typo never silently
+//! falls back to a default. `docs/sim.md` describes every key with
+//! examples; the structures below are the reference.
 
 use std::path::Path;
 
@@ -461,19 +462,82 @@ impl Dist {
     }
 }
 
-impl WorkloadSpec {
-    /// Parses a workload file's text; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec, SimError> {
-        serde_json::from_str(text).map_err(|e| SimError::workload(origin, e.to_string()))
+/// The syntax of a workload file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecFormat {
+    Json,
+    Yaml,
+}
+
+impl SpecFormat {
+    /// The format of a workload file: by its extension (`.json`; `.yaml`
+    /// or `.yml`), else by its content (JSON when the first character
+    /// that is not white space is `{`, YAML otherwise).
+    pub fn detect(path: &Path, text: &str) -> SpecFormat {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("json") => SpecFormat::Json,
+            Some("yaml" | "yml") => SpecFormat::Yaml,
+            _ => SpecFormat::sniff(text),
+        }
     }
 
-    /// Reads and parses a workload file.
+    /// The format by content alone.
+    pub fn sniff(text: &str) -> SpecFormat {
+        let first = text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .chars()
+            .next();
+        if first == Some('{') {
+            SpecFormat::Json
+        } else {
+            SpecFormat::Yaml
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// Parses a JSON workload; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec, SimError> {
+        WorkloadSpec::parse_as(text, origin, SpecFormat::Json)
+    }
+
+    /// Parses a YAML workload; `origin` names it in errors.
+    pub fn parse_yaml(text: &str, origin: &str) -> Result<WorkloadSpec, SimError> {
+        WorkloadSpec::parse_as(text, origin, SpecFormat::Yaml)
+    }
+
+    /// Parses a workload in the given format; errors carry the line and
+    /// column.
+    pub fn parse_as(
+        text: &str,
+        origin: &str,
+        format: SpecFormat,
+    ) -> Result<WorkloadSpec, SimError> {
+        match format {
+            SpecFormat::Json => {
+                serde_json::from_str(text).map_err(|e| SimError::workload(origin, e.to_string()))
+            }
+            // Enums as single-key maps (`poisson: {...}`), as in JSON,
+            // rather than YAML tags (`!poisson {...}`).
+            SpecFormat::Yaml => serde_norway::with::singleton_map_recursive::deserialize(
+                serde_norway::Deserializer::from_str(text),
+            )
+            .map_err(|e| SimError::workload(origin, e.to_string())),
+        }
+    }
+
+    /// Reads and parses a workload file, JSON or YAML ([`SpecFormat::detect`]).
     pub fn load(path: &Path) -> Result<WorkloadSpec, SimError> {
         let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        WorkloadSpec::parse(&text, &path.display().to_string())
+        let format = SpecFormat::detect(path, &text);
+        WorkloadSpec::parse_as(&text, &path.display().to_string(), format)
     }
 }
 
@@ -492,6 +556,114 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn yaml_reads_the_same_structure_as_json() {
+        let yaml = "
+# comments are allowed in YAML
+name: etl-yaml
+seed: 3
+scheduler:
+  kind: capacity
+  placement: packing
+  locality_delay:
+    capacity: {node_locality_delay: 40}
+  queues:
+    - {path: a, capacity: 60}
+    - path: b
+      capacity: 40
+cluster:
+  pools: [{count: 2, memory_mb: 8192, vcores: 8}]
+  elastic: {min_nodes: 2, max_nodes: 4, keep_nodes_with_app_state: true}
+jobs:
+  - name: etl
+    kind: mapreduce
+    queue: a
+    arrivals:
+      - at_s: [0, 5]
+      - poisson: {rate_per_hour: 10, until_s: 3600}
+      - burst: {at_s: 100, jobs: 4}
+    maps: {count: 10, duration_s: {mean: 30, std: 5}, locality: {node_fraction: 0.5}}
+    reduces: {count: {min: 1, max: 3}, duration_s: {exp_mean: 20}}
+";
+        let w = match WorkloadSpec::parse_yaml(yaml, "w.yaml") {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(w.name.as_deref(), Some("etl-yaml"));
+        assert_eq!(w.seed, Some(3));
+        assert_eq!(w.scheduler.kind, Some(SchedulerKindSpec::Capacity));
+        assert_eq!(w.scheduler.placement, Some(PlacementSpec::Packing));
+        assert!(matches!(
+            w.scheduler.locality_delay,
+            Some(LocalityDelaySpec::Capacity {
+                node_locality_delay: 40,
+                rack_locality_additional_delay: -1
+            })
+        ));
+        assert_eq!(w.scheduler.queues.len(), 2);
+        assert!(w
+            .cluster
+            .elastic
+            .as_ref()
+            .is_some_and(|e| e.keep_nodes_with_app_state));
+        let job = &w.jobs[0];
+        assert!(matches!(&job.arrivals[0], ArrivalSpec::AtS(v) if v == &[0.0, 5.0]));
+        assert!(matches!(
+            job.arrivals[1],
+            ArrivalSpec::Poisson { rate_per_hour, .. } if rate_per_hour == 10.0
+        ));
+        assert!(matches!(
+            job.arrivals[2],
+            ArrivalSpec::Burst { jobs: 4, .. }
+        ));
+        // Integers and floats both read as numbers of the distribution.
+        assert!(matches!(job.maps.as_ref().map(|m| m.count), Some(Dist::Const(c)) if c == 10.0));
+        assert!(matches!(
+            job.maps.as_ref().and_then(|m| m.duration_s),
+            Some(Dist::LogNormal(MeanStd { mean, std })) if mean == 30.0 && std == 5.0
+        ));
+        assert!(matches!(
+            job.reduces.as_ref().and_then(|m| m.duration_s),
+            Some(Dist::Exponential(_))
+        ));
+        let off = WorkloadSpec::parse_yaml("scheduler: {locality_delay: \"off\"}", "off.yaml");
+        assert!(matches!(
+            off.map(|w| w.scheduler.locality_delay),
+            Ok(Some(LocalityDelaySpec::Off))
+        ));
+    }
+
+    #[test]
+    fn yaml_unknown_keys_are_errors_with_a_position() {
+        let err = WorkloadSpec::parse_yaml("cluster:\n  pools: []\n  heartbeat_ms: 5\n", "w.yaml")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.starts_with("w.yaml: cluster: unknown field `heartbeat_ms`")
+                || err.starts_with("w.yaml: unknown field `heartbeat_ms`"),
+            "{err}"
+        );
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn the_format_comes_from_the_extension_else_the_content() {
+        let p = |s: &str| std::path::PathBuf::from(s);
+        assert_eq!(SpecFormat::detect(&p("w.json"), "a: 1"), SpecFormat::Json);
+        assert_eq!(SpecFormat::detect(&p("w.yaml"), "{}"), SpecFormat::Yaml);
+        assert_eq!(SpecFormat::detect(&p("w.YML"), "{}"), SpecFormat::Yaml);
+        assert_eq!(
+            SpecFormat::detect(&p("w"), "  \n {\"a\": 1}"),
+            SpecFormat::Json
+        );
+        assert_eq!(
+            SpecFormat::detect(&p("w.txt"), "# c\na: 1"),
+            SpecFormat::Yaml
+        );
+        assert_eq!(SpecFormat::detect(&p("w"), "\u{feff}{}"), SpecFormat::Json);
     }
 
     #[test]

@@ -13,8 +13,9 @@ use spindle_sim::{
 /// Arguments of `spindle sim`.
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// A workload file (JSON; see docs/sim.md), e.g. conf/sim/bursty-day.json.
-    #[arg(value_name = "WORKLOAD.json", required_unless_present_any = ["sls_trace", "sls_synth"])]
+    /// A workload file, JSON or YAML (by extension, else by content; see docs/sim.md),
+    /// e.g. conf/sim/bursty-day.json.
+    #[arg(value_name = "WORKLOAD", required_unless_present_any = ["sls_trace", "sls_synth"])]
     workload: Option<PathBuf>,
     /// A Hadoop SLS trace (job.* / container.* keys) instead of a workload file.
     #[arg(long = "sls-trace", value_name = "FILE", conflicts_with_all = ["workload", "sls_synth"])]

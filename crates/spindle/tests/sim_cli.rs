@@ -126,6 +126,22 @@ fn compare_reports_both_placements_and_the_saving() {
 }
 
 #[test]
+fn yaml_workloads_run_from_the_command_line() {
+    let v = json(&spindle(&[
+        "sim",
+        "conf/sim/two-teams.yaml",
+        "--json",
+        "--heartbeat-mode",
+        "rounds",
+        "--progress",
+        "never",
+    ]));
+    assert_eq!(v["workload"], "two-teams", "{v}");
+    assert_eq!(v["scheduler"], "capacity", "{v}");
+    assert_eq!(v["apps_completed"], v["apps_submitted"], "{v}");
+}
+
+#[test]
 fn short_chaos_sweep_passes() {
     let out = spindle(&[
         "sim",
