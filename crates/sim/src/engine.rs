@@ -29,7 +29,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::io::{IsTerminal, Write as _};
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
@@ -1407,9 +1407,22 @@ impl<'w> Engine<'w> {
         self.apps_done == self.apps.len() && self.now >= self.horizon
     }
 
-    pub fn run(mut self) -> Result<SimReport, SimError> {
+    /// Runs to the end, drawing the progress bar on stderr when the
+    /// settings ask for it.
+    pub fn run(self) -> Result<SimReport, SimError> {
+        if self.s.progress {
+            let mut err = std::io::stderr();
+            self.run_to(Some(&mut err))
+        } else {
+            self.run_to(None)
+        }
+    }
+
+    /// Runs to the end, drawing the progress bar on `progress` if given
+    /// (and nowhere otherwise).
+    pub fn run_to(mut self, progress: Option<&mut dyn Write>) -> Result<SimReport, SimError> {
         let wall = Instant::now();
-        let mut progress = Progress::new(self.s.progress, self.target_ms());
+        let mut progress = ProgressBar::new(progress, self.target_ms());
         while let Some(next) = self.heap.pop() {
             if next.time > self.max_time {
                 self.advance(self.max_time);
@@ -1634,19 +1647,20 @@ fn describe(input: &Input) -> String {
     }
 }
 
-/// A one-line progress bar on stderr.
-struct Progress {
-    on: bool,
+/// A one-line progress bar, redrawn in place (`\r`) and ended with a
+/// newline by [`ProgressBar::done`]. Writes nothing without a writer.
+struct ProgressBar<'a> {
+    out: Option<&'a mut dyn Write>,
     target_ms: u64,
     last_pct: i64,
     last_draw: Instant,
 }
 
-impl Progress {
-    fn new(on: bool, target_ms: u64) -> Progress {
-        Progress {
-            on,
-            target_ms,
+impl<'a> ProgressBar<'a> {
+    fn new(out: Option<&'a mut dyn Write>, target_ms: u64) -> ProgressBar<'a> {
+        ProgressBar {
+            out,
+            target_ms: target_ms.max(1),
             last_pct: -1,
             last_draw: Instant::now(),
         }
@@ -1668,8 +1682,10 @@ impl Progress {
         )
     }
 
+    /// Redraws the bar, at most once per 0.1% of progress or half a
+    /// second.
     fn show(&mut self, now_ms: u64, done: usize, total: usize) {
-        if !self.on {
+        if self.out.is_none() {
             return;
         }
         let pct = (now_ms as f64 / self.target_ms as f64 * 1000.0) as i64;
@@ -1678,15 +1694,19 @@ impl Progress {
         }
         self.last_pct = pct;
         self.last_draw = Instant::now();
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(self.line(now_ms, done, total).as_bytes());
-        let _ = err.flush();
+        let line = self.line(now_ms, done, total);
+        if let Some(out) = self.out.as_mut() {
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.flush();
+        }
     }
 
+    /// Draws the final state and ends the line.
     fn done(&mut self, now_ms: u64, done: usize, total: usize) {
-        if self.on {
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "{}", self.line(now_ms, done, total));
+        let line = self.line(now_ms, done, total);
+        if let Some(out) = self.out.as_mut() {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
         }
     }
 }
@@ -1694,4 +1714,185 @@ impl Progress {
 /// Whether a progress bar should be drawn when asked for "auto".
 pub(crate) fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::model::WorkloadSource;
+    use crate::spec::WorkloadSpec;
+
+    /// Two nodes, one Spark-like job of three executors (its AM outside
+    /// the cluster, so the executors are its only containers).
+    const TINY: &str = r#"{
+      "cluster": {"pools": [{"count": 2, "memory_mb": 4096, "vcores": 4}]},
+      "jobs": [{"name": "j", "kind": "spark", "unmanaged_am": true, "arrivals": [{"at_s": [0]}],
+                "executors": {"count": 3, "duration_s": 30}}]
+    }"#;
+
+    fn workload(json: &str) -> Workload {
+        let loaded = WorkloadSpec::parse(json, "tiny").and_then(|spec| {
+            WorkloadSource::Spec {
+                spec: Box::new(spec),
+                origin: "tiny".into(),
+                base_dir: PathBuf::new(),
+            }
+            .load(5)
+        });
+        match loaded {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn settings(check_invariants: bool) -> Settings {
+        Settings {
+            seed: 5,
+            check_invariants,
+            chaos: None,
+            progress: false,
+        }
+    }
+
+    /// Runs events until `enough` holds, as [`Engine::run_to`] does.
+    fn step_until(e: &mut Engine<'_>, enough: impl Fn(&Engine<'_>) -> bool) {
+        while !enough(e) {
+            let Some(next) = e.heap.pop() else {
+                panic!("the run ended first");
+            };
+            e.advance(next.time);
+            e.events += 1;
+            if let Err(err) = e.dispatch(next.ev) {
+                panic!("{err}");
+            }
+        }
+    }
+
+    fn engine(w: &Workload, check_invariants: bool) -> Engine<'_> {
+        match Engine::new(w, settings(check_invariants)) {
+            Ok(e) => e,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    fn violation(r: Result<(), SimError>) -> String {
+        match r {
+            Err(e @ SimError::Invariant { .. }) => e.to_string(),
+            Err(e) => panic!("not an invariant violation: {e}"),
+            Ok(()) => panic!("the corrupted state passed the check"),
+        }
+    }
+
+    #[test]
+    fn verify_catches_a_simulator_that_disagrees_with_the_core() {
+        let w = workload(TINY);
+        let mut e = engine(&w, true);
+        step_until(&mut e, |e| e.containers.len() == 3);
+        assert!(e.verify("setup").is_ok());
+
+        // The simulator believes a container uses more than the core says.
+        let one = Resource::new(1024, 1);
+        e.used += one;
+        let msg = violation(e.verify("a test step"));
+        assert!(
+            msg.contains(
+                "the core holds 3 containers using <memory:3072, vCores:3>, \
+                 the simulator 3 using <memory:4096, vCores:4>"
+            ),
+            "{msg}"
+        );
+        assert!(msg.starts_with("seed 5, step "), "{msg}");
+        assert!(msg.contains("after a test step"), "{msg}");
+        assert!(msg.contains("--seed 5"), "{msg}");
+        e.used -= one;
+
+        // The simulator forgets a container the core holds.
+        let first = e.containers.keys().next().copied();
+        let Some(cid) = first else {
+            panic!("no container");
+        };
+        let kept = e.containers.remove(&cid);
+        let msg = violation(e.verify("a test step"));
+        assert!(msg.contains("the core holds 3 containers"), "{msg}");
+        assert!(msg.contains("the simulator 2 using"), "{msg}");
+        if let Some(c) = kept {
+            e.containers.insert(cid, c);
+        }
+
+        // The simulator counts a node the core does not have.
+        e.live_nodes += 1;
+        let msg = violation(e.verify("a test step"));
+        assert!(
+            msg.contains("the core has 2 nodes with <memory:8192, vCores:8>, the simulator 3 with"),
+            "{msg}"
+        );
+        e.live_nodes -= 1;
+        assert!(e.verify("repaired").is_ok());
+    }
+
+    #[test]
+    fn a_corrupted_tally_fails_the_next_checked_step_of_a_run() {
+        let w = workload(TINY);
+        // With checks on, the step after the corruption fails the run.
+        let mut e = engine(&w, true);
+        step_until(&mut e, |e| !e.containers.is_empty());
+        e.capacity += Resource::new(1024, 1);
+        let err = match e.run_to(None) {
+            Ok(r) => panic!("the run passed: {}", r.summary_text()),
+            Err(err) => err,
+        };
+        assert!(matches!(err, SimError::Invariant { .. }), "{err}");
+        assert_eq!(err.seed(), Some(5));
+        assert!(
+            err.to_string().contains("the core has 2 nodes with"),
+            "{err}"
+        );
+
+        // Without checks nothing notices: the check is what catches it.
+        let mut e = engine(&w, false);
+        step_until(&mut e, |e| !e.containers.is_empty());
+        e.capacity += Resource::new(1024, 1);
+        assert!(e.run_to(None).is_ok());
+    }
+
+    #[test]
+    fn progress_bar_draws_only_when_given_a_writer_and_ends_its_line() {
+        let mut out: Vec<u8> = Vec::new();
+        {
+            let mut bar = ProgressBar::new(Some(&mut out), 3_600_000);
+            bar.show(1_800_000, 1, 4);
+            bar.done(3_600_000, 4, 4);
+        }
+        let text = String::from_utf8_lossy(&out).into_owned();
+        let half = format!(
+            "\rsim [{}{}]  50.0%  t=00:30:00  apps 1/4",
+            "#".repeat(15),
+            ".".repeat(15)
+        );
+        let full = format!("\rsim [{}] 100.0%  t=01:00:00  apps 4/4\n", "#".repeat(30));
+        assert_eq!(text, format!("{half}{full}"));
+
+        let mut bar = ProgressBar::new(None, 3_600_000);
+        bar.show(1_800_000, 1, 4);
+        bar.done(3_600_000, 4, 4);
+        assert!(bar.out.is_none());
+    }
+
+    #[test]
+    fn a_run_draws_its_progress_bar_on_the_writer_it_is_given() {
+        let w = workload(TINY);
+        let mut out: Vec<u8> = Vec::new();
+        let report = match engine(&w, false).run_to(Some(&mut out)) {
+            Ok(r) => r,
+            Err(err) => panic!("{err}"),
+        };
+        let text = String::from_utf8_lossy(&out).into_owned();
+        assert!(text.starts_with("\rsim ["), "{text:?}");
+        assert!(text.ends_with("apps 1/1\n"), "{text:?}");
+        assert_eq!(text.matches('\n').count(), 1, "{text:?}");
+        assert!(text.contains("100.0%"), "{text:?}");
+        assert_eq!(report.summary.apps_completed, 1);
+    }
 }
