@@ -284,13 +284,30 @@ impl PlacementComparison {
 /// node-hours, throughput and turnaround. The workload's packing settings
 /// (threshold, minimum nodes) apply to the packing run.
 pub fn compare_placements(opts: &SimOptions) -> Result<PlacementComparison, SimError> {
+    Ok(compare_placement_runs(opts)?.comparison)
+}
+
+/// A placement comparison with the full reports of its two runs (time
+/// series and charts included), so nothing has to run again to write
+/// them.
+#[derive(Debug, Clone)]
+pub struct PlacementRuns {
+    pub comparison: PlacementComparison,
+    pub spread: SimReport,
+    pub packing: SimReport,
+}
+
+/// [`compare_placements`], keeping both runs' reports.
+pub fn compare_placement_runs(opts: &SimOptions) -> Result<PlacementRuns, SimError> {
     let mut spread_opts = opts.clone();
     spread_opts.placement = Some(NodeSelectionKind::Spread);
     let mut packing_opts = opts.clone();
     packing_opts.placement = Some(NodeSelectionKind::Packing);
-    let spread = run(spread_opts)?.summary;
-    let packing = run(packing_opts)?.summary;
-    Ok(PlacementComparison {
+    let spread_report = run(spread_opts)?;
+    let packing_report = run(packing_opts)?;
+    let spread = spread_report.summary.clone();
+    let packing = packing_report.summary.clone();
+    let comparison = PlacementComparison {
         // `+ 0.0` turns a negated zero into 0.0, so "no change" never prints as "-0.0".
         node_hours_saving_pct: -pct(packing.node_hours, spread.node_hours) + 0.0,
         throughput_cost_pct: -pct(
@@ -301,5 +318,10 @@ pub fn compare_placements(opts: &SimOptions) -> Result<PlacementComparison, SimE
         turnaround_p95_change_pct: pct(packing.turnaround_s_p95, spread.turnaround_s_p95),
         spread,
         packing,
+    };
+    Ok(PlacementRuns {
+        comparison,
+        spread: spread_report,
+        packing: packing_report,
     })
 }

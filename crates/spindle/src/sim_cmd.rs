@@ -133,20 +133,33 @@ fn options(args: &SimArgs) -> Result<SimOptions, String> {
     Ok(opts)
 }
 
+/// A path as a shell word: as is when it is plain, else in single quotes.
+fn shell_word(p: &std::path::Path) -> String {
+    let s = p.display().to_string();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-=:,+@%".contains(c));
+    if plain {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// The command line that replays one seed of a failed chaos run.
 fn replay_command(args: &SimArgs, seed: u64) -> String {
     let mut cmd = String::from("spindle sim");
     if let Some(w) = &args.workload {
-        cmd.push_str(&format!(" {}", w.display()));
+        cmd.push_str(&format!(" {}", shell_word(w)));
     }
     if let Some(t) = &args.sls_trace {
-        cmd.push_str(&format!(" --sls-trace {}", t.display()));
+        cmd.push_str(&format!(" --sls-trace {}", shell_word(t)));
     }
     if let Some(n) = &args.sls_nodes {
-        cmd.push_str(&format!(" --sls-nodes {}", n.display()));
+        cmd.push_str(&format!(" --sls-nodes {}", shell_word(n)));
     }
     if let Some(s) = &args.sls_synth {
-        cmd.push_str(&format!(" --sls-synth {}", s.display()));
+        cmd.push_str(&format!(" --sls-synth {}", shell_word(s)));
     }
     if let Some(p) = &args.placement {
         cmd.push_str(&format!(" --placement {p}"));
@@ -182,20 +195,15 @@ pub async fn run(args: SimArgs) -> Result<u8, String> {
 fn run_blocking(args: &SimArgs, opts: SimOptions) -> Result<u8, String> {
     let started = std::time::Instant::now();
     if args.compare {
-        let cmp = spindle_sim::compare_placements(&opts).map_err(|e| e.to_string())?;
+        let runs = spindle_sim::compare_placement_runs(&opts).map_err(|e| e.to_string())?;
         if args.json {
-            print!("{}", cmp.to_json());
+            print!("{}", runs.comparison.to_json());
         } else {
-            print!("{}", cmp.render_text());
+            print!("{}", runs.comparison.render_text());
         }
         if let Some(dir) = &args.out {
-            for (kind, name) in [
-                (NodeSelectionKind::Spread, "spread"),
-                (NodeSelectionKind::Packing, "packing"),
-            ] {
-                let mut o = opts.clone();
-                o.placement = Some(kind);
-                let report = spindle_sim::run(o).map_err(|e| e.to_string())?;
+            // The reports of the runs just compared: nothing runs twice.
+            for (report, name) in [(&runs.spread, "spread"), (&runs.packing, "packing")] {
                 let sub = dir.join(name);
                 let files = report.write_outputs(&sub).map_err(|e| e.to_string())?;
                 for f in files {
@@ -213,6 +221,11 @@ fn run_blocking(args: &SimArgs, opts: SimOptions) -> Result<u8, String> {
             let mut o = opts.clone();
             o.seed = Some(seed);
             if let Err(e) = spindle_sim::run(o) {
+                // Only a failure of the run itself replays; a workload that
+                // cannot be read fails every seed the same way.
+                if e.seed().is_none() {
+                    return Err(e.to_string());
+                }
                 eprintln!(
                     "chaos seed {seed} failed: {e}\nreplay it with: {}",
                     replay_command(args, seed)
@@ -227,12 +240,10 @@ fn run_blocking(args: &SimArgs, opts: SimOptions) -> Result<u8, String> {
         return Ok(0);
     }
     let chaos = opts.chaos.is_some();
-    let report = match spindle_sim::run(opts.clone()) {
+    let report = match spindle_sim::run(opts) {
         Ok(r) => r,
-        Err(e) if chaos => {
-            let seed = spindle_sim::load(&opts)
-                .map(|(_, s)| s)
-                .unwrap_or(spindle_sim::DEFAULT_SEED);
+        Err(e) if chaos && e.seed().is_some() => {
+            let seed = e.seed().unwrap_or(spindle_sim::DEFAULT_SEED);
             eprintln!(
                 "chaos run failed: {e}\nreplay it with: {}",
                 replay_command(args, seed)

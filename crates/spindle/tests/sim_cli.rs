@@ -102,7 +102,12 @@ fn same_seed_same_bytes_and_outputs_written() {
         first.stdout, second.stdout,
         "the same workload and seed must print the same bytes"
     );
-    for file in ["timeseries.csv", "utilization.svg"] {
+    for file in [
+        "summary.json",
+        "timeseries.csv",
+        "utilization.svg",
+        "queues.svg",
+    ] {
         let path = out_dir.join(file);
         let meta = std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
@@ -123,6 +128,171 @@ fn compare_reports_both_placements_and_the_saving() {
     assert_eq!(v["spread"]["placement"], "spread", "{v}");
     assert_eq!(v["packing"]["placement"], "packing", "{v}");
     assert!(v.get("node_hours_saving_pct").is_some(), "{v}");
+    // The seed's example, in each nested summary: spread puts 2 containers
+    // on each of the 10 nodes, packing 8/8/4 and leaves 7 empty.
+    assert_eq!(v["spread"]["empty_nodes_at_peak"], 0, "{v}");
+    assert_eq!(
+        v["spread"]["peak_node_containers"],
+        serde_json::json!([2, 2, 2, 2, 2, 2, 2, 2, 2, 2]),
+        "{v}"
+    );
+    assert_eq!(v["packing"]["empty_nodes_at_peak"], 7, "{v}");
+    assert_eq!(
+        v["packing"]["peak_node_containers"],
+        serde_json::json!([8, 8, 4]),
+        "{v}"
+    );
+}
+
+#[test]
+fn compare_out_writes_the_runs_it_compared_without_running_them_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_arg = dir.path().to_string_lossy().to_string();
+    let out = spindle(&[
+        "sim",
+        "conf/sim/packing-example.json",
+        "--compare",
+        "--json",
+        "--out",
+        out_arg.as_str(),
+        "--progress",
+        "always",
+    ]);
+    let v = json(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Each simulation draws one progress bar and ends its line: two
+    // simulations, two bars (four if --out ran them again).
+    let bars: Vec<&str> = stderr.lines().filter(|l| l.contains("sim [")).collect();
+    assert_eq!(bars.len(), 2, "{stderr}");
+    for bar in bars {
+        assert!(
+            bar.contains("100.0%") && bar.contains("apps 1/1"),
+            "{bar:?}"
+        );
+    }
+    for name in ["spread", "packing"] {
+        let sub = dir.path().join(name);
+        for file in [
+            "summary.json",
+            "timeseries.csv",
+            "utilization.svg",
+            "queues.svg",
+        ] {
+            let path = sub.join(file);
+            assert!(
+                stderr.contains(&format!("wrote {}", path.display())),
+                "{stderr}"
+            );
+        }
+        let text = std::fs::read_to_string(sub.join("summary.json")).expect("summary.json");
+        let written: serde_json::Value = serde_json::from_str(&text).expect("summary JSON");
+        assert_eq!(
+            written, v[name],
+            "{name}: the summary written is the one compared"
+        );
+        let svg = std::fs::read_to_string(sub.join("utilization.svg")).expect("utilization.svg");
+        assert!(svg.contains(&format!("({name} placement)")), "{svg}");
+    }
+}
+
+/// A workload no run can finish: a service asked to run for a day, longer
+/// than chaos (30 simulated minutes) plus the liveness phase (12 hours).
+/// Its AM may crash as often as chaos likes without the application
+/// failing, so it is still running when the liveness phase ends.
+const NEVER_FINISHES: &str = r#"{
+  "name": "never-finishes",
+  "cluster": {"pools": [{"count": 2, "memory_mb": 4096, "vcores": 4}], "max_am_attempts": 1000},
+  "jobs": [{"name": "forever", "kind": "service", "arrivals": [{"at_s": [0]}],
+            "lifetime_s": 86400, "containers": {"count": 1}}]
+}"#;
+
+#[test]
+fn a_failing_chaos_run_prints_the_command_that_replays_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("never-finishes.json");
+    std::fs::write(&path, NEVER_FINISHES).expect("write workload");
+    let workload = path.to_string_lossy().to_string();
+    let failing = |args: &[&str]| -> (String, String) {
+        let out = spindle(args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+        (stdout, stderr)
+    };
+
+    // One run: the failure, then the replay line.
+    let (_, stderr) = failing(&[
+        "sim",
+        &workload,
+        "--chaos",
+        "--seed",
+        "3",
+        "--heartbeat-mode",
+        "rounds",
+        "--progress",
+        "never",
+    ]);
+    assert!(
+        stderr.contains("chaos run failed: seed 3: liveness failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 application(s) did not finish"),
+        "{stderr}"
+    );
+    let replay = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("replay it with: "))
+        .unwrap_or_else(|| panic!("no replay line: {stderr}"));
+    assert_eq!(
+        replay,
+        format!("spindle sim {workload} --heartbeat-mode rounds --chaos --seed 3")
+    );
+    // The printed command replays the same failure.
+    let words: Vec<&str> = replay.split_whitespace().collect();
+    assert_eq!(words[0], "spindle");
+    let mut again: Vec<&str> = words[1..].to_vec();
+    again.extend(["--progress", "never"]);
+    let (_, stderr_again) = failing(&again);
+    let failure = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    assert_eq!(failure(&stderr_again), failure(&stderr));
+
+    // A sweep stops at the first failing seed and names it.
+    let (stdout, stderr) = failing(&[
+        "sim",
+        &workload,
+        "--chaos",
+        "--chaos-seeds",
+        "4..6",
+        "--heartbeat-mode",
+        "rounds",
+        "--json",
+        "--progress",
+        "never",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(v, serde_json::json!({"seeds_passed": 0, "failed_seed": 4}));
+    assert!(
+        stderr.contains("chaos seed 4 failed: seed 4: liveness failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "replay it with: spindle sim {workload} --heartbeat-mode rounds --chaos --seed 4"
+        )),
+        "{stderr}"
+    );
+
+    // A workload that cannot be read is an error, not a seed to replay.
+    for extra in [&[][..], &["--chaos-seeds", "1..2"][..]] {
+        let mut args = vec!["sim", "no/such/workload.json", "--chaos"];
+        args.extend_from_slice(extra);
+        let out = spindle(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains("no/such/workload.json"), "{stderr}");
+        assert!(!stderr.contains("replay"), "{stderr}");
+    }
 }
 
 #[test]
