@@ -1,10 +1,13 @@
-//! The seed's task-scheduling experiments in their short form, on the real
+//! The seed's task-scheduling experiments and the elastic scenario
+//! (autoscaling and container recycling) in their short form, on the real
 //! DAG cores with every invariant checked after every step.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use spindle_sim::dagsim::{
-    run_experiment, schemes, Experiment, ExperimentOptions, ExperimentReport, TaskQueueScheme,
+    run_elastic, run_experiment, schemes, ElasticOptions, ElasticReport, ElasticRunReport,
+    ElasticSize, Experiment, ExperimentOptions, ExperimentReport, TaskQueueScheme,
 };
 
 fn run(experiment: Experiment, scheme: TaskQueueScheme, check: bool) -> ExperimentReport {
@@ -232,4 +235,286 @@ fn tables_and_chart_show_every_scheme() {
     // One block per DAG run per scheme.
     let blocks = svg.matches("<title>").count();
     assert_eq!(blocks, r.results.len() * 3 * 4);
+}
+
+// ----- the elastic scenario: the Autoscaler and recycling -----
+
+/// The short elastic scenario, run once for all the tests below, with every
+/// core's invariants (and the driver's) checked after every input.
+fn elastic() -> &'static ElasticReport {
+    static REPORT: OnceLock<ElasticReport> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let mut o = ElasticOptions::short();
+        o.check_invariants = true;
+        run_elastic(&o).unwrap_or_else(|e| panic!("the elastic scenario fails: {e}"))
+    })
+}
+
+fn elastic_run<'a>(r: &'a ElasticReport, label: &str) -> &'a ElasticRunReport {
+    r.run(label).unwrap_or_else(|| {
+        panic!(
+            "no run {label}: {:?}",
+            r.runs.iter().map(|x| &x.run).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn elastic_autoscaler_scales_out_during_the_burst() {
+    let r = elastic();
+    let size = ElasticSize::short();
+    let a = elastic_run(r, "autoscaling");
+    assert!(a.autoscaling);
+    assert_eq!(a.keys["mr3.enable.auto.scaling"], "true");
+    // The group starts empty: the autoscaler's initial request comes first.
+    let first = &a.scale_events[0];
+    assert_eq!(
+        (first.action.as_str(), first.at_s),
+        ("initial", 0.0),
+        "{first:?}"
+    );
+    assert_eq!(first.workers, size.initial_workers);
+    // Scale-outs, each on a usage at or above ScaleOutThreshold, while the
+    // burst runs, ScaleOutGracePeriod (90 s) apart.
+    let outs: Vec<_> = a
+        .scale_events
+        .iter()
+        .filter(|e| e.action == "scale-out")
+        .collect();
+    assert!(!outs.is_empty(), "{:?}", a.scale_events);
+    assert_eq!(outs.len() as u32, a.scale_outs);
+    for e in &outs {
+        assert!(e.at_s < a.last_dag_finished_s, "{e:?}");
+        assert!(e.usage_percent.is_some_and(|u| u >= 80.0), "{e:?}");
+        assert_eq!(e.workers, size.increment_workers, "{e:?}");
+    }
+    for w in outs.windows(2) {
+        assert!(w[1].at_s - w[0].at_s >= 90.0, "{w:?}");
+    }
+    // The cluster grew past the initial workers, up to the cap on all
+    // workers (mr3.k8s.worker.total.max.memory.gb), on nodes that came.
+    assert!(a.peak_workers > size.initial_workers, "{}", a.peak_workers);
+    assert!(a.peak_workers <= size.max_workers, "{}", a.peak_workers);
+    assert!(a.peak_nodes > r.min_hosts, "{}", a.peak_nodes);
+    assert!(a.nodes_provisioned > 1);
+    let burst = a
+        .timeline
+        .iter()
+        .filter(|p| p.at_s < a.last_dag_finished_s)
+        .map(|p| p.workers[0])
+        .max()
+        .unwrap_or(0);
+    assert_eq!(
+        burst, a.peak_workers,
+        "the peak is reached during the burst"
+    );
+}
+
+#[test]
+fn elastic_scale_in_after_the_burst_releases_nodes_down_to_min_hosts() {
+    let r = elastic();
+    let size = ElasticSize::short();
+    let a = elastic_run(r, "autoscaling");
+    assert_eq!(
+        a.keys["mr3.auto.scale.in.min.hosts"],
+        r.min_hosts.to_string()
+    );
+    let ins: Vec<_> = a
+        .scale_events
+        .iter()
+        .filter(|e| e.action == "scale-in")
+        .collect();
+    assert!(!ins.is_empty(), "{:?}", a.scale_events);
+    assert_eq!(ins.len() as u32, a.scale_ins);
+    let last_out = a
+        .scale_events
+        .iter()
+        .filter(|e| e.action != "scale-in")
+        .map(|e| e.at_s)
+        .fold(0.0, f64::max);
+    for e in &ins {
+        // After every scale-out, on a usage at or below ScaleInThreshold;
+        // one whole node at a time (mr3.auto.scale.in.num.decrement.hosts = 1).
+        assert!(e.at_s > last_out, "{e:?}");
+        assert!(e.usage_percent.is_some_and(|u| u <= 50.0), "{e:?}");
+        assert_eq!(e.hosts.len(), 1, "{e:?}");
+        assert_eq!(e.workers, size.workers_per_node, "{e:?}");
+    }
+    assert!(
+        ins.iter().any(|e| e.at_s >= a.last_dag_finished_s),
+        "scale-in goes on after the burst: {ins:?}"
+    );
+    // Node by node down to mr3.auto.scale.in.min.hosts, and no further.
+    assert_eq!(a.scale_ins, a.peak_nodes - r.min_hosts);
+    assert_eq!(a.final_nodes, r.min_hosts);
+    assert_eq!(a.timeline.last().map(|p| p.nodes), Some(r.min_hosts));
+    assert_eq!(a.final_workers, r.min_hosts * size.workers_per_node);
+    assert_eq!(a.released_by_scale_in, a.scale_ins * size.workers_per_node);
+    // The released workers finished the DAGs active at release time: no
+    // attempt was killed.
+    assert_eq!(a.attempts_killed, 0);
+    // Scale-in ends in STABLE: the last state change is out of SCALE_IN.
+    assert_eq!(
+        a.state_changes.last().map(|s| s.state.as_str()),
+        Some("STABLE")
+    );
+}
+
+#[test]
+fn elastic_requests_no_worker_while_scale_in_lasts() {
+    let r = elastic();
+    let mut scale_in_spans = 0;
+    for run in &r.runs {
+        assert_eq!(run.requests_during_scale_in, 0, "{}", run.run);
+        for g in &run.groups {
+            let changes: Vec<_> = run
+                .state_changes
+                .iter()
+                .filter(|s| s.group == g.name)
+                .collect();
+            for (i, c) in changes.iter().enumerate() {
+                if c.state != "SCALE_IN" {
+                    continue;
+                }
+                scale_in_spans += 1;
+                let end = changes.get(i + 1).map_or(run.end_s, |n| n.at_s);
+                let requests: Vec<_> = run
+                    .scale_events
+                    .iter()
+                    .filter(|e| e.group == g.name && e.action != "scale-in" && e.action != "cancel")
+                    .filter(|e| e.at_s >= c.at_s && e.at_s < end)
+                    .collect();
+                assert!(
+                    requests.is_empty(),
+                    "{} {}: requests during SCALE_IN {}-{end} s: {requests:?}",
+                    run.run,
+                    g.name,
+                    c.at_s
+                );
+            }
+        }
+    }
+    assert!(scale_in_spans > 0, "some scale-in to check");
+}
+
+#[test]
+fn elastic_every_dag_completes() {
+    let r = elastic();
+    let size = ElasticSize::short();
+    assert_eq!(r.runs.len(), 5);
+    for run in &r.runs {
+        let per_client = if run.run == "autoscaling" {
+            size.burst_dags_per_client
+        } else {
+            size.recycling_dags_per_client
+        };
+        for c in &run.clients {
+            assert_eq!(c.runs.len() as u32, per_client, "{} {}", run.run, c.name);
+            for w in c.runs.windows(2) {
+                assert!(w[1].submitted_s >= w[0].finished_s, "one DAG at a time");
+            }
+            assert!(c.runs.iter().all(|x| x.finished_s > x.submitted_s));
+        }
+        let total: u32 = run.groups.iter().map(|g| g.dags).sum();
+        assert_eq!(total, run.dags, "{}", run.run);
+        assert_eq!(run.dags as usize, run.clients.len() * per_client as usize);
+        assert!(
+            run.end_s - run.last_dag_finished_s > 900.0 - 1e-6,
+            "{}: the quiet period",
+            run.run
+        );
+        assert_eq!(run.attempts_killed, 0, "{}", run.run);
+    }
+    assert!(r.claims.iter().all(|c| c.held), "{:#?}", r.claims);
+}
+
+#[test]
+fn elastic_recycling_moves_workers_under_fifo_and_fair_not_under_none() {
+    let r = elastic();
+    let none = elastic_run(r, "recycling none");
+    assert_eq!(none.keys["mr3.container.scheduler.scheme"], "none");
+    assert_eq!(none.migrations, 0);
+    assert!(none.moves.is_empty());
+    for label in ["recycling fifo", "recycling fair"] {
+        let x = elastic_run(r, label);
+        assert!(!x.autoscaling);
+        assert_eq!(
+            x.groups.iter().map(|g| g.name.as_str()).collect::<Vec<_>>(),
+            ["etl", "reports"]
+        );
+        assert!(x.migrations > 0, "{label}");
+        assert_eq!(x.moves.len() as u32, x.migrations);
+        // The first group's workers went to the second: reused instead of
+        // new containers (and new nodes) for it.
+        assert!(
+            x.moves.iter().all(|m| m.to == "reports"),
+            "{label}: {:?}",
+            x.moves
+        );
+        assert!(
+            x.containers_requested < none.containers_requested,
+            "{label}: {} requests, none: {}",
+            x.containers_requested,
+            none.containers_requested
+        );
+        let reports = |run: &ElasticRunReport| run.groups[1].mean_turnaround_s;
+        assert!(
+            reports(x) < reports(none),
+            "{label}: recycled workers are there at once"
+        );
+    }
+    // With autoscaling on, the AM gives an autoscaled group no demand (its
+    // autoscaler alone sizes it), so no group is ever in need and fifo
+    // recycles nothing: the reserve expires.
+    let both = elastic_run(r, "recycling fifo + autoscaling");
+    assert!(both.autoscaling);
+    assert_eq!(both.migrations, 0);
+}
+
+#[test]
+fn elastic_reports_are_deterministic_and_rendered() {
+    let a = run_elastic(&ElasticOptions::short()).expect("runs");
+    let b = run_elastic(&ElasticOptions::short()).expect("runs");
+    assert_eq!(a.to_json(), b.to_json(), "same options, same bytes");
+    assert_eq!(a.tables(), b.tables());
+    assert_eq!(a.svg(), b.svg());
+    // Checking invariants changes nothing.
+    assert_eq!(a.to_json(), elastic().to_json());
+    let mut o = ElasticOptions::short();
+    o.seed = 2;
+    assert_ne!(a.to_json(), run_elastic(&o).expect("runs").to_json());
+
+    let v: serde_json::Value = serde_json::from_str(&a.to_json()).expect("valid JSON");
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 5);
+    for x in runs {
+        for key in [
+            "scale_outs",
+            "scale_ins",
+            "peak_workers",
+            "final_workers",
+            "peak_nodes",
+            "final_nodes",
+            "node_seconds",
+            "migrations",
+            "mean_turnaround_s",
+            "clients",
+            "scale_events",
+            "keys",
+        ] {
+            assert!(x.get(key).is_some(), "{} lacks {key}", x["run"]);
+        }
+        assert!(x.get("timeline").is_none(), "the timeline is for the chart");
+    }
+    let text = a.tables();
+    for x in &a.runs {
+        assert!(text.contains(&x.run), "{}", x.run);
+    }
+    assert!(text.contains("Checks:"));
+    let svg = a.svg();
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    for x in &a.runs {
+        assert!(svg.contains(&format!(">{}</text>", x.run)), "{}", x.run);
+    }
+    assert!(svg.contains("SCALE_OUT") && svg.contains("SCALE_IN"));
 }

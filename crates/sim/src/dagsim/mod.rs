@@ -1,12 +1,12 @@
 //! `spindle dag sim`: the task-scheduling experiments of the MR3 seed,
 //! reproduced on the pure DAG cores of `spindle_dag`.
 //!
-//! A discrete-event driver ([`engine`]) runs clients that submit DAGs
+//! A discrete-event driver (`engine`) runs clients that submit DAGs
 //! one after another to the real [`TaskScheduler`](spindle_dag::task_scheduler::TaskScheduler)
 //! of one ContainerGroup, on a fixed pool of ContainerWorkers brought up
 //! through the real [`ContainerScheduler`](spindle_dag::container_scheduler::ContainerScheduler),
 //! on a simulated clock. Task durations come from TPC-DS-like DAGs built
-//! from the seed's vertex counts and sequential times ([`workload`]).
+//! from the seed's vertex counts and sequential times (`workload`).
 //!
 //! - [`Experiment::One`]: 16 clients each submit the same 17 queries
 //!   (TPC-DS 25 to 40, with 39a and 39b) in a unique order; schemes
@@ -17,6 +17,15 @@
 //!
 //! Every run is deterministic: the same options give byte-identical JSON.
 //! The seed's claims are checked on the results ([`ExperimentReport::claims`]).
+//!
+//! The seed's experiments run on a fixed cluster. [`run_elastic`] (`spindle
+//! dag sim --experiment elastic`) drives the two other cores: the real
+//! [`Autoscaler`](spindle_dag::autoscaler::Autoscaler) and the container
+//! scheduler's recycling, wired as the DAG AM wires them, on a simulated
+//! cluster whose nodes appear after a provisioning delay and are reclaimed
+//! once empty (`elastic_engine`): a burst of clients then a quiet period
+//! on an autoscaled group, and two groups of one kind under each recycling
+//! scheme ([`ElasticReport`]).
 //!
 //! ```no_run
 //! use spindle_sim::dagsim::{run_experiment, Experiment, ExperimentOptions};
@@ -29,6 +38,9 @@
 //! # Ok::<(), spindle_sim::dagsim::DagSimError>(())
 //! ```
 
+mod elastic;
+mod elastic_engine;
+mod elastic_output;
 mod engine;
 mod output;
 mod workload;
@@ -43,6 +55,11 @@ use spindle_dag::dag::VertexPriorityScheme;
 use spindle_dag::{CoreError, InvariantViolation, Resource};
 
 use crate::rng::Rng;
+pub use elastic::{
+    run_elastic, ElasticClientReport, ElasticClusterReport, ElasticGroupResult, ElasticOptions,
+    ElasticReport, ElasticRunReport, ElasticSize, MoveReport, ScaleEventReport, StateChangeReport,
+    TimelinePoint,
+};
 use engine::{simulate, ClientPlan, Cluster, RunOutcome, RunSpec};
 use workload::{build_query, QueryModel};
 pub use workload::{QueryDef, EXPERIMENT_1_QUERIES, EXPERIMENT_2_QUERIES};
@@ -468,7 +485,12 @@ pub fn run_experiment(opts: &ExperimentOptions) -> Result<ExperimentReport, DagS
     for (i, def) in defs.iter().enumerate() {
         let mut rng = Rng::stream(opts.seed, &[e, i as u64]);
         let mut model = build_query(*def, cluster.slots(), cluster.slot, &mut rng);
-        let alone = calibrate(&mut model, cluster, opts)?;
+        let alone = calibrate(
+            &mut model,
+            cluster,
+            opts.task_queue_scheme,
+            opts.check_invariants,
+        )?;
         query_reports.push(QueryReport {
             name: def.name.to_string(),
             vertices: model.spec.vertices.len() as u32,
@@ -540,7 +562,8 @@ fn unique_orders(n: usize, clients: usize, seed: u64) -> Result<Vec<Vec<usize>>,
 fn calibrate(
     model: &mut QueryModel,
     cluster: Cluster,
-    opts: &ExperimentOptions,
+    task_queue_scheme: TaskQueueScheme,
+    check_invariants: bool,
 ) -> Result<u64, DagSimError> {
     let target_ms = model.def.sequential_s * 1000.0;
     let mut scale = 1000.0;
@@ -553,8 +576,8 @@ fn calibrate(
             queries: std::slice::from_ref(model),
             clients: &clients,
             cluster,
-            task: FIFO.task_config(opts.task_queue_scheme),
-            check_invariants: opts.check_invariants,
+            task: FIFO.task_config(task_queue_scheme),
+            check_invariants,
         })?;
         Ok(out.end_ms.max(1))
     };

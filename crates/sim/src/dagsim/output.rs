@@ -200,7 +200,7 @@ fn row(out: &mut String, cells: &[String], widths: &[usize]) {
     out.push('\n');
 }
 
-fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+pub(super) fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -354,7 +354,7 @@ pub(super) fn tables(r: &ExperimentReport) -> String {
 
 // ----- the chart -----
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -362,7 +362,7 @@ fn esc(s: &str) -> String {
 }
 
 /// A round axis step (1, 2 or 5 times a power of ten) of at least `raw`.
-fn nice_step(raw: f64) -> f64 {
+pub(super) fn nice_step(raw: f64) -> f64 {
     if !(raw.is_finite() && raw > 0.0) {
         return 1.0;
     }

@@ -1,0 +1,829 @@
+//! `spindle dag sim --experiment elastic`: the Autoscaler and the
+//! ContainerScheduler's recycling on a simulated elastic cluster.
+//!
+//! The seed's task-scheduling experiments run on a fixed cluster; this
+//! scenario drives the other two cores. Nodes of a fixed number of worker
+//! slots appear a provisioning delay after the cluster needs them and are
+//! reclaimed once empty ([`NodeModel`]); the cores are wired as the DAG AM
+//! wires them ([`elastic_engine`](super::elastic_engine)). Five runs:
+//!
+//! - `autoscaling`: one group (`All-In-One`) with autoscaling on: a burst
+//!   of clients, each submitting DAGs back to back from time 0, then a
+//!   quiet period. The autoscaler scales out during the burst and, after
+//!   it, scales in node by node down to `mr3.auto.scale.in.min.hosts`.
+//! - `recycling none|fifo|fair`: two ContainerGroups of one ContainerKind
+//!   (`etl` from time 0, `reports` later), autoscaling off, each group
+//!   starting the workers its pending tasks need (at most
+//!   `spindle.dag.group.max.workers`), under each
+//!   `mr3.container.scheduler.scheme`.
+//! - `recycling fifo + autoscaling`: the same with autoscaling on, as the
+//!   AM runs both together.
+//!
+//! The same options give byte-identical reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use spindle_dag::autoscaler::{ScaleOutCause, ScaleState};
+use spindle_dag::config::{keys, ContainerSchedulerScheme, DagConfig};
+use spindle_dag::Resource;
+
+use super::elastic_engine::{
+    simulate_elastic, ClientStart, ElasticClient, ElasticOutcome, ElasticSpec, GroupPlan,
+    NodeModel, ScaleAction,
+};
+use super::engine::Cluster;
+use super::workload::{build_query, QueryModel};
+use super::{
+    calibrate, round4, secs, Claim, DagSimError, QueryReport, RunReport, TaskQueueScheme,
+    EXPERIMENT_1_QUERIES,
+};
+use crate::rng::Rng;
+
+/// `mr3.check.memory.usage.event.interval.secs` of every run: the
+/// autoscaler's sampling, fair rebalancing and the driver's tick.
+pub const CHECK_INTERVAL_S: u64 = 5;
+/// From asking for a node to the node taking containers.
+pub const NODE_PROVISIONING_S: u64 = 45;
+/// From a granted container to its worker registering.
+pub const WORKER_START_S: u64 = 5;
+/// A node without any worker for this long is reclaimed.
+pub const EMPTY_NODE_RECLAIM_S: u64 = 30;
+/// How long every run goes on after its last DAG.
+pub const QUIET_PERIOD_S: u64 = 900;
+/// What one task needs (as in experiments 1 and 2).
+pub const TASK: Resource = Resource::new(4096, 1);
+/// `mr3.auto.scale.in.min.hosts` of the runs with autoscaling.
+pub const MIN_HOSTS: u32 = 2;
+/// `mr3.container.idle.timeout.ms`: how long an unclaimed stopped worker
+/// waits in the reserve.
+pub const RESERVE_TIMEOUT_S: u64 = 60;
+/// The recycling runs' second group starts this long after the first
+/// group's last DAG: after an empty node is reclaimed, within the reserve's
+/// timeout.
+pub const HANDOVER_GAP_S: u64 = 40;
+
+/// How big the elastic scenario is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElasticSize {
+    /// Tasks one worker runs at once (each worker has `slots x 4096 MB`).
+    pub slots_per_worker: u32,
+    /// Workers one node holds.
+    pub workers_per_node: u32,
+    /// The DAGs are built and calibrated for a fixed cluster of this many
+    /// workers (their task counts follow its slots, as in experiments 1
+    /// and 2).
+    pub reference_workers: u32,
+    /// How many of experiment 1's queries the clients draw from.
+    pub queries: u32,
+    /// The burst: clients submitting DAGs back to back from time 0.
+    pub burst_clients: u32,
+    pub burst_dags_per_client: u32,
+    /// `mr3.k8s.worker.total.max.memory.gb` is this many workers' memory.
+    pub max_workers: u32,
+    /// `mr3.auto.scale.out.num.initial.containers`.
+    pub initial_workers: u32,
+    /// `mr3.auto.scale.out.num.increment.containers`.
+    pub increment_workers: u32,
+    /// Recycling: clients per group and DAGs per client.
+    pub recycling_clients_per_group: u32,
+    pub recycling_dags_per_client: u32,
+    /// `spindle.dag.group.max.workers` in the recycling runs.
+    pub group_max_workers: u32,
+}
+
+impl ElasticSize {
+    /// Nodes of 4 workers x 4 slots; 12 clients x 6 DAGs of experiment
+    /// 1's queries (sized for 16 workers) on at most 32 workers.
+    pub fn full() -> ElasticSize {
+        ElasticSize {
+            slots_per_worker: 4,
+            workers_per_node: 4,
+            reference_workers: 16,
+            queries: 17,
+            burst_clients: 12,
+            burst_dags_per_client: 6,
+            max_workers: 32,
+            initial_workers: 4,
+            increment_workers: 8,
+            recycling_clients_per_group: 3,
+            recycling_dags_per_client: 4,
+            group_max_workers: 8,
+        }
+    }
+
+    /// The CI form: nodes of 2 workers, 4 clients x 3 DAGs (sized for 4
+    /// workers) on at most 8 workers.
+    pub fn short() -> ElasticSize {
+        ElasticSize {
+            slots_per_worker: 4,
+            workers_per_node: 2,
+            reference_workers: 4,
+            queries: 8,
+            burst_clients: 4,
+            burst_dags_per_client: 3,
+            max_workers: 8,
+            initial_workers: 2,
+            increment_workers: 2,
+            recycling_clients_per_group: 2,
+            recycling_dags_per_client: 2,
+            group_max_workers: 4,
+        }
+    }
+
+    fn worker(&self) -> Resource {
+        Resource::new(
+            TASK.memory_mb * u64::from(self.slots_per_worker),
+            TASK.vcores * self.slots_per_worker,
+        )
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElasticOptions {
+    /// Seeds the DAG shapes, task times and the clients' query orders.
+    pub seed: u64,
+    pub size: ElasticSize,
+    /// `mr3.taskattempt.queue.scheme` of every run.
+    pub task_queue_scheme: TaskQueueScheme,
+    /// Check every core's invariants (and the driver's) after every input.
+    pub check_invariants: bool,
+}
+
+impl ElasticOptions {
+    pub fn full() -> ElasticOptions {
+        ElasticOptions {
+            seed: crate::DEFAULT_SEED,
+            size: ElasticSize::full(),
+            task_queue_scheme: TaskQueueScheme::Indexed,
+            check_invariants: false,
+        }
+    }
+
+    pub fn short() -> ElasticOptions {
+        ElasticOptions {
+            size: ElasticSize::short(),
+            ..ElasticOptions::full()
+        }
+    }
+}
+
+/// The simulated cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ElasticClusterReport {
+    pub workers_per_node: u32,
+    pub slots_per_worker: u32,
+    pub worker_memory_mb: u64,
+    pub worker_vcores: u32,
+    pub task_memory_mb: u64,
+    pub task_vcores: u32,
+    pub node_provisioning_s: u64,
+    pub worker_start_s: u64,
+    pub empty_node_reclaimed_after_s: u64,
+    pub initial_nodes: u32,
+    pub max_nodes: u32,
+    /// The fixed cluster the DAGs are sized and calibrated for.
+    pub reference_workers: u32,
+    pub quiet_period_s: u64,
+}
+
+/// One group's DAGs in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElasticGroupResult {
+    pub name: String,
+    pub dags: u32,
+    pub mean_turnaround_s: f64,
+    pub max_turnaround_s: f64,
+    pub last_finished_s: f64,
+}
+
+/// One client's DAGs in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElasticClientReport {
+    pub name: String,
+    pub group: String,
+    pub completion_s: f64,
+    pub runs: Vec<RunReport>,
+}
+
+/// An autoscaler decision as carried out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScaleEventReport {
+    pub at_s: f64,
+    pub group: String,
+    /// `scale-out`, `initial` (workers for a group that has none),
+    /// `cancel` (requests withdrawn when SCALE_OUT ends) or `scale-in`.
+    pub action: String,
+    /// Workers requested or withdrawn, or workers on the released hosts.
+    pub workers: u32,
+    pub hosts: Vec<String>,
+    /// The window's memory usage the decision was made on, percent.
+    pub usage_percent: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateChangeReport {
+    pub at_s: f64,
+    pub group: String,
+    pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MoveReport {
+    pub at_s: f64,
+    pub worker: String,
+    /// `None`: from the reserve.
+    pub from: Option<String>,
+    pub to: String,
+}
+
+/// The cluster at one tick (for the chart; not in the JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelinePoint {
+    pub at_s: f64,
+    pub nodes: u32,
+    pub workers: Vec<u32>,
+    pub reserve: u32,
+    /// Memory of running attempts over the workers' task memory.
+    pub memory_usage: f64,
+    pub states: Vec<Option<ScaleState>>,
+    /// Per group, the autoscaler's window usage (fraction).
+    pub window_usage: Vec<Option<f64>>,
+}
+
+/// One run of the scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElasticRunReport {
+    pub run: String,
+    pub description: String,
+    pub container_scheduler_scheme: String,
+    pub autoscaling: bool,
+    /// The keys given to the cores' configuration parser (the AM's).
+    pub keys: BTreeMap<String, String>,
+    pub groups: Vec<ElasticGroupResult>,
+    /// Scale-outs proper (usage reached ScaleOutThreshold).
+    pub scale_outs: u32,
+    /// Requests for a group that had no worker.
+    pub initial_requests: u32,
+    pub scale_ins: u32,
+    /// Scale-outs that ended with requests still waiting.
+    pub scale_out_cancels: u32,
+    pub containers_requested: u32,
+    pub requests_cancelled: u32,
+    /// Container requests made while the group's autoscaler was SCALE_IN.
+    pub requests_during_scale_in: u32,
+    pub workers_started: u32,
+    pub workers_exited: u32,
+    pub released_by_scale_in: u32,
+    pub peak_workers: u32,
+    pub final_workers: u32,
+    pub peak_nodes: u32,
+    pub final_nodes: u32,
+    pub nodes_provisioned: u32,
+    pub nodes_reclaimed: u32,
+    /// From asking for each node to its reclaim (or the end of the run).
+    pub node_seconds: f64,
+    pub worker_seconds: f64,
+    /// Busy slot time over the slots of the workers' lifetimes.
+    pub slot_utilization: f64,
+    /// Workers recycled to another group (`ReassignWorker`).
+    pub migrations: u32,
+    /// `StopWorkerGracefully` (fair recycling).
+    pub graceful_stops: u32,
+    pub attempts_killed: u32,
+    pub dags: u32,
+    pub mean_turnaround_s: f64,
+    pub max_turnaround_s: f64,
+    pub last_dag_finished_s: f64,
+    pub end_s: f64,
+    pub first_scale_out_s: Option<f64>,
+    pub first_scale_in_s: Option<f64>,
+    pub last_scale_in_s: Option<f64>,
+    pub core_steps: u64,
+    pub scale_events: Vec<ScaleEventReport>,
+    pub state_changes: Vec<StateChangeReport>,
+    pub moves: Vec<MoveReport>,
+    pub clients: Vec<ElasticClientReport>,
+    #[serde(skip)]
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// Everything the elastic scenario produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElasticReport {
+    pub scenario: String,
+    pub description: String,
+    pub seed: u64,
+    pub cluster: ElasticClusterReport,
+    /// `mr3.auto.scale.in.min.hosts` of the runs with autoscaling.
+    pub min_hosts: u32,
+    pub queries: Vec<QueryReport>,
+    pub runs: Vec<ElasticRunReport>,
+    pub claims: Vec<Claim>,
+}
+
+impl ElasticReport {
+    /// Pretty JSON, deterministic (byte-identical for the same options).
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The human tables.
+    pub fn tables(&self) -> String {
+        super::elastic_output::tables(self)
+    }
+
+    /// Workers, nodes and memory usage over time, one panel per run.
+    pub fn svg(&self) -> String {
+        super::elastic_output::svg(self)
+    }
+
+    /// Writes `dag-sim-elastic.svg` into `dir` (created if missing).
+    pub fn write_svg(&self, dir: &Path) -> Result<PathBuf, DagSimError> {
+        std::fs::create_dir_all(dir).map_err(|source| DagSimError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join("dag-sim-elastic.svg");
+        std::fs::write(&path, self.svg()).map_err(|source| DagSimError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    pub fn run(&self, label: &str) -> Option<&ElasticRunReport> {
+        self.runs.iter().find(|r| r.run == label)
+    }
+}
+
+/// The runs, in report order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunKind {
+    Autoscaling,
+    Recycling(ContainerSchedulerScheme),
+    RecyclingWithAutoscaling,
+}
+
+const RUNS: [RunKind; 5] = [
+    RunKind::Autoscaling,
+    RunKind::Recycling(ContainerSchedulerScheme::None),
+    RunKind::Recycling(ContainerSchedulerScheme::Fifo),
+    RunKind::Recycling(ContainerSchedulerScheme::Fair),
+    RunKind::RecyclingWithAutoscaling,
+];
+
+impl RunKind {
+    fn label(self) -> String {
+        match self {
+            RunKind::Autoscaling => "autoscaling".into(),
+            RunKind::Recycling(s) => format!("recycling {}", s.name()),
+            RunKind::RecyclingWithAutoscaling => "recycling fifo + autoscaling".into(),
+        }
+    }
+
+    fn scheme(self) -> ContainerSchedulerScheme {
+        match self {
+            RunKind::Autoscaling => ContainerSchedulerScheme::None,
+            RunKind::Recycling(s) => s,
+            RunKind::RecyclingWithAutoscaling => ContainerSchedulerScheme::Fifo,
+        }
+    }
+
+    fn autoscaling(self) -> bool {
+        !matches!(self, RunKind::Recycling(_))
+    }
+}
+
+/// The keys every run gives the configuration parser.
+fn run_keys(size: &ElasticSize, kind: RunKind, opts: &ElasticOptions) -> BTreeMap<String, String> {
+    let worker_gb = size.worker().memory_mb / 1024;
+    let pairs: [(&str, String); 18] = [
+        (
+            keys::TASKATTEMPT_QUEUE_SCHEME,
+            opts.task_queue_scheme.name().into(),
+        ),
+        (
+            keys::CONTAINER_SCHEDULER_SCHEME,
+            kind.scheme().name().into(),
+        ),
+        (
+            keys::CHECK_MEMORY_USAGE_INTERVAL_SECS,
+            CHECK_INTERVAL_S.to_string(),
+        ),
+        (
+            keys::CONTAINER_IDLE_TIMEOUT_MS,
+            (RESERVE_TIMEOUT_S * 1000).to_string(),
+        ),
+        (keys::ENABLE_AUTO_SCALING, kind.autoscaling().to_string()),
+        (keys::MEMORY_USAGE_CHECK_SCHEME, "average".into()),
+        (keys::MEMORY_USAGE_WINDOW_SECS, "60".into()),
+        (keys::SCALE_OUT_THRESHOLD_PERCENT, "80".into()),
+        (keys::SCALE_IN_THRESHOLD_PERCENT, "50".into()),
+        (keys::SCALE_OUT_GRACE_PERIOD_SECS, "90".into()),
+        (keys::SCALE_IN_DELAY_AFTER_SCALE_OUT_SECS, "30".into()),
+        (keys::SCALE_IN_GRACE_PERIOD_SECS, "60".into()),
+        (keys::SCALE_IN_MIN_HOSTS, MIN_HOSTS.to_string()),
+        (keys::SCALE_IN_WAIT_DAG_FINISHED, "true".into()),
+        (
+            keys::SCALE_OUT_NUM_INITIAL_CONTAINERS,
+            size.initial_workers.to_string(),
+        ),
+        (
+            keys::SCALE_OUT_NUM_INCREMENT_CONTAINERS,
+            size.increment_workers.to_string(),
+        ),
+        (keys::SCALE_IN_NUM_DECREMENT_HOSTS, "1".into()),
+        (
+            keys::WORKER_TOTAL_MAX_MEMORY_GB,
+            (u64::from(size.max_workers) * worker_gb).to_string(),
+        ),
+    ];
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// `count` of `0..n` in a random order of the client's own stream.
+fn client_queries(seed: u64, stream: u64, client: u64, n: usize, count: usize) -> Vec<usize> {
+    let mut rng = Rng::stream(seed, &[3, stream, client]);
+    let mut o: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.index(i + 1);
+        o.swap(i, j);
+    }
+    o.into_iter().cycle().take(count).collect()
+}
+
+/// Runs the elastic scenario: its five runs and the checks on them.
+pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> {
+    let size = opts.size;
+    let n = size.queries as usize;
+    if n == 0 || n > EXPERIMENT_1_QUERIES.len() {
+        return Err(DagSimError::Options(format!(
+            "the clients draw from 1 to {} of experiment 1's queries; {n} asked",
+            EXPERIMENT_1_QUERIES.len()
+        )));
+    }
+    if size.slots_per_worker == 0
+        || size.workers_per_node == 0
+        || size.reference_workers == 0
+        || size.max_workers == 0
+    {
+        return Err(DagSimError::Options(
+            "workers need slots, nodes need workers and the cluster at least one worker".into(),
+        ));
+    }
+    let reference = Cluster {
+        workers: size.reference_workers,
+        slots_per_worker: size.slots_per_worker,
+        slot: TASK,
+    };
+    let mut queries: Vec<QueryModel> = Vec::with_capacity(n);
+    let mut query_reports = Vec::with_capacity(n);
+    for (i, def) in EXPERIMENT_1_QUERIES[..n].iter().enumerate() {
+        let mut rng = Rng::stream(opts.seed, &[3, i as u64]);
+        let mut model = build_query(*def, reference.slots(), TASK, &mut rng);
+        let alone = calibrate(
+            &mut model,
+            reference,
+            opts.task_queue_scheme,
+            opts.check_invariants,
+        )?;
+        query_reports.push(QueryReport {
+            name: def.name.to_string(),
+            vertices: model.spec.vertices.len() as u32,
+            edges: model.spec.edges.len() as u32,
+            fact_scans: model.fact_scans(),
+            tasks: model.total_tasks(),
+            sequential_s: def.sequential_s,
+            simulated_sequential_s: secs(alone),
+            work_slot_s: secs(model.work_ms()),
+        });
+        queries.push(model);
+    }
+
+    let max_nodes = size.max_workers.div_ceil(size.workers_per_node) * 2 + 2;
+    let nodes = NodeModel {
+        workers_per_node: size.workers_per_node,
+        provision_ms: NODE_PROVISIONING_S * 1000,
+        worker_start_ms: WORKER_START_S * 1000,
+        reclaim_after_ms: EMPTY_NODE_RECLAIM_S * 1000,
+        initial_nodes: 1,
+        max_nodes,
+    };
+    let worker = size.worker();
+    let mut runs = Vec::with_capacity(RUNS.len());
+    for kind in RUNS {
+        let (groups, clients) = match kind {
+            RunKind::Autoscaling => {
+                let groups = vec![GroupPlan {
+                    name: "All-In-One".into(),
+                    worker,
+                    default: true,
+                    max_workers: size.max_workers,
+                }];
+                let clients = (0..size.burst_clients)
+                    .map(|c| ElasticClient {
+                        name: format!("Beeline {}", c + 1),
+                        group: 0,
+                        start: ClientStart::At { ms: 0 },
+                        queries: client_queries(
+                            opts.seed,
+                            0,
+                            u64::from(c),
+                            n,
+                            size.burst_dags_per_client as usize,
+                        ),
+                    })
+                    .collect::<Vec<_>>();
+                (groups, clients)
+            }
+            _ => {
+                let groups: Vec<GroupPlan> = ["etl", "reports"]
+                    .into_iter()
+                    .map(|name| GroupPlan {
+                        name: name.into(),
+                        worker,
+                        default: false,
+                        max_workers: size.group_max_workers,
+                    })
+                    .collect();
+                let mut clients = Vec::new();
+                let starts = [
+                    ClientStart::At { ms: 0 },
+                    ClientStart::AfterGroup {
+                        group: 0,
+                        delay_ms: HANDOVER_GAP_S * 1000,
+                    },
+                ];
+                for (g, start) in starts.into_iter().enumerate() {
+                    for c in 0..size.recycling_clients_per_group {
+                        clients.push(ElasticClient {
+                            name: format!("{} {}", groups[g].name, c + 1),
+                            group: g,
+                            start,
+                            queries: client_queries(
+                                opts.seed,
+                                1 + g as u64,
+                                u64::from(c),
+                                n,
+                                size.recycling_dags_per_client as usize,
+                            ),
+                        });
+                    }
+                }
+                (groups, clients)
+            }
+        };
+        let keys = run_keys(&size, kind, opts);
+        let config = DagConfig::from_map(&keys)?;
+        let outcome = simulate_elastic(&ElasticSpec {
+            queries: &queries,
+            groups: &groups,
+            clients: &clients,
+            nodes,
+            config,
+            tick_ms: CHECK_INTERVAL_S * 1000,
+            quiet_ms: QUIET_PERIOD_S * 1000,
+            check_invariants: opts.check_invariants,
+        })?;
+        runs.push(run_report(
+            kind, keys, &groups, &clients, &queries, &outcome, size,
+        ));
+    }
+    let claims = super::elastic_output::claims(&runs, size);
+    Ok(ElasticReport {
+        scenario: "elastic".into(),
+        description: format!(
+            "a burst of {} clients x {} DAGs then {} s of quiet on an autoscaled group; two \
+             groups of one kind ({} clients x {} DAGs each, the second starting {} s after the \
+             first group's last DAG) under each recycling scheme",
+            size.burst_clients,
+            size.burst_dags_per_client,
+            QUIET_PERIOD_S,
+            size.recycling_clients_per_group,
+            size.recycling_dags_per_client,
+            HANDOVER_GAP_S
+        ),
+        seed: opts.seed,
+        cluster: ElasticClusterReport {
+            workers_per_node: size.workers_per_node,
+            slots_per_worker: size.slots_per_worker,
+            worker_memory_mb: worker.memory_mb,
+            worker_vcores: worker.vcores,
+            task_memory_mb: TASK.memory_mb,
+            task_vcores: TASK.vcores,
+            node_provisioning_s: NODE_PROVISIONING_S,
+            worker_start_s: WORKER_START_S,
+            empty_node_reclaimed_after_s: EMPTY_NODE_RECLAIM_S,
+            initial_nodes: nodes.initial_nodes,
+            max_nodes,
+            reference_workers: size.reference_workers,
+            quiet_period_s: QUIET_PERIOD_S,
+        },
+        min_hosts: MIN_HOSTS,
+        queries: query_reports,
+        runs,
+        claims,
+    })
+}
+
+fn percent(bp: Option<u64>) -> Option<f64> {
+    bp.map(|b| b as f64 / 100.0)
+}
+
+fn run_report(
+    kind: RunKind,
+    keys: BTreeMap<String, String>,
+    groups: &[GroupPlan],
+    clients: &[ElasticClient],
+    queries: &[QueryModel],
+    o: &ElasticOutcome,
+    size: ElasticSize,
+) -> ElasticRunReport {
+    let name = |g: usize| groups[g].name.clone();
+    let mut client_reports = Vec::with_capacity(clients.len());
+    let mut per_group: Vec<Vec<(u64, u64)>> = vec![Vec::new(); groups.len()];
+    for (plan, runs) in clients.iter().zip(&o.runs) {
+        for r in runs {
+            per_group[plan.group].push((r.finished_ms - r.submitted_ms, r.finished_ms));
+        }
+        client_reports.push(ElasticClientReport {
+            name: plan.name.clone(),
+            group: name(plan.group),
+            completion_s: secs(runs.last().map_or(0, |r| r.finished_ms)),
+            runs: runs
+                .iter()
+                .map(|r| RunReport {
+                    query: queries[r.query].def.name.to_string(),
+                    submitted_s: secs(r.submitted_ms),
+                    finished_s: secs(r.finished_ms),
+                })
+                .collect(),
+        });
+    }
+    let stats = |v: &[(u64, u64)]| {
+        let n = v.len().max(1) as f64;
+        (
+            round4(secs(v.iter().map(|x| x.0).sum()) / n),
+            secs(v.iter().map(|x| x.0).max().unwrap_or(0)),
+            secs(v.iter().map(|x| x.1).max().unwrap_or(0)),
+        )
+    };
+    let group_results: Vec<ElasticGroupResult> = per_group
+        .iter()
+        .enumerate()
+        .map(|(g, v)| {
+            let (mean, max, last) = stats(v);
+            ElasticGroupResult {
+                name: name(g),
+                dags: v.len() as u32,
+                mean_turnaround_s: mean,
+                max_turnaround_s: max,
+                last_finished_s: last,
+            }
+        })
+        .collect();
+    let all: Vec<(u64, u64)> = per_group.concat();
+    let (mean, max, _) = stats(&all);
+    let c = o.counters;
+    let scale_events: Vec<ScaleEventReport> = o
+        .scale_events
+        .iter()
+        .map(|e| {
+            let (action, workers, hosts) = match &e.action {
+                ScaleAction::Request { count, cause } => (
+                    match cause {
+                        ScaleOutCause::Initial => "initial",
+                        ScaleOutCause::Usage => "scale-out",
+                    },
+                    *count,
+                    Vec::new(),
+                ),
+                ScaleAction::Cancel { count } => ("cancel", *count, Vec::new()),
+                ScaleAction::Release { hosts, workers } => ("scale-in", *workers, hosts.clone()),
+            };
+            ScaleEventReport {
+                at_s: secs(e.at_ms),
+                group: name(e.group),
+                action: action.into(),
+                workers,
+                hosts,
+                usage_percent: percent(e.usage_bp),
+            }
+        })
+        .collect();
+    let first = |action: &str| {
+        scale_events
+            .iter()
+            .find(|e| e.action == action)
+            .map(|e| e.at_s)
+    };
+    let last_scale_in = scale_events
+        .iter()
+        .rev()
+        .find(|e| e.action == "scale-in")
+        .map(|e| e.at_s);
+    let slots = f64::from(size.slots_per_worker);
+    ElasticRunReport {
+        run: kind.label(),
+        description: match kind {
+            RunKind::Autoscaling => {
+                "one autoscaled group: a burst of clients, then quiet".to_string()
+            }
+            RunKind::Recycling(s) => format!(
+                "two groups of one kind, workers on demand, mr3.container.scheduler.scheme = {}",
+                s.name()
+            ),
+            RunKind::RecyclingWithAutoscaling => {
+                "two groups of one kind, fifo recycling, each group autoscaled".to_string()
+            }
+        },
+        container_scheduler_scheme: kind.scheme().name().to_string(),
+        autoscaling: kind.autoscaling(),
+        keys,
+        groups: group_results,
+        scale_outs: c.scale_outs,
+        initial_requests: c.initial_requests,
+        scale_ins: c.scale_ins,
+        scale_out_cancels: c.scale_out_cancels,
+        containers_requested: c.containers_requested,
+        requests_cancelled: c.requests_cancelled,
+        requests_during_scale_in: o
+            .requests
+            .iter()
+            .filter(|r| r.during_scale_in)
+            .map(|r| r.count)
+            .sum(),
+        workers_started: c.workers_started,
+        workers_exited: c.workers_exited,
+        released_by_scale_in: c.released_by_scale_in,
+        peak_workers: o.peak_workers,
+        final_workers: o.final_workers,
+        peak_nodes: o.peak_nodes,
+        final_nodes: o.final_nodes,
+        nodes_provisioned: c.nodes_provisioned,
+        nodes_reclaimed: c.nodes_reclaimed,
+        node_seconds: secs(o.node_ms),
+        worker_seconds: secs(o.worker_ms),
+        slot_utilization: round4(o.busy_ms as f64 / (o.worker_ms.max(1) as f64 * slots)),
+        migrations: c.migrations,
+        graceful_stops: c.graceful_stops,
+        attempts_killed: c.attempts_killed,
+        dags: all.len() as u32,
+        mean_turnaround_s: mean,
+        max_turnaround_s: max,
+        last_dag_finished_s: secs(o.last_dag_ms),
+        end_s: secs(o.end_ms),
+        first_scale_out_s: first("scale-out"),
+        first_scale_in_s: first("scale-in"),
+        last_scale_in_s: last_scale_in,
+        core_steps: o.steps,
+        scale_events,
+        state_changes: o
+            .state_changes
+            .iter()
+            .map(|s| StateChangeReport {
+                at_s: secs(s.at_ms),
+                group: name(s.group),
+                state: s.state.to_string(),
+            })
+            .collect(),
+        moves: o
+            .moves
+            .iter()
+            .map(|m| MoveReport {
+                at_s: secs(m.at_ms),
+                worker: m.worker.clone(),
+                from: m.from.map(name),
+                to: name(m.to),
+            })
+            .collect(),
+        clients: client_reports,
+        timeline: o
+            .samples
+            .iter()
+            .map(|s| TimelinePoint {
+                at_s: secs(s.at_ms),
+                nodes: s.nodes,
+                workers: s.workers.clone(),
+                reserve: s.reserve,
+                memory_usage: if s.capacity_mb == 0 {
+                    0.0
+                } else {
+                    s.used_mb as f64 / s.capacity_mb as f64
+                },
+                states: s.states.clone(),
+                window_usage: s
+                    .usage_bp
+                    .iter()
+                    .map(|u| u.map(|b| b as f64 / 10_000.0))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
