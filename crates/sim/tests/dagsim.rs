@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use spindle_sim::dagsim::{
-    run_elastic, run_experiment, schemes, ElasticOptions, ElasticReport, ElasticRunReport,
-    ElasticSize, Experiment, ExperimentOptions, ExperimentReport, TaskQueueScheme,
+    burst_dags, run_elastic, run_experiment, schemes, ElasticOptions, ElasticReport,
+    ElasticRunReport, ElasticSize, Experiment, ExperimentOptions, ExperimentReport,
+    TaskQueueScheme,
 };
 
 fn run(experiment: Experiment, scheme: TaskQueueScheme, check: bool) -> ExperimentReport {
@@ -284,7 +285,7 @@ fn elastic_autoscaler_scales_out_during_the_burst() {
     assert!(!outs.is_empty(), "{:?}", a.scale_events);
     assert_eq!(outs.len() as u32, a.scale_outs);
     for e in &outs {
-        assert!(e.at_s < a.last_dag_finished_s, "{e:?}");
+        assert!(e.at_s < a.burst_end_s, "{e:?}");
         assert!(e.usage_percent.is_some_and(|u| u >= 80.0), "{e:?}");
         assert_eq!(e.workers, size.increment_workers, "{e:?}");
     }
@@ -300,7 +301,7 @@ fn elastic_autoscaler_scales_out_during_the_burst() {
     let burst = a
         .timeline
         .iter()
-        .filter(|p| p.at_s < a.last_dag_finished_s)
+        .filter(|p| p.at_s < a.burst_end_s)
         .map(|p| p.workers[0])
         .max()
         .unwrap_or(0);
@@ -341,8 +342,9 @@ fn elastic_scale_in_after_the_burst_releases_nodes_down_to_min_hosts() {
         assert_eq!(e.workers, size.workers_per_node, "{e:?}");
     }
     assert!(
-        ins.iter().any(|e| e.at_s >= a.last_dag_finished_s),
-        "scale-in goes on after the burst: {ins:?}"
+        ins.iter().all(|e| e.at_s >= a.burst_end_s),
+        "scale-in after the burst ({} s): {ins:?}",
+        a.burst_end_s
     );
     // Node by node down to mr3.auto.scale.in.min.hosts, and no further.
     assert_eq!(a.scale_ins, a.peak_nodes - r.min_hosts);
@@ -350,8 +352,17 @@ fn elastic_scale_in_after_the_burst_releases_nodes_down_to_min_hosts() {
     assert_eq!(a.timeline.last().map(|p| p.nodes), Some(r.min_hosts));
     assert_eq!(a.final_workers, r.min_hosts * size.workers_per_node);
     assert_eq!(a.released_by_scale_in, a.scale_ins * size.workers_per_node);
-    // The released workers finished the DAGs active at release time: no
-    // attempt was killed.
+    // The released workers finished the DAGs active at release time (the
+    // background client's, which runs through the scale-ins): they waited,
+    // and no attempt was killed.
+    let background = a
+        .clients
+        .iter()
+        .find(|c| c.name == "background")
+        .expect("a background client");
+    assert!(background.completion_s > a.last_scale_in_s.unwrap_or(f64::MAX));
+    assert!(a.released_after_waiting > 0, "{a:?}");
+    assert!(a.longest_release_wait_s > 0.0);
     assert_eq!(a.attempts_killed, 0);
     // Scale-in ends in STABLE: the last state change is out of SCALE_IN.
     assert_eq!(
@@ -403,12 +414,17 @@ fn elastic_every_dag_completes() {
     let size = ElasticSize::short();
     assert_eq!(r.runs.len(), 5);
     for run in &r.runs {
-        let per_client = if run.run == "autoscaling" {
-            size.burst_dags_per_client
-        } else {
-            size.recycling_dags_per_client
-        };
-        for c in &run.clients {
+        let mut planned = 0;
+        for (i, c) in run.clients.iter().enumerate() {
+            let per_client = if run.run != "autoscaling" {
+                size.recycling_dags_per_client
+            } else if c.name == "background" {
+                c.runs.len() as u32
+            } else {
+                burst_dags(&size, i as u32)
+            };
+            assert!(per_client > 0, "{} {}", run.run, c.name);
+            planned += per_client;
             assert_eq!(c.runs.len() as u32, per_client, "{} {}", run.run, c.name);
             for w in c.runs.windows(2) {
                 assert!(w[1].submitted_s >= w[0].finished_s, "one DAG at a time");
@@ -417,7 +433,7 @@ fn elastic_every_dag_completes() {
         }
         let total: u32 = run.groups.iter().map(|g| g.dags).sum();
         assert_eq!(total, run.dags, "{}", run.run);
-        assert_eq!(run.dags as usize, run.clients.len() * per_client as usize);
+        assert_eq!(run.dags, planned, "{}", run.run);
         assert!(
             run.end_s - run.last_dag_finished_s > 900.0 - 1e-6,
             "{}: the quiet period",

@@ -36,8 +36,8 @@ use super::elastic_engine::{
 use super::engine::Cluster;
 use super::workload::{build_query, QueryModel};
 use super::{
-    calibrate, round4, secs, Claim, DagSimError, QueryReport, RunReport, TaskQueueScheme,
-    EXPERIMENT_1_QUERIES,
+    calibrate, round4, secs, Claim, DagSimError, QueryDef, QueryReport, RunReport, TaskQueueScheme,
+    EXPERIMENT_1_QUERIES, EXPERIMENT_2_QUERIES,
 };
 use crate::rng::Rng;
 
@@ -59,6 +59,11 @@ pub const MIN_HOSTS: u32 = 2;
 /// `mr3.container.idle.timeout.ms`: how long an unclaimed stopped worker
 /// waits in the reserve.
 pub const RESERVE_TIMEOUT_S: u64 = 60;
+/// The autoscaling run's background client goes on this long after the
+/// burst's last client is done.
+pub const BACKGROUND_AFTER_BURST_S: u64 = 600;
+/// Its query (experiment 2's query 30), built for half a worker.
+const BACKGROUND_QUERY: QueryDef = EXPERIMENT_2_QUERIES[3];
 /// The recycling runs' second group starts this long after the first
 /// group's last DAG: after an empty node is reclaimed, within the reserve's
 /// timeout.
@@ -77,7 +82,10 @@ pub struct ElasticSize {
     pub reference_workers: u32,
     /// How many of experiment 1's queries the clients draw from.
     pub queries: u32,
-    /// The burst: clients submitting DAGs back to back from time 0.
+    /// The burst: clients submitting DAGs back to back from time 0, the
+    /// first `burst_dags_per_client` DAGs, the second one fewer, the third
+    /// two fewer, and so on round ([`burst_dags`]), so that the load tapers
+    /// off.
     pub burst_clients: u32,
     pub burst_dags_per_client: u32,
     /// `mr3.k8s.worker.total.max.memory.gb` is this many workers' memory.
@@ -277,6 +285,10 @@ pub struct ElasticRunReport {
     pub workers_started: u32,
     pub workers_exited: u32,
     pub released_by_scale_in: u32,
+    /// Of those, the ones that first served DAGs active at release time
+    /// (`mr3.auto.scale.in.wait.dag.finished`), and the longest wait.
+    pub released_after_waiting: u32,
+    pub longest_release_wait_s: f64,
     pub peak_workers: u32,
     pub final_workers: u32,
     pub peak_nodes: u32,
@@ -297,6 +309,9 @@ pub struct ElasticRunReport {
     pub mean_turnaround_s: f64,
     pub max_turnaround_s: f64,
     pub last_dag_finished_s: f64,
+    /// When every client but the background one was done: the end of the
+    /// burst (the last DAG in the runs without a background client).
+    pub burst_end_s: f64,
     pub end_s: f64,
     pub first_scale_out_s: Option<f64>,
     pub first_scale_in_s: Option<f64>,
@@ -447,6 +462,12 @@ fn run_keys(size: &ElasticSize, kind: RunKind, opts: &ElasticOptions) -> BTreeMa
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
+/// DAGs of burst client `c`: `burst_dags_per_client`, one fewer for every
+/// second client and two fewer for every third, so the burst tapers off.
+pub fn burst_dags(size: &ElasticSize, c: u32) -> u32 {
+    size.burst_dags_per_client.saturating_sub(c % 3).max(1)
+}
+
 /// `count` of `0..n` in a random order of the client's own stream.
 fn client_queries(seed: u64, stream: u64, client: u64, n: usize, count: usize) -> Vec<usize> {
     let mut rng = Rng::stream(seed, &[3, stream, client]);
@@ -505,6 +526,37 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
         });
         queries.push(model);
     }
+    // The background client's query: built for half a worker, so that it
+    // stays light even on the smallest cluster.
+    let one_worker = Cluster {
+        workers: 1,
+        slots_per_worker: size.slots_per_worker.div_ceil(2),
+        slot: TASK,
+    };
+    let def = BACKGROUND_QUERY;
+    let mut rng = Rng::stream(opts.seed, &[3, 0xBAC6]);
+    let mut model = build_query(def, one_worker.slots(), TASK, &mut rng);
+    let alone = calibrate(
+        &mut model,
+        one_worker,
+        opts.task_queue_scheme,
+        opts.check_invariants,
+    )?;
+    query_reports.push(QueryReport {
+        name: format!(
+            "{} (background, for {} slots)",
+            def.name,
+            one_worker.slots()
+        ),
+        vertices: model.spec.vertices.len() as u32,
+        edges: model.spec.edges.len() as u32,
+        fact_scans: model.fact_scans(),
+        tasks: model.total_tasks(),
+        sequential_s: def.sequential_s,
+        simulated_sequential_s: secs(alone),
+        work_slot_s: secs(model.work_ms()),
+    });
+    queries.push(model);
 
     let max_nodes = size.max_workers.div_ceil(size.workers_per_node) * 2 + 2;
     let nodes = NodeModel {
@@ -536,9 +588,17 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                             0,
                             u64::from(c),
                             n,
-                            size.burst_dags_per_client as usize,
+                            burst_dags(&size, c) as usize,
                         ),
+                        background_until_ms: None,
                     })
+                    .chain(std::iter::once(ElasticClient {
+                        name: "background".into(),
+                        group: 0,
+                        start: ClientStart::At { ms: 0 },
+                        queries: vec![n],
+                        background_until_ms: Some(BACKGROUND_AFTER_BURST_S * 1000),
+                    }))
                     .collect::<Vec<_>>();
                 (groups, clients)
             }
@@ -573,6 +633,7 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                                 n,
                                 size.recycling_dags_per_client as usize,
                             ),
+                            background_until_ms: None,
                         });
                     }
                 }
@@ -599,11 +660,13 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
     Ok(ElasticReport {
         scenario: "elastic".into(),
         description: format!(
-            "a burst of {} clients x {} DAGs then {} s of quiet on an autoscaled group; two \
+            "a burst of {} clients x up to {} DAGs, a background client of one small DAG at a \
+             time until {} s after the burst, then {} s of quiet, on an autoscaled group; two \
              groups of one kind ({} clients x {} DAGs each, the second starting {} s after the \
              first group's last DAG) under each recycling scheme",
             size.burst_clients,
             size.burst_dags_per_client,
+            BACKGROUND_AFTER_BURST_S,
             QUIET_PERIOD_S,
             size.recycling_clients_per_group,
             size.recycling_dags_per_client,
@@ -762,6 +825,8 @@ fn run_report(
         workers_started: c.workers_started,
         workers_exited: c.workers_exited,
         released_by_scale_in: c.released_by_scale_in,
+        released_after_waiting: c.released_after_waiting,
+        longest_release_wait_s: secs(c.longest_release_wait_ms),
         peak_workers: o.peak_workers,
         final_workers: o.final_workers,
         peak_nodes: o.peak_nodes,
@@ -778,6 +843,7 @@ fn run_report(
         mean_turnaround_s: mean,
         max_turnaround_s: max,
         last_dag_finished_s: secs(o.last_dag_ms),
+        burst_end_s: secs(o.foreground_done_ms),
         end_s: secs(o.end_ms),
         first_scale_out_s: first("scale-out"),
         first_scale_in_s: first("scale-in"),

@@ -105,6 +105,9 @@ pub(crate) struct ElasticClient {
     pub group: usize,
     pub start: ClientStart,
     pub queries: Vec<usize>,
+    /// A background client goes round its queries until this long after
+    /// every other client is done, instead of running them once.
+    pub background_until_ms: Option<u64>,
 }
 
 /// Everything one elastic simulation needs.
@@ -211,6 +214,10 @@ pub(crate) struct Counters {
     pub workers_exited: u32,
     /// Workers that left because scale-in released their node.
     pub released_by_scale_in: u32,
+    /// Of those, the ones that first served DAGs active at release time.
+    pub released_after_waiting: u32,
+    /// The longest such wait.
+    pub longest_release_wait_ms: u64,
     pub migrations: u32,
     pub graceful_stops: u32,
     pub attempts_killed: u32,
@@ -225,6 +232,8 @@ pub(crate) struct ElasticOutcome {
     pub runs: Vec<Vec<DagRecord>>,
     pub end_ms: u64,
     pub last_dag_ms: u64,
+    /// When every client but the background ones was done.
+    pub foreground_done_ms: u64,
     pub counters: Counters,
     pub peak_workers: u32,
     pub peak_nodes: u32,
@@ -290,6 +299,8 @@ struct Worker {
     resource: Resource,
     group: Option<usize>,
     drain: Option<DrainReason>,
+    /// When scale-in released the worker's node.
+    released_ms: Option<u64>,
     last_idle: Option<bool>,
     up_ms: u64,
     running: u64,
@@ -319,6 +330,8 @@ struct Running {
 }
 
 struct ClientState {
+    /// It has run its last DAG.
+    done: bool,
     next: usize,
     current: Option<(DagId, usize, u64)>,
     runs: Vec<DagRecord>,
@@ -345,6 +358,8 @@ struct Driver<'a> {
     unfinished: usize,
     end_ms: Option<u64>,
     last_dag_ms: u64,
+    /// When the last client that is not a background one was done.
+    foreground_done_ms: Option<u64>,
     counters: Counters,
     peak_workers: u32,
     peak_nodes: u32,
@@ -474,7 +489,8 @@ impl<'a> Driver<'a> {
             clients: spec
                 .clients
                 .iter()
-                .map(|_| ClientState {
+                .map(|c| ClientState {
+                    done: c.queries.is_empty(),
                     next: 0,
                     current: None,
                     runs: Vec::new(),
@@ -491,6 +507,7 @@ impl<'a> Driver<'a> {
                 .count(),
             end_ms: None,
             last_dag_ms: 0,
+            foreground_done_ms: None,
             counters: Counters::default(),
             peak_workers: 0,
             peak_nodes: 0,
@@ -634,8 +651,13 @@ impl<'a> Driver<'a> {
 
     fn submit(&mut self, c: usize) -> Result<(), DagSimError> {
         let plan = &self.spec.clients[c];
-        let Some(&query) = plan.queries.get(self.clients[c].next) else {
-            return Ok(());
+        let next = self.clients[c].next;
+        let query = match plan.background_until_ms {
+            Some(_) if !plan.queries.is_empty() => plan.queries[next % plan.queries.len()],
+            _ => match plan.queries.get(next) {
+                Some(&q) => q,
+                None => return Ok(()),
+            },
         };
         let g = plan.group;
         if !self.clients[c].registered {
@@ -685,6 +707,7 @@ impl<'a> Driver<'a> {
                 resource,
                 group: None,
                 drain: None,
+                released_ms: None,
                 last_idle: None,
                 up_ms: self.now,
                 running: 0,
@@ -823,13 +846,30 @@ impl<'a> Driver<'a> {
             finished_ms: self.now,
         });
         self.last_dag_ms = self.last_dag_ms.max(self.now);
-        if state.next < self.spec.clients[c].queries.len() {
+        let plan = &self.spec.clients[c];
+        let more = match plan.background_until_ms {
+            None => state.next < plan.queries.len(),
+            Some(extra) => self
+                .foreground_done_ms
+                .is_none_or(|done| self.now < done + extra),
+        };
+        if more {
             self.push(self.now, Event::Submit(c));
             return Ok(());
         }
+        state.done = true;
         self.unfinished -= 1;
         if self.unfinished == 0 {
             self.end_ms = Some(self.now + self.spec.quiet_ms);
+        }
+        let foreground_done = self
+            .spec
+            .clients
+            .iter()
+            .zip(&self.clients)
+            .all(|(p, s)| p.background_until_ms.is_some() || s.done);
+        if foreground_done && self.foreground_done_ms.is_none() {
+            self.foreground_done_ms = Some(self.now);
         }
         let g = self.spec.clients[c].group;
         let group_done = self
@@ -838,7 +878,7 @@ impl<'a> Driver<'a> {
             .iter()
             .zip(&self.clients)
             .filter(|(p, _)| p.group == g)
-            .all(|(p, s)| s.runs.len() == p.queries.len());
+            .all(|(_, s)| s.done);
         if group_done {
             for (next, plan) in self.spec.clients.iter().enumerate() {
                 match plan.start {
@@ -932,6 +972,12 @@ impl<'a> Driver<'a> {
             }),
             DrainReason::ScaleIn => {
                 self.counters.released_by_scale_in += 1;
+                let released = self.workers.get(worker).and_then(|w| w.released_ms);
+                if let Some(wait) = released.map(|t| self.now - t).filter(|w| *w > 0) {
+                    self.counters.released_after_waiting += 1;
+                    self.counters.longest_release_wait_ms =
+                        self.counters.longest_release_wait_ms.max(wait);
+                }
                 self.cs(cs::Input::WorkerExited {
                     worker: worker.clone(),
                 })?;
@@ -1231,6 +1277,7 @@ impl<'a> Driver<'a> {
                         if wait_for_active_dags {
                             if let Some(e) = self.workers.get_mut(&w) {
                                 e.drain = Some(DrainReason::ScaleIn);
+                                e.released_ms = Some(now);
                             }
                             self.ts(g, ts::Input::DrainWorker { worker: w })?;
                         } else {
@@ -1516,8 +1563,8 @@ impl<'a> Driver<'a> {
             .clients
             .iter()
             .zip(&self.clients)
-            .filter(|(p, s)| s.runs.len() < p.queries.len())
-            .map(|(p, s)| format!("{} ({} of {} done)", p.name, s.runs.len(), p.queries.len()))
+            .filter(|(_, s)| !s.done)
+            .map(|(p, s)| format!("{} ({} DAGs done)", p.name, s.runs.len()))
             .collect();
         let groups: Vec<String> = self
             .groups
@@ -1557,6 +1604,7 @@ impl<'a> Driver<'a> {
             runs: self.clients.into_iter().map(|c| c.runs).collect(),
             end_ms: end,
             last_dag_ms: self.last_dag_ms,
+            foreground_done_ms: self.foreground_done_ms.unwrap_or(self.last_dag_ms),
             counters: self.counters,
             peak_workers: self.peak_workers,
             peak_nodes: self.peak_nodes,

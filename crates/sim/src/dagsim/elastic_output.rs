@@ -23,16 +23,14 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
     if let Some(a) = find("autoscaling") {
         out.push(Claim {
             claim: "the autoscaler scales out during the burst".into(),
-            held: a.scale_outs > 0
-                && a.first_scale_out_s
-                    .is_some_and(|t| t < a.last_dag_finished_s),
+            held: a.scale_outs > 0 && a.first_scale_out_s.is_some_and(|t| t < a.burst_end_s),
             detail: format!(
-                "{} scale-outs (the first at {} s) after {} initial request(s); the burst's last \
-                 DAG finished at {:.0} s; peak {} workers on {} nodes",
+                "{} scale-outs (the first at {} s) after {} initial request(s); the burst ended \
+                 at {:.0} s; peak {} workers on {} nodes",
                 a.scale_outs,
                 opt_s(a.first_scale_out_s),
                 a.initial_requests,
-                a.last_dag_finished_s,
+                a.burst_end_s,
                 a.peak_workers,
                 a.peak_nodes
             ),
@@ -41,7 +39,10 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
             claim: "after the burst, scale-in empties whole nodes down to \
                     mr3.auto.scale.in.min.hosts"
                 .into(),
-            held: a.scale_ins > 0 && a.final_nodes == MIN_HOSTS && a.final_nodes < a.peak_nodes,
+            held: a.scale_ins > 0
+                && a.last_scale_in_s.is_some_and(|t| t >= a.burst_end_s)
+                && a.final_nodes == MIN_HOSTS
+                && a.final_nodes < a.peak_nodes,
             detail: format!(
                 "{} scale-ins from {} s to {} s released {} workers; nodes: peak {}, final {} \
                  (min hosts {MIN_HOSTS}); workers: final {}",
@@ -58,8 +59,12 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
             claim: "workers on released nodes finish the active DAGs before they exit".into(),
             held: a.released_by_scale_in > 0 && a.attempts_killed == 0,
             detail: format!(
-                "{} workers left with their nodes, {} attempts were killed",
-                a.released_by_scale_in, a.attempts_killed
+                "{} workers left with their nodes, {} of them after serving the DAGs active \
+                 at release (up to {:.0} s); {} attempts were killed",
+                a.released_by_scale_in,
+                a.released_after_waiting,
+                a.longest_release_wait_s,
+                a.attempts_killed
             ),
         });
     }
@@ -88,17 +93,26 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
             moves("recycling fifo + autoscaling")
         ),
     });
-    let expected = |r: &ElasticRunReport| {
-        if r.run == "autoscaling" {
-            size.burst_clients * size.burst_dags_per_client
+    // Every client ran all its DAGs (the background client at least one).
+    let planned = |r: &ElasticRunReport, c: &super::elastic::ElasticClientReport| -> Option<u32> {
+        if r.run != "autoscaling" {
+            Some(size.recycling_dags_per_client)
         } else {
-            2 * size.recycling_clients_per_group * size.recycling_dags_per_client
+            c.name
+                .strip_prefix("Beeline ")
+                .and_then(|i| i.parse::<u32>().ok())
+                .map(|i| super::elastic::burst_dags(&size, i - 1))
         }
     };
     let short: Vec<String> = runs
         .iter()
-        .filter(|r| r.dags != expected(r))
-        .map(|r| format!("{} ran {} of {}", r.run, r.dags, expected(r)))
+        .flat_map(|r| {
+            r.clients.iter().filter_map(move |c| {
+                let ran = c.runs.len() as u32;
+                let ok = planned(r, c).map_or(ran > 0, |p| p == ran);
+                (!ok).then(|| format!("{} {} ran {ran} DAGs", r.run, c.name))
+            })
+        })
         .collect();
     out.push(Claim {
         claim: "every DAG completes".into(),
@@ -187,6 +201,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
         "node-s",
         "DAGs",
         "mean turnaround s",
+        "burst end s",
         "last DAG s",
         "migrations",
     ]
@@ -209,6 +224,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
                 format!("{:.0}", x.node_seconds),
                 s(x.dags),
                 format!("{:.1}", x.mean_turnaround_s),
+                format!("{:.0}", x.burst_end_s),
                 format!("{:.0}", x.last_dag_finished_s),
                 s(x.migrations),
             ]
@@ -579,14 +595,22 @@ pub(super) fn svg(r: &ElasticReport) -> String {
             LEFT - 38.0,
             (mem_top + mem_base) / 2.0
         );
-        // The last DAG.
-        let xl = x(run.last_dag_finished_s);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{xl:.1}\" y1=\"{top:.1}\" x2=\"{xl:.1}\" y2=\"{mem_base:.1}\" stroke=\"#555\" \
-             stroke-dasharray=\"2 2\"><title>last DAG finished at {:.0} s</title></line>",
-            run.last_dag_finished_s
-        );
+        // The end of the burst and the last DAG.
+        let mut marks = vec![("last DAG", run.last_dag_finished_s)];
+        if run.burst_end_s < run.last_dag_finished_s {
+            marks.push(("burst over", run.burst_end_s));
+        }
+        for (what, t) in marks {
+            let xl = x(t);
+            let _ = writeln!(
+                out,
+                "<line x1=\"{xl:.1}\" y1=\"{top:.1}\" x2=\"{xl:.1}\" y2=\"{mem_base:.1}\" \
+                 stroke=\"#555\" stroke-dasharray=\"2 2\"><title>{what} at {t:.0} s</title></line>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"#555\">{what}</text>",
+                xl + 3.0,
+                top + 10.0
+            );
+        }
         // Lines.
         let nodes: Vec<(f64, f64)> = run
             .timeline

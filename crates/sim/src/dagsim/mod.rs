@@ -56,9 +56,9 @@ use spindle_dag::{CoreError, InvariantViolation, Resource};
 
 use crate::rng::Rng;
 pub use elastic::{
-    run_elastic, ElasticClientReport, ElasticClusterReport, ElasticGroupResult, ElasticOptions,
-    ElasticReport, ElasticRunReport, ElasticSize, MoveReport, ScaleEventReport, StateChangeReport,
-    TimelinePoint,
+    burst_dags, run_elastic, ElasticClientReport, ElasticClusterReport, ElasticGroupResult,
+    ElasticOptions, ElasticReport, ElasticRunReport, ElasticSize, MoveReport, ScaleEventReport,
+    StateChangeReport, TimelinePoint,
 };
 use engine::{simulate, ClientPlan, Cluster, RunOutcome, RunSpec};
 use workload::{build_query, QueryModel};
