@@ -81,7 +81,8 @@ enum BenchCommand {
 enum DagCommand {
     #[command(flatten)]
     Am(dag_cmd::DagAmCommand),
-    /// Reproduce the MR3 seed's task-scheduling experiments on the DAG cores in simulation.
+    /// Reproduce the MR3 seed's task-scheduling experiments (1, 2) and run the elastic
+    /// autoscaling and recycling scenario (3) on the DAG cores in simulation.
     Sim(dag_sim_cmd::DagSimArgs),
 }
 
