@@ -26,7 +26,9 @@
 //! group stays in need while its requested workers have not arrived, so
 //! a worker recycled to it (under `fifo` and `fair`) makes one of those
 //! requests surplus: it is withdrawn with
-//! [`ContainerAction::CancelWorkerStart`].
+//! [`ContainerAction::CancelWorkerStart`]. A start the driver gives up on
+//! by itself (say, a request an autoscaler cancelled) is reported with
+//! [`Input::WorkerStartWithdrawn`].
 //!
 //! # Schemes (`mr3.container.scheduler.scheme`)
 //!
@@ -94,6 +96,13 @@ pub enum Input {
     WorkerStarted { worker: WorkerId, group: String },
     /// A worker start asked for `group` failed.
     WorkerStartFailed { group: String },
+    /// The driver withdrew one of the group's worker starts itself, and it
+    /// is not to be asked again: the start no longer counts, nor does the
+    /// need it stood for. A driver whose group is sized by someone else (an
+    /// autoscaler, whose outstanding requests the driver reports as the
+    /// group's demand) keeps the group's starts equal to those requests
+    /// this way when one is granted or cancelled.
+    WorkerStartWithdrawn { group: String },
     /// Whether the worker is idle: nothing to execute and no intermediate
     /// data to transmit.
     WorkerActivity { worker: WorkerId, idle: bool },
@@ -249,6 +258,13 @@ impl ContainerScheduler {
             Input::WorkerStartFailed { group } => {
                 let g = self.group_mut(&group)?;
                 g.starting = g.starting.saturating_sub(1);
+            }
+            Input::WorkerStartWithdrawn { group } => {
+                let g = self.group_mut(&group)?;
+                if g.starting > 0 {
+                    g.starting -= 1;
+                    g.wanted = g.wanted.saturating_sub(1);
+                }
             }
             Input::WorkerActivity { worker, idle } => self.worker_mut(&worker)?.idle = idle,
             Input::WorkerStopped { worker } => self.worker_stopped(now_ms, &worker, &mut out)?,
@@ -727,6 +743,16 @@ impl ContainerScheduler {
     /// The group a worker belongs to (`None` in the reserve or unknown).
     pub fn group_of(&self, worker: &WorkerId) -> Option<&str> {
         self.workers.get(worker)?.group.as_deref()
+    }
+
+    /// Workers in the reserve of the group's kind: stopped workers the
+    /// group could be given without starting new ones (0 for an unknown
+    /// group).
+    pub fn reserved_for(&self, group: &str) -> u32 {
+        self.groups
+            .get(group)
+            .and_then(|g| self.kinds.get(&g.kind))
+            .map_or(0, |k| u32::try_from(k.reserve.len()).unwrap_or(u32::MAX))
     }
 
     /// Workers in the reserves, in id order.
@@ -1238,6 +1264,75 @@ mod tests {
         let a = step(&mut c, 60_000, Input::Tick);
         assert!(matches!(&a[..], [TerminateWorker { worker, .. }] if worker == &w("g1-1")));
         assert!(c.reserved_workers().is_empty());
+    }
+
+    #[test]
+    fn a_withdrawn_start_ends_the_need_it_stood_for() {
+        let mut c = cs(ContainerSchedulerScheme::Fifo);
+        group_with_workers(&mut c, "old", 1);
+        group_with_workers(&mut c, "new", 0);
+        let a = step(
+            &mut c,
+            0,
+            Input::GroupDemand {
+                group: "new".into(),
+                wanted_workers: 2,
+            },
+        );
+        assert_eq!(a.len(), 2, "{a:?}");
+        // The driver withdraws one start itself: it is not asked again.
+        assert!(step(
+            &mut c,
+            0,
+            Input::WorkerStartWithdrawn {
+                group: "new".into()
+            }
+        )
+        .is_empty());
+        let r = c.group_report("new").expect("known");
+        assert_eq!((r.starting, r.wanted), (1, 1));
+        // A worker freed now takes the place of the one start left.
+        step(
+            &mut c,
+            0,
+            Input::ReleaseGroup {
+                client: "client".into(),
+                group: "old".into(),
+            },
+        );
+        assert_eq!(c.reserved_workers(), Vec::<WorkerId>::new());
+        assert_eq!(workers_of(&c, "new"), 1);
+        let r = c.group_report("new").expect("known");
+        assert_eq!((r.starting, r.wanted), (0, 0));
+        // With nothing starting, a withdrawal changes nothing.
+        step(
+            &mut c,
+            0,
+            Input::WorkerStartWithdrawn {
+                group: "new".into(),
+            },
+        );
+        let r = c.group_report("new").expect("known");
+        assert_eq!((r.starting, r.wanted), (0, 0));
+    }
+
+    #[test]
+    fn the_reserve_of_a_groups_kind_is_counted_for_it() {
+        let mut c = cs(ContainerSchedulerScheme::Fifo);
+        group_with_workers(&mut c, "g1", 2);
+        register(&mut c, "client", "g2", SIZE);
+        register(&mut c, "client", "small", Resource::new(1024, 1));
+        step(
+            &mut c,
+            0,
+            Input::ReleaseGroup {
+                client: "client".into(),
+                group: "g1".into(),
+            },
+        );
+        assert_eq!(c.reserved_for("g2"), 2);
+        assert_eq!(c.reserved_for("small"), 0);
+        assert_eq!(c.reserved_for("gone"), 0);
     }
 
     #[test]
