@@ -145,8 +145,13 @@ struct Group {
     /// Requests made for the ContainerScheduler's StartWorker and not yet
     /// granted.
     outstanding_cs: u32,
-    /// Requests made by autoscaling and not yet granted.
+    /// Requests made by autoscaling and not yet granted. They are the
+    /// group's demand in the ContainerScheduler: a worker it recycles to
+    /// the group takes the place of one.
     outstanding_auto: u32,
+    /// Of those, the ones decided but not yet sent to YARN: while the
+    /// autoscaler's request is being served from recycled workers first.
+    auto_unsent: u32,
     /// Active DAGs per client (ownership of the group).
     owners: BTreeMap<String, u32>,
     status_line: String,
@@ -155,8 +160,9 @@ struct Group {
     start_failures: u32,
     /// StartWorker decisions held back while workers of the group cannot
     /// start; carried out once a new DAG gives them another chance. (A
-    /// group with an autoscaler never gets StartWorker: its demand is 0,
-    /// and its autoscaler alone holds requests back during a scale-in.)
+    /// group with an autoscaler makes no request for StartWorker: its
+    /// demand is its autoscaler's outstanding requests, which alone holds
+    /// requests back during a scale-in.)
     deferred_starts: u32,
     /// The cap on all workers that last cut the group's demand, for
     /// logging when it starts and stops binding.
@@ -309,6 +315,7 @@ impl Session {
                     autoscaler,
                     outstanding_cs: 0,
                     outstanding_auto: 0,
+                    auto_unsent: 0,
                     owners: BTreeMap::new(),
                     status_line,
                     usage_bp: None,
@@ -493,9 +500,10 @@ impl Session {
         );
         self.effects.push(Effect::LaunchWorker {
             container,
-            group,
+            group: group.clone(),
             resource,
         });
+        self.sync_autoscaled_starts(now, &group);
         self.reconcile(now);
     }
 
@@ -1062,6 +1070,12 @@ impl Session {
                     let Some(g) = self.groups.get_mut(&group) else {
                         continue;
                     };
+                    if g.autoscaler.is_some() {
+                        // The start stands for one of the autoscaler's
+                        // outstanding requests (the group's demand): it is
+                        // asked of YARN already.
+                        continue;
+                    }
                     if !g.starts_blocked(limit) {
                         g.outstanding_cs += 1;
                         self.counters.containers_requested += 1;
@@ -1078,7 +1092,10 @@ impl Session {
                 }
                 ContainerAction::CancelWorkerStart { group } => {
                     if let Some(g) = self.groups.get_mut(&group) {
-                        if g.deferred_starts > 0 {
+                        if g.autoscaler.is_some() {
+                            // The recycled worker has taken the place of an
+                            // autoscaler request already (ReassignWorker).
+                        } else if g.deferred_starts > 0 {
                             g.deferred_starts -= 1;
                         } else if g.outstanding_cs > 0 {
                             g.outstanding_cs -= 1;
@@ -1128,6 +1145,23 @@ impl Session {
                     e.drain = None;
                     e.last_idle = None;
                     self.counters.workers_recycled += 1;
+                    if let Some(g) = self.groups.get_mut(&to) {
+                        if g.autoscaler.is_some() && g.outstanding_auto > 0 {
+                            // The autoscaler asked for a worker; this one
+                            // takes the place of its request.
+                            g.outstanding_auto -= 1;
+                            if g.auto_unsent > 0 {
+                                g.auto_unsent -= 1;
+                            } else {
+                                info!(%worker, group = %to, "a recycled worker takes the place of a worker request");
+                                self.counters.requests_cancelled += 1;
+                                self.effects.push(Effect::CancelContainerRequest {
+                                    priority: g.priority,
+                                    resource: g.spec.worker_resource,
+                                });
+                            }
+                        }
+                    }
                     self.effects.push(Effect::Send {
                         worker: worker.clone(),
                         message: AmToWorker::Reinit { group: to.clone() },
@@ -1195,6 +1229,38 @@ impl Session {
         self.running_totals().plus(self.requested_totals())
     }
 
+    /// What counts against the caps when `group` asks for workers of size
+    /// `each`: [`Session::committed_totals`] less the workers in the reserve
+    /// of the group's kind, which it can be given without adding to them.
+    fn committed_totals_for(&self, group: &str, each: Resource) -> WorkerTotals {
+        let reserve = self.cs.reserved_for(group);
+        self.committed_totals()
+            .minus(WorkerTotals::of(u64::from(reserve), each))
+    }
+
+    /// An autoscaled group's starts in the ContainerScheduler stand for its
+    /// autoscaler's outstanding requests (its demand, see `reconcile`):
+    /// withdraw those that no longer do (granted or cancelled), so that the
+    /// group is in need only while a recycled worker can take the place of
+    /// a request.
+    fn sync_autoscaled_starts(&mut self, now: u64, group: &str) {
+        let Some(g) = self.groups.get(group) else {
+            return;
+        };
+        if g.autoscaler.is_none() {
+            return;
+        }
+        let starting = self.cs.group_report(group).map_or(0, |r| r.starting);
+        for _ in g.outstanding_auto..starting {
+            self.cs_input(
+                now,
+                CsInput::WorkerStartWithdrawn {
+                    group: group.to_string(),
+                },
+            );
+        }
+    }
+
     fn autoscale(&mut self, now: u64, group: &str) {
         let Some(g) = self.groups.get(group) else {
             return;
@@ -1231,8 +1297,9 @@ impl Session {
             requested_workers: g.outstanding_cs + g.outstanding_auto + launching,
             nodes: nodes.into_values().collect(),
         };
-        // The caps hold over the workers of every group.
-        let totals = self.committed_totals();
+        // The caps hold over the workers of every group; those in the
+        // reserve of the group's kind are there for the taking.
+        let totals = self.committed_totals_for(group, snapshot.worker_resource);
         let Some(g) = self.groups.get_mut(group) else {
             return;
         };
@@ -1258,7 +1325,7 @@ impl Session {
                     // already granted cannot be: hold the count to what
                     // fits now.
                     let (fit, cap) = self
-                        .committed_totals()
+                        .committed_totals_for(group, snapshot.worker_resource)
                         .headroom(&self.config.cores.autoscaler, snapshot.worker_resource);
                     let cause = self
                         .groups
@@ -1299,8 +1366,34 @@ impl Session {
                             self.counters.scale_out_requested += u64::from(count);
                         }
                     }
-                    for _ in 0..count {
-                        g.outstanding_auto += 1;
+                    // Recycled workers first: the requests are the group's
+                    // demand, and the ContainerScheduler hands it workers
+                    // of its kind in the reserve (or idle, under fifo),
+                    // each taking the place of one (see ReassignWorker in
+                    // apply_cs). YARN is asked for the rest.
+                    g.outstanding_auto += count;
+                    g.auto_unsent = count;
+                    let wanted_workers = g.outstanding_auto;
+                    self.cs_input(
+                        now,
+                        CsInput::GroupDemand {
+                            group: group.to_string(),
+                            wanted_workers,
+                        },
+                    );
+                    let Some(g) = self.groups.get_mut(group) else {
+                        return;
+                    };
+                    let unsent = std::mem::take(&mut g.auto_unsent);
+                    if unsent < count {
+                        info!(
+                            group,
+                            recycled = count - unsent,
+                            requested = unsent,
+                            "recycled workers take the place of the autoscaler's requests"
+                        );
+                    }
+                    for _ in 0..unsent {
                         self.counters.containers_requested += 1;
                         self.effects.push(Effect::RequestContainer {
                             priority: g.priority,
@@ -1326,6 +1419,7 @@ impl Session {
                             resource: g.spec.worker_resource,
                         });
                     }
+                    self.sync_autoscaled_starts(now, group);
                 }
                 AutoscaleAction::ReleaseNodes {
                     hosts,
@@ -1349,9 +1443,22 @@ impl Session {
                     for w in victims {
                         if wait_for_active_dags {
                             // Drained (and then stopped) once the DAGs
-                            // active now are over; see `drained`.
-                            if let Some(e) = self.workers.get_mut(&w) {
+                            // active now are over; see `drained`. It leaves
+                            // with its node, so it is not idle for
+                            // recycling meanwhile (another group in need
+                            // would keep the node).
+                            let was_idle = self.workers.get_mut(&w).is_some_and(|e| {
                                 e.drain = Some(DrainReason::ScaleIn);
+                                e.last_idle.replace(false) == Some(true)
+                            });
+                            if was_idle {
+                                self.cs_input(
+                                    now,
+                                    CsInput::WorkerActivity {
+                                        worker: w.clone(),
+                                        idle: false,
+                                    },
+                                );
                             }
                             self.ts_input(now, group, TsInput::DrainWorker { worker: w });
                         } else {
@@ -1390,6 +1497,9 @@ impl Session {
                 g.deferred_starts = 0;
             }
         }
+        for name in &names {
+            self.sync_autoscaled_starts(now, name);
+        }
         // Workers only leave during this loop, so the figure for running
         // and starting workers stays an upper bound; requests are counted
         // afresh for each group, as the demand of one starts workers.
@@ -1400,11 +1510,14 @@ impl Session {
             let Some(g) = self.groups.get(name) else {
                 continue;
             };
-            let wanted = if g.autoscaler.is_some()
-                || g.starts_blocked(self.config.max_start_failures)
-            {
-                // The autoscaler decides how many workers the group has (or
-                // workers of this group cannot start).
+            let wanted = if g.autoscaler.is_some() {
+                // The autoscaler decides how many workers the group has: its
+                // outstanding requests are the group's need, so that a
+                // recycled worker takes the place of one; the starts they
+                // become make no request of their own (see apply_cs).
+                g.outstanding_auto
+            } else if g.starts_blocked(self.config.max_start_failures) {
+                // Workers of this group cannot start.
                 0
             } else {
                 let (count, need) = g.ts.pending_demand();
@@ -1420,13 +1533,16 @@ impl Session {
                 let room = u64::from(self.config.group_max_workers).saturating_sub(have);
                 // The caps on all workers (`mr3.k8s.worker.total.*`) hold
                 // with autoscaling off too: the demand counts the
-                // group's workers being started, so it may reach those
-                // plus what still fits.
+                // group's workers being started, and the workers in the
+                // reserve of its kind (the ContainerScheduler hands those
+                // out first, and recycling one adds nothing to the
+                // totals), so it may reach those plus what still fits.
                 let starting = self.cs.group_report(name).map_or(0, |r| r.starting);
+                let reserve = self.cs.reserved_for(name);
                 let (fit, cap) = running
                     .plus(requested)
                     .headroom(&self.config.cores.autoscaler, per);
-                let allowed = u64::from(starting) + u64::from(fit);
+                let allowed = u64::from(starting) + u64::from(reserve) + u64::from(fit);
                 let capped_by = (wanted.min(room) > allowed).then_some(cap);
                 if capped_by != g.capped_by {
                     match capped_by {
@@ -1588,10 +1704,25 @@ impl Session {
     /// Checks the cores' invariants (tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.cs.check_invariants().map_err(|e| e.to_string())?;
-        for g in self.groups.values() {
+        for (name, g) in &self.groups {
             g.ts.check_invariants().map_err(|e| e.to_string())?;
             if let Some(a) = &g.autoscaler {
                 a.check_invariants().map_err(|e| e.to_string())?;
+                // Its starts in the ContainerScheduler are its autoscaler's
+                // outstanding requests, and nothing else asks for workers.
+                let starting = self.cs.group_report(name).map_or(0, |r| r.starting);
+                if !self.stopping && starting != g.outstanding_auto {
+                    return Err(format!(
+                        "group {name}: the container scheduler starts {starting} workers, \
+                         its autoscaler has {} requests outstanding",
+                        g.outstanding_auto
+                    ));
+                }
+                if g.outstanding_cs + g.deferred_starts + g.auto_unsent > 0 {
+                    return Err(format!(
+                        "group {name} has an autoscaler and requests of its own"
+                    ));
+                }
             }
         }
         Ok(())
@@ -2345,6 +2476,231 @@ mod tests {
         };
         assert_eq!((by_priority(1), by_priority(2)), (2, 1), "{e:?}");
         assert_eq!(s.counters().initial_requested, 3);
+        s.check_invariants().expect("invariants");
+    }
+
+    fn reinits(effects: &[Effect], group: &str) -> usize {
+        effects
+            .iter()
+            .filter(|e| {
+                matches!(e, Effect::Send { message: AmToWorker::Reinit { group: g }, .. } if g == group)
+            })
+            .count()
+    }
+
+    fn cancels(effects: &[Effect], priority: i32) -> usize {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::CancelContainerRequest { priority: p, .. } if *p == priority))
+            .count()
+    }
+
+    /// A DAG of `tasks` independent tasks of `memory_mb` in ContainerGroup
+    /// `group` (workers of 1 GB and one core).
+    fn in_group(group: &str, tasks: u32, memory_mb: u64) -> DagFile {
+        let mut f = word_count();
+        f.name = group.into();
+        f.group = Some(GroupFile {
+            name: group.into(),
+            worker_memory_mb: 1024,
+            worker_vcores: 1,
+            properties: BTreeMap::new(),
+        });
+        f.vertices = vec![vertex(group, tasks, memory_mb, "run {task}")];
+        f.edges.clear();
+        f
+    }
+
+    /// Registers a granted container of the group with request `priority`;
+    /// returns the effects.
+    fn grant(s: &mut Session, now: u64, name: &str, priority: i32) -> Vec<Effect> {
+        s.container_allocated(now, w(name), format!("h-{name}"), priority);
+        let mut e = s.take_effects();
+        s.worker_registered(now + 1, &w(name), format!("h-{name}:9000"))
+            .expect("registers");
+        e.extend(s.take_effects());
+        e
+    }
+
+    /// Finishes every attempt in `effects` with success; returns the
+    /// effects of doing so.
+    fn finish_all(s: &mut Session, now: u64, effects: &[Effect]) -> Vec<Effect> {
+        let mut out = Vec::new();
+        for (i, e) in effects.iter().enumerate() {
+            if let Effect::Send {
+                worker,
+                message: AmToWorker::Assign(a),
+            } = e
+            {
+                s.attempt_finished(now + i as u64, worker, a.attempt, WireOutcome::Succeeded);
+                out.extend(s.take_effects());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn under_binding_caps_reserve_workers_still_go_to_a_group_in_need() {
+        use spindle_dag::config::keys as k;
+        let mut s = Session::new(config(&[
+            (k::CONTAINER_SCHEDULER_SCHEME, "fifo"),
+            (k::WORKER_TOTAL_MAX_MEMORY_GB, "3"),
+            (keys::WORKER_MEMORY_MB, "1024"),
+            (keys::WORKER_VCORES, "1"),
+        ]))
+        .expect("session");
+        // Group etl (priority 2) runs two 1 GB tasks on two workers, then
+        // is released: its workers wait in the reserve.
+        s.submit(0, "alice", &in_group("etl", 2, 1024), None)
+            .expect("accepted");
+        assert_eq!(requests(&s.take_effects()), 2);
+        let mut e = grant(&mut s, 10, "container_1", 2);
+        e.extend(grant(&mut s, 20, "container_2", 2));
+        assert_eq!(assignments(&e).len(), 2);
+        finish_all(&mut s, 30, &e);
+        assert_eq!(s.cs.reserved_workers().len(), 2);
+        // Group reports needs three workers. The caps hold three in all,
+        // and the two in the reserve are among them: recycling them adds
+        // nothing, so reports gets both and one new worker.
+        s.submit(100, "bob", &in_group("reports", 3, 1024), None)
+            .expect("accepted");
+        let e = s.take_effects();
+        assert_eq!(reinits(&e, "reports"), 2, "{e:?}");
+        assert_eq!(requests(&e), 1, "{e:?}");
+        assert_eq!(assignments(&e).len(), 2, "{e:?}");
+        assert!(s.cs.reserved_workers().is_empty());
+        assert_eq!(s.counters().workers_recycled, 2);
+        let report = s.status("app", None).expect("status");
+        let reports = report
+            .groups
+            .iter()
+            .find(|g| g.name == "reports")
+            .expect("reports");
+        assert_eq!((reports.workers, reports.requested_workers), (2, 1));
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn an_autoscalers_request_takes_reserve_workers_first() {
+        use spindle_dag::config::keys as k;
+        let mut s = Session::new(autoscaled(&[
+            (k::CONTAINER_SCHEDULER_SCHEME, "fifo"),
+            (k::WORKER_TOTAL_MAX_MEMORY_GB, "4"),
+            (k::SCALE_OUT_NUM_INITIAL_CONTAINERS, "4"),
+        ]))
+        .expect("session");
+        // Group etl (priority 2): its autoscaler asks for four workers;
+        // three come, its DAG ends, and the group is released: the three
+        // wait in the reserve, the fourth request is withdrawn.
+        s.submit(0, "alice", &in_group("etl", 1, 512), None)
+            .expect("accepted");
+        s.tick(1000);
+        assert_eq!(requests(&s.take_effects()), 4);
+        let mut e = grant(&mut s, 1100, "container_1", 2);
+        e.extend(grant(&mut s, 1200, "container_2", 2));
+        e.extend(grant(&mut s, 1300, "container_3", 2));
+        let e = finish_all(&mut s, 1400, &e);
+        assert_eq!(cancels(&e, 2), 1, "{e:?}");
+        assert_eq!(s.cs.reserved_workers().len(), 3);
+        s.check_invariants().expect("invariants");
+        // Group reports (priority 3) is empty: its autoscaler asks for four.
+        // The reserve counts against the 4 GB cap, but its workers are
+        // there for the taking: the three go to reports first, and only
+        // the fourth is asked of YARN.
+        s.submit(1600, "bob", &in_group("reports", 4, 1024), None)
+            .expect("accepted");
+        assert_eq!(requests(&s.take_effects()), 0);
+        s.tick(2000);
+        let e = s.take_effects();
+        assert_eq!(reinits(&e, "reports"), 3, "{e:?}");
+        assert_eq!(requests(&e), 1, "{e:?}");
+        assert_eq!(assignments(&e).len(), 3, "{e:?}");
+        assert_eq!(s.counters().initial_requested, 8);
+        assert_eq!(s.counters().containers_requested, 5);
+        assert_eq!(s.counters().workers_recycled, 3);
+        let report = s.status("app", None).expect("status");
+        let reports = report
+            .groups
+            .iter()
+            .find(|g| g.name == "reports")
+            .expect("reports");
+        assert_eq!((reports.workers, reports.requested_workers), (3, 1));
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn workers_freed_while_an_autoscaled_group_waits_take_the_place_of_its_requests() {
+        use spindle_dag::config::keys as k;
+        let mut s =
+            Session::new(autoscaled(&[(k::CONTAINER_SCHEDULER_SCHEME, "fifo")])).expect("session");
+        // etl (priority 2) and reports (priority 3) each ask for two.
+        s.submit(0, "alice", &in_group("etl", 1, 512), None)
+            .expect("accepted");
+        s.submit(0, "bob", &in_group("reports", 2, 1024), None)
+            .expect("accepted");
+        s.tick(1000);
+        let e = s.take_effects();
+        assert_eq!(requests(&e), 4, "{e:?}");
+        s.check_invariants().expect("invariants");
+        // etl's two come; one runs its task, the other has nothing to do
+        // and, under fifo, goes to reports, which waits for workers.
+        let mut e = grant(&mut s, 1100, "container_1", 2);
+        e.extend(grant(&mut s, 1200, "container_2", 2));
+        // etl's DAG ends: the group is released and its other worker goes
+        // to reports too. Each takes the place of one of reports' requests.
+        e.extend(finish_all(&mut s, 1300, &e));
+        assert_eq!(reinits(&e, "reports"), 2, "{e:?}");
+        assert_eq!(cancels(&e, 3), 2, "{e:?}");
+        assert_eq!(s.counters().requests_cancelled, 2);
+        assert_eq!(s.counters().workers_recycled, 2);
+        let report = s.status("app", None).expect("status");
+        let reports = report
+            .groups
+            .iter()
+            .find(|g| g.name == "reports")
+            .expect("reports");
+        assert_eq!((reports.workers, reports.requested_workers), (2, 0));
+        s.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn a_worker_draining_for_scale_in_is_not_recycled_to_another_group() {
+        use spindle_dag::config::keys as k;
+        let mut s =
+            Session::new(autoscaled(&[(k::CONTAINER_SCHEDULER_SCHEME, "fifo")])).expect("session");
+        // The default group's two workers: one runs the DAG's only task,
+        // the other is idle (and the container scheduler knows it).
+        let mut one = word_count();
+        one.vertices = vec![vertex("one", 1, 512, "one")];
+        one.edges.clear();
+        s.submit(0, "alice", &one, None).expect("accepted");
+        s.tick(1000);
+        assert_eq!(requests(&s.take_effects()), 2);
+        let e = grant(&mut s, 1100, "container_1", 1);
+        assert_eq!(assignments(&e).len(), 1);
+        grant(&mut s, 1200, "container_2", 1);
+        // Group reports gets a DAG but has asked for nothing yet.
+        s.submit(1500, "bob", &in_group("reports", 1, 1024), None)
+            .expect("accepted");
+        s.take_effects();
+        // At 25% usage the idle worker's node is released: the worker
+        // drains, serving the active DAG first. In the same tick reports'
+        // autoscaler asks for its first workers, which makes it a group in
+        // need; the draining worker is not idle for recycling: it leaves
+        // with its node, and reports' workers come from YARN.
+        s.tick(2000);
+        let e = s.take_effects();
+        assert_eq!(s.counters().scale_ins, 1);
+        assert_eq!(reinits(&e, "reports"), 0, "{e:?}");
+        assert_eq!(requests(&e), 2, "{e:?}");
+        let report = s.status("app", None).expect("status");
+        let draining: Vec<&str> = report
+            .workers
+            .iter()
+            .filter(|w| w.draining)
+            .map(|w| w.worker.as_str())
+            .collect();
+        assert_eq!(draining, vec!["container_2"], "{report:?}");
         s.check_invariants().expect("invariants");
     }
 
