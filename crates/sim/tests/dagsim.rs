@@ -445,7 +445,7 @@ fn elastic_every_dag_completes() {
 }
 
 #[test]
-fn elastic_recycling_moves_workers_under_fifo_and_fair_not_under_none() {
+fn elastic_recycling_moves_workers_under_fifo_and_fair_not_under_none_and_feeds_scale_outs() {
     let r = elastic();
     let none = elastic_run(r, "recycling none");
     assert_eq!(none.keys["mr3.container.scheduler.scheme"], "none");
@@ -479,12 +479,56 @@ fn elastic_recycling_moves_workers_under_fifo_and_fair_not_under_none() {
             "{label}: recycled workers are there at once"
         );
     }
-    // With autoscaling on, the AM gives an autoscaled group no demand (its
-    // autoscaler alone sizes it), so no group is ever in need and fifo
-    // recycles nothing: the reserve expires.
+    // With autoscaling on, an autoscaled group's need is its autoscaler's
+    // outstanding requests: when `reports`' autoscaler asks for workers,
+    // the reserve `etl` left goes to it first, each worker in place of a
+    // container request.
     let both = elastic_run(r, "recycling fifo + autoscaling");
     assert!(both.autoscaling);
-    assert_eq!(both.migrations, 0);
+    assert!(both.migrations > 0, "{:?}", both.moves);
+    assert_eq!(both.moves.len() as u32, both.migrations);
+    assert!(
+        both.moves
+            .iter()
+            .all(|m| m.to == "reports" && m.from.is_none()),
+        "from the reserve to reports: {:?}",
+        both.moves
+    );
+    let asked: Vec<_> = both
+        .scale_events
+        .iter()
+        .filter(|e| e.action == "initial" || e.action == "scale-out")
+        .collect();
+    for m in &both.moves {
+        // At the moment reports' autoscaler asked, which put it in
+        // SCALE_OUT.
+        assert!(
+            asked
+                .iter()
+                .any(|e| e.group == "reports" && e.at_s == m.at_s && e.recycled > 0),
+            "{m:?}: {asked:?}"
+        );
+        let state = both
+            .state_changes
+            .iter()
+            .rev()
+            .find(|s| s.group == "reports" && s.at_s <= m.at_s)
+            .map(|s| s.state.as_str());
+        assert_eq!(state, Some("SCALE_OUT"), "{m:?}");
+    }
+    let recycled: u32 = asked.iter().map(|e| e.recycled).sum();
+    assert_eq!(recycled, both.migrations);
+    assert_eq!(both.requests_recycled, both.migrations);
+    // Without recycling, every worker the autoscalers asked for would be
+    // a container request; the recycled ones were not.
+    let decided: u32 = asked.iter().map(|e| e.workers).sum();
+    assert_eq!(both.containers_requested + recycled, decided);
+    assert!(
+        both.containers_requested < decided,
+        "{} containers requested for {decided} workers asked for",
+        both.containers_requested
+    );
+    assert!(both.workers_started < decided);
 }
 
 #[test]

@@ -226,6 +226,9 @@ pub struct ScaleEventReport {
     pub action: String,
     /// Workers requested or withdrawn, or workers on the released hosts.
     pub workers: u32,
+    /// Of the workers requested, those recycled workers (from the reserve,
+    /// or idle under fifo) provided at once, with no container request.
+    pub recycled: u32,
     pub hosts: Vec<String>,
     /// The window's memory usage the decision was made on, percent.
     pub usage_percent: Option<f64>,
@@ -280,6 +283,9 @@ pub struct ElasticRunReport {
     pub scale_out_cancels: u32,
     pub containers_requested: u32,
     pub requests_cancelled: u32,
+    /// Autoscaler requests a recycled worker took the place of: never made,
+    /// or withdrawn (those are also in `requests_cancelled`).
+    pub requests_recycled: u32,
     /// Container requests made while the group's autoscaler was SCALE_IN.
     pub requests_during_scale_in: u32,
     pub workers_started: u32,
@@ -758,23 +764,29 @@ fn run_report(
         .scale_events
         .iter()
         .map(|e| {
-            let (action, workers, hosts) = match &e.action {
-                ScaleAction::Request { count, cause } => (
+            let (action, workers, recycled, hosts) = match &e.action {
+                ScaleAction::Request {
+                    count,
+                    cause,
+                    recycled,
+                } => (
                     match cause {
                         ScaleOutCause::Initial => "initial",
                         ScaleOutCause::Usage => "scale-out",
                     },
                     *count,
+                    *recycled,
                     Vec::new(),
                 ),
-                ScaleAction::Cancel { count } => ("cancel", *count, Vec::new()),
-                ScaleAction::Release { hosts, workers } => ("scale-in", *workers, hosts.clone()),
+                ScaleAction::Cancel { count } => ("cancel", *count, 0, Vec::new()),
+                ScaleAction::Release { hosts, workers } => ("scale-in", *workers, 0, hosts.clone()),
             };
             ScaleEventReport {
                 at_s: secs(e.at_ms),
                 group: name(e.group),
                 action: action.into(),
                 workers,
+                recycled,
                 hosts,
                 usage_percent: percent(e.usage_bp),
             }
@@ -816,6 +828,7 @@ fn run_report(
         scale_out_cancels: c.scale_out_cancels,
         containers_requested: c.containers_requested,
         requests_cancelled: c.requests_cancelled,
+        requests_recycled: c.requests_recycled,
         requests_during_scale_in: o
             .requests
             .iter()

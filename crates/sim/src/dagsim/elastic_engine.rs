@@ -11,23 +11,30 @@
 //!   (its workers go to the reserve, or are terminated under `none`);
 //! - after every batch of simultaneous events (the AM: after every event)
 //!   each group's task scheduler gets an `OfferAll`, the container
-//!   scheduler the group's demand (0 for a group with an autoscaler: "a
-//!   group with an autoscaler gets its workers only from it"; otherwise
-//!   the workers its pending tasks need, at most
-//!   `spindle.dag.group.max.workers` and within the caps on all workers)
-//!   and, under `fifo` and `fair`, which workers became idle or busy;
+//!   scheduler the group's demand (for a group with an autoscaler, which
+//!   alone decides how many workers the group has, its autoscaler's
+//!   outstanding requests, so that a recycled worker takes the place of
+//!   one; otherwise the workers its pending tasks need, at most
+//!   `spindle.dag.group.max.workers` and within the caps on all workers,
+//!   counting the reserve of the group's kind as available) and, under
+//!   `fifo` and `fair`, which workers became idle or busy;
 //! - every tick (`mr3.check.memory.usage.event.interval.secs`) the task
 //!   schedulers, the container scheduler and then each autoscaler tick, the
 //!   autoscaler with a snapshot of its group (workers, task memory and its
 //!   use, pending tasks, requests not yet running, workers and memory in
 //!   use per node) and the totals of all workers for the caps;
-//! - `RequestWorkers` and `StartWorker` become container requests,
-//!   `CancelRequests` and `CancelWorkerStart` withdraw requests not yet
-//!   granted; `ReleaseNodes` drains the group's workers on those hosts
-//!   (after the DAGs active then) and, drained, they exit; a worker granted
-//!   for the autoscaler on a host being released exits at once;
-//!   `StopWorkerGracefully` drains a worker, which, drained, is reported
-//!   stopped; `ReassignWorker` moves it to another group's task scheduler;
+//! - `RequestWorkers` is first the group's demand, so that the container
+//!   scheduler hands it recycled workers of its kind, then container
+//!   requests for the rest; `StartWorker` becomes a container request
+//!   (none for an autoscaled group: its starts are its autoscaler's
+//!   requests); `CancelRequests` and `CancelWorkerStart` withdraw requests
+//!   not yet granted; `ReleaseNodes` drains the group's workers on those
+//!   hosts (after the DAGs active then; not idle for recycling meanwhile)
+//!   and, drained, they exit; a worker granted for the autoscaler on a
+//!   host being released exits at once; `StopWorkerGracefully` drains a
+//!   worker, which, drained, is reported stopped; `ReassignWorker` moves it
+//!   to another group's task scheduler, and into an autoscaled group it
+//!   takes the place of one of its autoscaler's requests;
 //!   `TerminateWorker` releases it.
 //!
 //! The cluster stands for the resource manager and the cloud under it: it
@@ -136,8 +143,13 @@ pub(crate) struct DagRecord {
 /// An autoscaler decision as carried out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ScaleAction {
-    /// `RequestWorkers`, with the autoscaler's reason.
-    Request { count: u32, cause: ScaleOutCause },
+    /// `RequestWorkers`, with the autoscaler's reason, and how many of the
+    /// workers recycled ones provided at once (the rest were requested).
+    Request {
+        count: u32,
+        cause: ScaleOutCause,
+        recycled: u32,
+    },
     /// `CancelRequests`: how many requests were still waiting.
     Cancel { count: u32 },
     /// `ReleaseNodes`: the hosts and how many workers were on them.
@@ -210,6 +222,9 @@ pub(crate) struct Counters {
     pub scale_out_cancels: u32,
     pub containers_requested: u32,
     pub requests_cancelled: u32,
+    /// Autoscaler requests a recycled worker took the place of (before or
+    /// after they reached the cluster).
+    pub requests_recycled: u32,
     pub workers_started: u32,
     pub workers_exited: u32,
     /// Workers that left because scale-in released their node.
@@ -282,8 +297,12 @@ struct Group {
     autoscaler: Option<Autoscaler>,
     /// Requests made for `StartWorker` and not yet granted.
     outstanding_cs: u32,
-    /// Requests made for `RequestWorkers` and not yet granted.
+    /// Requests made for `RequestWorkers` and not yet granted: the
+    /// group's demand in the container scheduler.
     outstanding_auto: u32,
+    /// Of those, the ones decided but not yet made: while a `RequestWorkers`
+    /// is served from recycled workers first.
+    auto_unsent: u32,
     /// Clients that registered the group and have not released it.
     owners: BTreeSet<usize>,
     /// A client has registered the group with the container scheduler.
@@ -401,7 +420,7 @@ pub(crate) fn simulate_elastic(spec: &ElasticSpec<'_>) -> Result<ElasticOutcome,
             d.apply(event)?;
         }
         d.reconcile()?;
-        d.cluster_step();
+        d.cluster_step()?;
         d.note_peaks();
         d.check_own_invariants()?;
     }
@@ -467,6 +486,7 @@ impl<'a> Driver<'a> {
                 autoscaler,
                 outstanding_cs: 0,
                 outstanding_auto: 0,
+                auto_unsent: 0,
                 owners: BTreeSet::new(),
                 registered: false,
                 gone: false,
@@ -1062,13 +1082,22 @@ impl<'a> Driver<'a> {
                     let Some(g) = self.group_index(&group) else {
                         continue;
                     };
-                    self.request(g, 1, false);
+                    // As the AM: an autoscaled group's starts are its
+                    // autoscaler's requests, made already.
+                    if self.groups[g].autoscaler.is_none() {
+                        self.request(g, 1, false);
+                    }
                 }
                 ContainerAction::CancelWorkerStart { group } => {
                     let Some(g) = self.group_index(&group) else {
                         continue;
                     };
-                    if self.groups[g].outstanding_cs > 0 && self.withdraw(g, 1) == 1 {
+                    // (Into an autoscaled group, the ReassignWorker before
+                    // it has taken the place of a request.)
+                    if self.groups[g].autoscaler.is_none()
+                        && self.groups[g].outstanding_cs > 0
+                        && self.withdraw(g, 1) == 1
+                    {
                         self.groups[g].outstanding_cs -= 1;
                     }
                 }
@@ -1104,6 +1133,18 @@ impl<'a> Driver<'a> {
                     e.drain = None;
                     e.last_idle = None;
                     self.counters.migrations += 1;
+                    let to_group = &mut self.groups[to_g];
+                    if to_group.autoscaler.is_some() && to_group.outstanding_auto > 0 {
+                        // As the AM: it takes the place of one of the
+                        // autoscaler's requests, not made yet or withdrawn.
+                        self.counters.requests_recycled += 1;
+                        if to_group.auto_unsent > 0 {
+                            to_group.auto_unsent -= 1;
+                            to_group.outstanding_auto -= 1;
+                        } else if self.withdraw(to_g, 1) == 1 {
+                            self.groups[to_g].outstanding_auto -= 1;
+                        }
+                    }
                     self.moves.push(Move {
                         at_ms: self.now,
                         worker: worker.to_string(),
@@ -1154,6 +1195,35 @@ impl<'a> Driver<'a> {
         t
     }
 
+    /// [`Driver::totals`] less the workers in the reserve of group `g`'s
+    /// kind: the group can be given those without adding to the totals.
+    fn totals_for(&self, g: usize) -> WorkerTotals {
+        let group = &self.groups[g];
+        let reserve = self.cs.reserved_for(&group.name);
+        self.totals().minus(WorkerTotals::of(
+            u64::from(reserve),
+            group.spec.worker_resource,
+        ))
+    }
+
+    /// As the AM: an autoscaled group's starts in the container scheduler
+    /// stand for its autoscaler's outstanding requests; those granted or
+    /// cancelled are withdrawn there.
+    fn sync_autoscaled_starts(&mut self, g: usize) -> Result<(), DagSimError> {
+        let group = &self.groups[g];
+        if group.autoscaler.is_none() || !self.live(g) {
+            return Ok(());
+        }
+        let starting = self.cs.group_report(&group.name).map_or(0, |r| r.starting);
+        let name = group.name.clone();
+        for _ in group.outstanding_auto..starting {
+            self.cs(cs::Input::WorkerStartWithdrawn {
+                group: name.clone(),
+            })?;
+        }
+        Ok(())
+    }
+
     fn autoscale(&mut self, g: usize) -> Result<(), DagSimError> {
         if self.groups[g].autoscaler.is_none() {
             return Ok(());
@@ -1186,7 +1256,7 @@ impl<'a> Driver<'a> {
             requested_workers: group.outstanding_cs + group.outstanding_auto + launching,
             nodes: nodes.into_values().collect(),
         };
-        let totals = self.totals();
+        let totals = self.totals_for(g);
         let now = self.now;
         let check = self.spec.check_invariants;
         let Some(a) = self.groups[g].autoscaler.as_mut() else {
@@ -1221,7 +1291,9 @@ impl<'a> Driver<'a> {
                     // containers already granted cannot be; hold the count
                     // to what fits under the caps now.
                     let each = self.groups[g].spec.worker_resource;
-                    let (fit, _) = self.totals().headroom(&self.spec.config.autoscaler, each);
+                    let (fit, _) = self
+                        .totals_for(g)
+                        .headroom(&self.spec.config.autoscaler, each);
                     let count = count.min(fit);
                     if count == 0 {
                         continue;
@@ -1231,11 +1303,31 @@ impl<'a> Driver<'a> {
                         ScaleOutCause::Initial => self.counters.initial_requests += 1,
                         ScaleOutCause::Usage => self.counters.scale_outs += 1,
                     }
-                    self.request(g, count, true);
+                    // As the AM: recycled workers first (the requests are
+                    // the group's demand), the cluster is asked for the rest.
+                    let group = &mut self.groups[g];
+                    group.outstanding_auto += count;
+                    group.auto_unsent = count;
+                    let wanted_workers = group.outstanding_auto;
+                    let name = group.name.clone();
+                    self.cs(cs::Input::GroupDemand {
+                        group: name,
+                        wanted_workers,
+                    })?;
+                    let group = &mut self.groups[g];
+                    let unsent = std::mem::take(&mut group.auto_unsent);
+                    group.outstanding_auto -= unsent;
+                    if unsent > 0 {
+                        self.request(g, unsent, true);
+                    }
                     self.scale_events.push(ScaleEvent {
                         at_ms: now,
                         group: g,
-                        action: ScaleAction::Request { count, cause },
+                        action: ScaleAction::Request {
+                            count,
+                            cause,
+                            recycled: count - unsent,
+                        },
                         usage_bp,
                     });
                 }
@@ -1243,6 +1335,7 @@ impl<'a> Driver<'a> {
                     let n = count.min(self.groups[g].outstanding_auto);
                     let n = self.withdraw(g, n);
                     self.groups[g].outstanding_auto -= n;
+                    self.sync_autoscaled_starts(g)?;
                     self.counters.scale_out_cancels += 1;
                     self.scale_events.push(ScaleEvent {
                         at_ms: now,
@@ -1275,9 +1368,18 @@ impl<'a> Driver<'a> {
                     });
                     for w in victims {
                         if wait_for_active_dags {
-                            if let Some(e) = self.workers.get_mut(&w) {
+                            // As the AM: not idle for recycling while it
+                            // drains; it leaves with its node.
+                            let was_idle = self.workers.get_mut(&w).is_some_and(|e| {
                                 e.drain = Some(DrainReason::ScaleIn);
                                 e.released_ms = Some(now);
+                                e.last_idle.replace(false) == Some(true)
+                            });
+                            if was_idle {
+                                self.cs(cs::Input::WorkerActivity {
+                                    worker: w.clone(),
+                                    idle: false,
+                                })?;
                             }
                             self.ts(g, ts::Input::DrainWorker { worker: w })?;
                         } else {
@@ -1300,6 +1402,9 @@ impl<'a> Driver<'a> {
     /// recycling) which workers are idle — as the AM's `reconcile`.
     fn reconcile(&mut self) -> Result<(), DagSimError> {
         let recycling = self.cs.config().scheme != ContainerSchedulerScheme::None;
+        for g in 0..self.groups.len() {
+            self.sync_autoscaled_starts(g)?;
+        }
         for g in 0..self.groups.len() {
             if !self.live(g) {
                 continue;
@@ -1340,13 +1445,13 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    /// The workers a group without an autoscaler could use now: what its
-    /// pending tasks need, within `spindle.dag.group.max.workers` and the
-    /// caps on all workers.
+    /// The group's demand: for a group with an autoscaler, its
+    /// outstanding requests; otherwise the workers its pending tasks need,
+    /// within `spindle.dag.group.max.workers` and the caps on all workers.
     fn demand(&self, g: usize) -> u32 {
         let group = &self.groups[g];
         if group.autoscaler.is_some() {
-            return 0;
+            return group.outstanding_auto;
         }
         let (count, need) = group.ts.pending_demand();
         if count == 0 {
@@ -1359,11 +1464,13 @@ impl<'a> Driver<'a> {
         let have = group.ts.workers().len() as u64;
         let room = u64::from(group.max_workers).saturating_sub(have);
         // As the AM: the caps on all workers hold with autoscaling off
-        // too; the demand counts the group's workers being started, so it
-        // may reach those plus what still fits.
+        // too; the demand counts the group's workers being started and
+        // those in the reserve of its kind (recycling one adds nothing to
+        // the totals), so it may reach those plus what still fits.
         let starting = self.cs.group_report(&group.name).map_or(0, |r| r.starting);
+        let reserve = self.cs.reserved_for(&group.name);
         let (fit, _) = self.totals().headroom(&self.spec.config.autoscaler, per);
-        let allowed = u64::from(starting) + u64::from(fit);
+        let allowed = u64::from(starting) + u64::from(reserve) + u64::from(fit);
         u32::try_from(wanted.min(room).min(allowed)).unwrap_or(u32::MAX)
     }
 
@@ -1371,7 +1478,7 @@ impl<'a> Driver<'a> {
 
     /// Grants waiting requests on ready nodes with a free slot, first come
     /// first served, and asks for the nodes still missing.
-    fn cluster_step(&mut self) {
+    fn cluster_step(&mut self) -> Result<(), DagSimError> {
         let per_node = self.spec.nodes.workers_per_node;
         let mut cursor = 0;
         while let Some(&g) = self.queue.front() {
@@ -1386,7 +1493,7 @@ impl<'a> Driver<'a> {
                 break;
             }
             self.queue.pop_front();
-            self.grant(g, cursor);
+            self.grant(g, cursor)?;
         }
         let coming: u64 = self
             .nodes
@@ -1405,9 +1512,10 @@ impl<'a> Driver<'a> {
                 self.push(at, Event::NodeReady(n));
             }
         }
+        Ok(())
     }
 
-    fn grant(&mut self, g: usize, n: usize) {
+    fn grant(&mut self, g: usize, n: usize) -> Result<(), DagSimError> {
         let group = &mut self.groups[g];
         let via_cs = if group.outstanding_cs > 0 {
             group.outstanding_cs -= 1;
@@ -1431,6 +1539,7 @@ impl<'a> Driver<'a> {
         );
         let at = self.now + self.spec.nodes.worker_start_ms;
         self.push(at, Event::WorkerUp(worker));
+        self.sync_autoscaled_starts(g)
     }
 
     // ----- measurements -----
@@ -1519,6 +1628,20 @@ impl<'a> Driver<'a> {
             }
             if !group.registered || group.gone {
                 continue;
+            }
+            if group.autoscaler.is_some() {
+                // As the AM: its starts in the container scheduler are its
+                // autoscaler's outstanding requests, and nothing else asks.
+                let starting = self.cs.group_report(&group.name).map_or(0, |r| r.starting);
+                if starting != group.outstanding_auto
+                    || group.outstanding_cs + group.auto_unsent > 0
+                {
+                    return fail(format!(
+                        "group {}: the container scheduler starts {starting}, the autoscaler has \
+                         {} requests outstanding, {} more requests and {} unsent",
+                        group.name, group.outstanding_auto, group.outstanding_cs, group.auto_unsent
+                    ));
+                }
             }
             let mine: Vec<WorkerId> = self
                 .workers

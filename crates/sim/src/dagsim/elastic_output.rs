@@ -93,6 +93,22 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
             moves("recycling fifo + autoscaling")
         ),
     });
+    if let (Some(both), Some(fifo)) = (find("recycling fifo + autoscaling"), find("recycling fifo"))
+    {
+        let from_reserve = both.moves.iter().filter(|m| m.from.is_none()).count();
+        out.push(Claim {
+            claim: "with autoscaling, a scale-out takes recycled workers before it asks for \
+                    containers"
+                .into(),
+            held: from_reserve > 0 && both.requests_recycled > 0,
+            detail: format!(
+                "fifo + autoscaling: {} migrations ({from_reserve} from the reserve) took the \
+                 place of {} autoscaler requests; {} containers requested (fifo without \
+                 autoscaling: {} migrations)",
+                both.migrations, both.requests_recycled, both.containers_requested, fifo.migrations
+            ),
+        });
+    }
     // Every client ran all its DAGs (the background client at least one).
     let planned = |r: &ElasticRunReport, c: &super::elastic::ElasticClientReport| -> Option<u32> {
         if r.run != "autoscaling" {
@@ -268,6 +284,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
         "run",
         "requested",
         "withdrawn",
+        "taken by recycling",
         "during SCALE_IN",
         "workers started",
         "left by scale-in",
@@ -287,6 +304,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
                 x.run.clone(),
                 s(x.containers_requested),
                 s(x.requests_cancelled),
+                s(x.requests_recycled),
                 s(x.requests_during_scale_in),
                 s(x.workers_started),
                 s(x.released_by_scale_in),
@@ -303,9 +321,11 @@ pub(super) fn tables(r: &ElasticReport) -> String {
     for x in r.runs.iter().filter(|x| !x.scale_events.is_empty()) {
         out.push('\n');
         let _ = writeln!(out, "Autoscaler decisions, {}:", x.run);
-        let header: Vec<String> = ["time s", "group", "action", "workers", "usage %", "hosts"]
-            .map(s)
-            .to_vec();
+        let header: Vec<String> = [
+            "time s", "group", "action", "workers", "recycled", "usage %", "hosts",
+        ]
+        .map(s)
+        .to_vec();
         let rows: Vec<Vec<String>> = x
             .scale_events
             .iter()
@@ -315,6 +335,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
                     e.group.clone(),
                     e.action.clone(),
                     s(e.workers),
+                    s(e.recycled),
                     e.usage_percent
                         .map_or("-".to_string(), |u| format!("{u:.1}")),
                     if e.hosts.is_empty() {
