@@ -32,7 +32,7 @@
 //! | core | entry point | inputs | outputs |
 //! |---|---|---|---|
 //! | [`TaskScheduler`](task_scheduler::TaskScheduler) | [`handle(now_ms, Input)`](task_scheduler::TaskScheduler::handle) | [`SubmitDag`](task_scheduler::Input::SubmitDag), [`KillDag`](task_scheduler::Input::KillDag), [`WorkerAdded`](task_scheduler::Input::WorkerAdded), [`WorkerRemoved`](task_scheduler::Input::WorkerRemoved), [`DrainWorker`](task_scheduler::Input::DrainWorker), [`Offer`](task_scheduler::Input::Offer), [`OfferAll`](task_scheduler::Input::OfferAll), [`AttemptFinished`](task_scheduler::Input::AttemptFinished), [`Tick`](task_scheduler::Input::Tick) | [`TaskDecisions`](task_scheduler::TaskDecisions): assignments (attempt, worker, rendered command), attempts to kill, DAG final states, drained workers, the periodic status line |
-//! | [`ContainerScheduler`](container_scheduler::ContainerScheduler) | [`handle(now_ms, Input)`](container_scheduler::ContainerScheduler::handle) | [`RegisterGroup`](container_scheduler::Input::RegisterGroup), [`ReleaseGroup`](container_scheduler::Input::ReleaseGroup), [`GroupDemand`](container_scheduler::Input::GroupDemand), [`WorkerStarted`](container_scheduler::Input::WorkerStarted), [`WorkerStartFailed`](container_scheduler::Input::WorkerStartFailed), [`WorkerActivity`](container_scheduler::Input::WorkerActivity), [`WorkerStopped`](container_scheduler::Input::WorkerStopped), [`WorkerExited`](container_scheduler::Input::WorkerExited), [`Tick`](container_scheduler::Input::Tick) | [`ContainerAction`](container_scheduler::ContainerAction)s: start a worker in group G, cancel a start, stop worker W gracefully, reassign worker W to group G, terminate worker W |
+//! | [`ContainerScheduler`](container_scheduler::ContainerScheduler) | [`handle(now_ms, Input)`](container_scheduler::ContainerScheduler::handle) | [`RegisterGroup`](container_scheduler::Input::RegisterGroup), [`ReleaseGroup`](container_scheduler::Input::ReleaseGroup), [`GroupDemand`](container_scheduler::Input::GroupDemand), [`WorkerStarted`](container_scheduler::Input::WorkerStarted), [`WorkerStartFailed`](container_scheduler::Input::WorkerStartFailed), [`WorkerActivity`](container_scheduler::Input::WorkerActivity), [`WorkerStopped`](container_scheduler::Input::WorkerStopped), [`WorkerExited`](container_scheduler::Input::WorkerExited), [`WorkerStartWithdrawn`](container_scheduler::Input::WorkerStartWithdrawn), [`Tick`](container_scheduler::Input::Tick) | [`ContainerAction`](container_scheduler::ContainerAction)s: start a worker in group G, cancel a start, stop worker W gracefully, reassign worker W to group G, terminate worker W |
 //! | [`Autoscaler`](autoscaler::Autoscaler) | [`tick(now_ms, &ClusterSnapshot)`](autoscaler::Autoscaler::tick), or [`tick_with_totals`](autoscaler::Autoscaler::tick_with_totals) with every group's workers for the caps | a snapshot of the group: workers, memory for and used by attempts, waiting tasks, outstanding requests, nodes | [`AutoscaleDecision`](autoscaler::AutoscaleDecision): request N workers / cancel outstanding requests / release nodes [..] / nothing, the state, the measured usage |
 //!
 //! An input that breaks the driver's contract (an unknown id, a duplicate,
@@ -54,15 +54,23 @@
 //!    its idle workers (from
 //!    [`idle_workers`](task_scheduler::TaskScheduler::idle_workers)) as
 //!    [`WorkerActivity`](container_scheduler::Input::WorkerActivity).
-//!    A group with an autoscaler gets its workers from the autoscaler
-//!    alone: its demand is reported as 0, and the autoscaler requests
-//!    nothing while it is in SCALE_IN (see
-//!    [`allows_new_workers`](autoscaler::Autoscaler::allows_new_workers)).
+//!    The autoscaler alone decides how many workers a group with an
+//!    autoscaler has, and it requests nothing while it is in SCALE_IN
+//!    (see
+//!    [`allows_new_workers`](autoscaler::Autoscaler::allows_new_workers)):
+//!    that group's demand is its outstanding autoscaler requests, so
+//!    recycled workers of its kind fill them before the resource manager
+//!    is asked; the container scheduler's own starts for it create no
+//!    request, and a request the driver withdraws or sees granted is
+//!    reported as
+//!    [`WorkerStartWithdrawn`](container_scheduler::Input::WorkerStartWithdrawn).
 //!    The caps on all workers' memory and cores hold either way: the
 //!    driver passes the totals of every group to
 //!    [`tick_with_totals`](autoscaler::Autoscaler::tick_with_totals) and
 //!    cuts the other groups' demand to
-//!    [`WorkerTotals::headroom`](autoscaler::WorkerTotals::headroom).
+//!    [`WorkerTotals::headroom`](autoscaler::WorkerTotals::headroom), the
+//!    reserve of the group's kind counting as available (recycling a
+//!    worker adds nothing to the totals).
 //! 3. It carries out `StartWorker`, feeds arriving workers to the group's
 //!    task scheduler ([`WorkerAdded`](task_scheduler::Input::WorkerAdded))
 //!    and to the container scheduler
