@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use spindle_dag::autoscaler::ScaleState;
 
 use super::elastic::{ElasticReport, ElasticRunReport, ElasticSize, MIN_HOSTS};
-use super::output::{esc, nice_step, table};
+use super::output::{esc, nice_step, query_table, table};
 use super::Claim;
 
 fn s(v: impl ToString) -> String {
@@ -177,31 +177,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
     }
     out.push('\n');
 
-    let header: Vec<String> = [
-        "query",
-        "vertices",
-        "tasks",
-        "sequential (seed) s",
-        "sequential (sim) s",
-        "work slot-s",
-    ]
-    .map(s)
-    .to_vec();
-    let rows: Vec<Vec<String>> = r
-        .queries
-        .iter()
-        .map(|q| {
-            vec![
-                q.name.clone(),
-                s(q.vertices),
-                s(q.tasks),
-                format!("{:.1}", q.sequential_s),
-                format!("{:.1}", q.simulated_sequential_s),
-                format!("{:.0}", q.work_slot_s),
-            ]
-        })
-        .collect();
-    table(&mut out, &header, &rows);
+    query_table(&mut out, &r.queries);
     out.push('\n');
 
     let header: Vec<String> = [

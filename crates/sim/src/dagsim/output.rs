@@ -219,6 +219,35 @@ fn s(v: impl ToString) -> String {
     v.to_string()
 }
 
+/// The query table: each query's shape, its seed and simulated sequential
+/// times and its work.
+pub(super) fn query_table(out: &mut String, queries: &[QueryReport]) {
+    let header: Vec<String> = [
+        "query",
+        "vertices",
+        "tasks",
+        "sequential (seed) s",
+        "sequential (sim) s",
+        "work slot-s",
+    ]
+    .map(s)
+    .to_vec();
+    let rows: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| {
+            vec![
+                q.name.clone(),
+                s(q.vertices),
+                s(q.tasks),
+                format!("{:.1}", q.sequential_s),
+                format!("{:.1}", q.simulated_sequential_s),
+                format!("{:.0}", q.work_slot_s),
+            ]
+        })
+        .collect();
+    table(out, &header, &rows);
+}
+
 pub(super) fn tables(r: &ExperimentReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -236,31 +265,7 @@ pub(super) fn tables(r: &ExperimentReport) -> String {
         r.cluster.task_vcores
     );
     out.push('\n');
-    let header: Vec<String> = [
-        "query",
-        "vertices",
-        "tasks",
-        "sequential (seed) s",
-        "sequential (sim) s",
-        "work slot-s",
-    ]
-    .map(s)
-    .to_vec();
-    let rows: Vec<Vec<String>> = r
-        .queries
-        .iter()
-        .map(|q| {
-            vec![
-                q.name.clone(),
-                s(q.vertices),
-                s(q.tasks),
-                format!("{:.1}", q.sequential_s),
-                format!("{:.1}", q.simulated_sequential_s),
-                format!("{:.0}", q.work_slot_s),
-            ]
-        })
-        .collect();
-    table(&mut out, &header, &rows);
+    query_table(&mut out, &r.queries);
     out.push('\n');
 
     let header: Vec<String> = [
