@@ -11,7 +11,8 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::submit;
+use common::{report, submit};
+use spindle_common::proto::app_id_to_pb;
 
 async fn start_rm(max_priority: &str) -> ResourceManager {
     let mut conf = Configuration::with_defaults();
@@ -29,13 +30,6 @@ async fn start_rm(max_priority: &str) -> ResourceManager {
         .expect("RM starts")
 }
 
-fn app_pb(id: ApplicationId) -> pb::ApplicationIdProto {
-    pb::ApplicationIdProto {
-        id: Some(id.id),
-        cluster_timestamp: Some(id.cluster_timestamp),
-    }
-}
-
 async fn update(
     client: &IpcClient,
     id: ApplicationId,
@@ -45,7 +39,7 @@ async fn update(
         .call(
             "updateApplicationPriority",
             &pb::UpdateApplicationPriorityRequestProto {
-                application_id: app_pb(id),
+                application_id: app_id_to_pb(&id),
                 application_priority: pb::PriorityProto {
                     priority: Some(priority),
                 },
@@ -55,16 +49,7 @@ async fn update(
 }
 
 async fn reported_priority(client: &IpcClient, id: ApplicationId) -> Option<i32> {
-    let resp: pb::GetApplicationReportResponseProto = client
-        .call(
-            "getApplicationReport",
-            &pb::GetApplicationReportRequestProto {
-                application_id: Some(app_pb(id)),
-            },
-        )
-        .await
-        .expect("report");
-    resp.application_report?.priority?.priority
+    report(client, id).await.priority?.priority
 }
 
 #[tokio::test]

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 use hadoop_protos::common::TokenProto;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
+use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::security::{AmRmTokenIdentifier, Token};
 use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::submit;
+use common::{report, submit};
+use spindle_common::proto::app_id_to_pb;
 
 async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
     let mut conf = Configuration::with_defaults();
@@ -44,26 +45,6 @@ async fn client_as(rm: &ResourceManager, user: &str) -> IpcClient {
     .expect("client connection")
 }
 
-fn app_pb(id: ApplicationId) -> pb::ApplicationIdProto {
-    pb::ApplicationIdProto {
-        id: Some(id.id),
-        cluster_timestamp: Some(id.cluster_timestamp),
-    }
-}
-
-async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationReportProto {
-    let resp: pb::GetApplicationReportResponseProto = client
-        .call(
-            "getApplicationReport",
-            &pb::GetApplicationReportRequestProto {
-                application_id: Some(app_pb(id)),
-            },
-        )
-        .await
-        .expect("report");
-    resp.application_report.expect("a report")
-}
-
 fn state(r: &pb::ApplicationReportProto) -> Option<pb::YarnApplicationStateProto> {
     r.yarn_application_state
         .and_then(|v| pb::YarnApplicationStateProto::try_from(v).ok())
@@ -78,7 +59,7 @@ async fn attempt_state(
             "getApplicationAttemptReport",
             &pb::GetApplicationAttemptReportRequestProto {
                 application_attempt_id: Some(pb::ApplicationAttemptIdProto {
-                    application_id: Some(app_pb(attempt.app)),
+                    application_id: Some(app_id_to_pb(&attempt.app)),
                     attempt_id: Some(attempt.attempt_id),
                 }),
             },
@@ -304,7 +285,7 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
             .call(
                 "getApplicationAttempts",
                 &pb::GetApplicationAttemptsRequestProto {
-                    application_id: Some(app_pb(app)),
+                    application_id: Some(app_id_to_pb(&app)),
                 },
             )
             .await
@@ -356,7 +337,7 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         // The node is told to clean the application up.
         let resp = nm.heartbeat().await;
         assert!(
-            resp.applications_to_cleanup.contains(&app_pb(app)),
+            resp.applications_to_cleanup.contains(&app_id_to_pb(&app)),
             "{resp:?}"
         );
     })
@@ -414,7 +395,7 @@ async fn a_silent_unmanaged_am_fails_its_application_without_a_retry() {
             .call(
                 "getApplicationAttempts",
                 &pb::GetApplicationAttemptsRequestProto {
-                    application_id: Some(app_pb(app)),
+                    application_id: Some(app_id_to_pb(&app)),
                 },
             )
             .await

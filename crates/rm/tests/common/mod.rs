@@ -1,7 +1,11 @@
 //! Helpers shared by the RM's protocol-level tests.
 
+// Each test binary compiles this module and uses only some of its helpers.
+#![allow(dead_code)]
+
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::ApplicationId;
+use spindle_common::proto::app_id_to_pb;
 use spindle_ipc::IpcClient;
 
 /// Submits an application over ApplicationClientProtocol (getNewApplication, then
@@ -38,4 +42,18 @@ pub async fn submit(client: &IpcClient, unmanaged: bool) -> ApplicationId {
         .await
         .expect("submit");
     ApplicationId::new(id.cluster_timestamp.unwrap_or(0), id.id.unwrap_or(0))
+}
+
+/// The application's report over ApplicationClientProtocol, as `client` sees it.
+pub async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationReportProto {
+    let resp: pb::GetApplicationReportResponseProto = client
+        .call(
+            "getApplicationReport",
+            &pb::GetApplicationReportRequestProto {
+                application_id: Some(app_id_to_pb(&id)),
+            },
+        )
+        .await
+        .expect("report");
+    resp.application_report.expect("a report")
 }
