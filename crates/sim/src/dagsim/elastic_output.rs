@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use spindle_dag::autoscaler::ScaleState;
 
 use super::elastic::{ElasticReport, ElasticRunReport, ElasticSize, MIN_HOSTS};
-use super::output::{esc, nice_step, query_table, table};
+use super::output::{claims_list, esc, nice_step, query_table, table};
 use super::Claim;
 
 fn s(v: impl ToString) -> String {
@@ -344,16 +344,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
     }
 
     out.push('\n');
-    let _ = writeln!(out, "Checks:");
-    for c in &r.claims {
-        let _ = writeln!(
-            out,
-            "  [{}] {}\n        {}",
-            if c.held { "held" } else { "did not hold" },
-            c.claim,
-            c.detail
-        );
-    }
+    claims_list(&mut out, "Checks:", &r.claims);
     out
 }
 

@@ -219,6 +219,20 @@ fn s(v: impl ToString) -> String {
     v.to_string()
 }
 
+/// A heading, then each claim with whether it held and its figures.
+pub(super) fn claims_list(out: &mut String, heading: &str, claims: &[Claim]) {
+    let _ = writeln!(out, "{heading}");
+    for c in claims {
+        let _ = writeln!(
+            out,
+            "  [{}] {}\n        {}",
+            if c.held { "held" } else { "did not hold" },
+            c.claim,
+            c.detail
+        );
+    }
+}
+
 /// The query table: each query's shape, its seed and simulated sequential
 /// times and its work.
 pub(super) fn query_table(out: &mut String, queries: &[QueryReport]) {
@@ -344,16 +358,7 @@ pub(super) fn tables(r: &ExperimentReport) -> String {
     }
 
     out.push('\n');
-    let _ = writeln!(out, "The seed's observations:");
-    for c in &r.claims {
-        let _ = writeln!(
-            out,
-            "  [{}] {}\n        {}",
-            if c.held { "held" } else { "did not hold" },
-            c.claim,
-            c.detail
-        );
-    }
+    claims_list(&mut out, "The seed's observations:", &r.claims);
     out
 }
 
