@@ -1770,6 +1770,17 @@ mod tests {
         }
     }
 
+    /// A group's workers and outstanding worker requests, as `status` reports them.
+    fn workers_and_requests(s: &Session, group: &str) -> (u32, u32) {
+        let report = s.status("app", None).expect("status");
+        let g = report
+            .groups
+            .iter()
+            .find(|g| g.name == group)
+            .unwrap_or_else(|| panic!("no group {group}"));
+        (g.workers, g.requested_workers)
+    }
+
     fn requests(effects: &[Effect]) -> usize {
         effects
             .iter()
@@ -2570,13 +2581,7 @@ mod tests {
         assert_eq!(assignments(&e).len(), 2, "{e:?}");
         assert!(s.cs.reserved_workers().is_empty());
         assert_eq!(s.counters().workers_recycled, 2);
-        let report = s.status("app", None).expect("status");
-        let reports = report
-            .groups
-            .iter()
-            .find(|g| g.name == "reports")
-            .expect("reports");
-        assert_eq!((reports.workers, reports.requested_workers), (2, 1));
+        assert_eq!(workers_and_requests(&s, "reports"), (2, 1));
         s.check_invariants().expect("invariants");
     }
 
@@ -2618,13 +2623,7 @@ mod tests {
         assert_eq!(s.counters().initial_requested, 8);
         assert_eq!(s.counters().containers_requested, 5);
         assert_eq!(s.counters().workers_recycled, 3);
-        let report = s.status("app", None).expect("status");
-        let reports = report
-            .groups
-            .iter()
-            .find(|g| g.name == "reports")
-            .expect("reports");
-        assert_eq!((reports.workers, reports.requested_workers), (3, 1));
+        assert_eq!(workers_and_requests(&s, "reports"), (3, 1));
         s.check_invariants().expect("invariants");
     }
 
@@ -2653,13 +2652,7 @@ mod tests {
         assert_eq!(cancels(&e, 3), 2, "{e:?}");
         assert_eq!(s.counters().requests_cancelled, 2);
         assert_eq!(s.counters().workers_recycled, 2);
-        let report = s.status("app", None).expect("status");
-        let reports = report
-            .groups
-            .iter()
-            .find(|g| g.name == "reports")
-            .expect("reports");
-        assert_eq!((reports.workers, reports.requested_workers), (2, 0));
+        assert_eq!(workers_and_requests(&s, "reports"), (2, 0));
         s.check_invariants().expect("invariants");
     }
 
