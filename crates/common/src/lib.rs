@@ -10,6 +10,8 @@
 //! * [`resource`]: memory + vcores arithmetic;
 //! * [`proto`]: the conversions between those ids and resources and their
 //!   YARN protobuf records, shared by every crate that speaks a protocol;
+//! * [`states`]: application and attempt states and the final status, as
+//!   Hadoop names them, shared by the RM and its clients;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
@@ -34,7 +36,9 @@ pub mod ids;
 pub mod proto;
 pub mod resource;
 pub mod security;
+pub mod states;
 
 pub use conf::{current_user, ConfError, Configuration};
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError, NodeId};
 pub use resource::Resource;
+pub use states::{AppState, AttemptState, FinalStatus};

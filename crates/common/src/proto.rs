@@ -25,6 +25,7 @@ use hadoop_protos::yarn as pb;
 
 use crate::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use crate::resource::Resource;
+use crate::states::{AppState, AttemptState, FinalStatus};
 
 /// The resource-map key of memory (the scalar `memory` field).
 pub const MEMORY_MB: &str = "memory-mb";
@@ -225,6 +226,78 @@ pub fn resource_types_to_pb() -> Vec<pb::ResourceTypeInfoProto> {
     vec![info(MEMORY_MB, MEMORY_MB_UNITS), info(VCORES, VCORES_UNITS)]
 }
 
+/// An application state as `YarnApplicationStateProto`.
+pub fn app_state_to_pb(s: AppState) -> pb::YarnApplicationStateProto {
+    use pb::YarnApplicationStateProto as P;
+    match s {
+        AppState::New => P::New,
+        AppState::NewSaving => P::NewSaving,
+        AppState::Submitted => P::Submitted,
+        AppState::Accepted => P::Accepted,
+        AppState::Running => P::Running,
+        AppState::Finished => P::Finished,
+        AppState::Failed => P::Failed,
+        AppState::Killed => P::Killed,
+    }
+}
+
+/// A `YarnApplicationStateProto` value; `None` when it is not one.
+pub fn app_state_from_pb(v: i32) -> Option<AppState> {
+    use pb::YarnApplicationStateProto as P;
+    Some(match P::try_from(v).ok()? {
+        P::New => AppState::New,
+        P::NewSaving => AppState::NewSaving,
+        P::Submitted => AppState::Submitted,
+        P::Accepted => AppState::Accepted,
+        P::Running => AppState::Running,
+        P::Finished => AppState::Finished,
+        P::Failed => AppState::Failed,
+        P::Killed => AppState::Killed,
+    })
+}
+
+/// A final status as `FinalApplicationStatusProto`.
+pub fn final_status_to_pb(s: FinalStatus) -> pb::FinalApplicationStatusProto {
+    use pb::FinalApplicationStatusProto as P;
+    match s {
+        FinalStatus::Undefined => P::AppUndefined,
+        FinalStatus::Succeeded => P::AppSucceeded,
+        FinalStatus::Failed => P::AppFailed,
+        FinalStatus::Killed => P::AppKilled,
+        FinalStatus::Ended => P::AppEnded,
+    }
+}
+
+/// A `FinalApplicationStatusProto` value; absent or unknown values read as
+/// UNDEFINED, as Java's reader does.
+pub fn final_status_from_pb(v: Option<i32>) -> FinalStatus {
+    use pb::FinalApplicationStatusProto as P;
+    match v.and_then(|v| P::try_from(v).ok()) {
+        Some(P::AppSucceeded) => FinalStatus::Succeeded,
+        Some(P::AppFailed) => FinalStatus::Failed,
+        Some(P::AppKilled) => FinalStatus::Killed,
+        Some(P::AppEnded) => FinalStatus::Ended,
+        Some(P::AppUndefined) | None => FinalStatus::Undefined,
+    }
+}
+
+/// An attempt state as `YarnApplicationAttemptStateProto`. Spindle's
+/// attempts never rest in NEW, SUBMITTED or the saving states, so those are
+/// not produced.
+pub fn attempt_state_to_pb(s: AttemptState) -> pb::YarnApplicationAttemptStateProto {
+    use pb::YarnApplicationAttemptStateProto as P;
+    match s {
+        AttemptState::Scheduled => P::AppAttemptScheduled,
+        AttemptState::Allocated => P::AppAttemptAllocated,
+        AttemptState::Launched => P::AppAttemptLaunched,
+        AttemptState::Running => P::AppAttemptRunning,
+        AttemptState::Finishing => P::AppAttemptFinishing,
+        AttemptState::Finished => P::AppAttemptFinished,
+        AttemptState::Failed => P::AppAttemptFailed,
+        AttemptState::Killed => P::AppAttemptKilled,
+    }
+}
+
 /// The size of one `unit` as a fraction (numerator, denominator) of the
 /// plain unit "". These are the units Hadoop's resource types accept.
 fn unit_scale(unit: &str) -> Option<(i128, i128)> {
@@ -268,6 +341,23 @@ fn convert_units(value: i64, from: &str, to: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn states_round_trip_through_their_protos() {
+        for s in AppState::ALL {
+            assert_eq!(app_state_from_pb(app_state_to_pb(s) as i32), Some(s));
+        }
+        assert_eq!(app_state_from_pb(99), None);
+        for s in FinalStatus::ALL {
+            assert_eq!(final_status_from_pb(Some(final_status_to_pb(s) as i32)), s);
+        }
+        assert_eq!(final_status_from_pb(None), FinalStatus::Undefined);
+        assert_eq!(final_status_from_pb(Some(42)), FinalStatus::Undefined);
+        assert_eq!(
+            attempt_state_to_pb(AttemptState::Finishing),
+            pb::YarnApplicationAttemptStateProto::AppAttemptFinishing
+        );
+    }
 
     fn attempt() -> ApplicationAttemptId {
         ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 7), 2)
