@@ -18,7 +18,7 @@ pub mod server;
 pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
 pub use error::{class, IpcError, RpcError};
 pub use sasl::{AuthMethod, Mechanism, TokenVerifier, VerifiedToken};
-pub use server::{CallContext, RpcServer, ServerConfig, Service};
+pub use server::{CallContext, RpcServer, ServerConfig, Service, StatefulService};
 
 /// The protocol names Java clients put in the connection context and request header.
 pub mod protocols {

@@ -115,6 +115,72 @@ impl Service {
     }
 }
 
+/// A [`Service`] whose handlers share a state `S` (the daemon's context):
+/// each handler is a named `async fn(Arc<S>, CallContext, Req) -> Result<Resp,
+/// RpcError>`, registered in one line, so a reader finds the handler of any
+/// method by its name.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use spindle_ipc::{CallContext, RpcError, Service};
+/// # use hadoop_protos::yarn as pb;
+/// struct Daemon;
+/// async fn get_new_application(
+///     _d: Arc<Daemon>,
+///     _call: CallContext,
+///     _req: pb::GetNewApplicationRequestProto,
+/// ) -> Result<pb::GetNewApplicationResponseProto, RpcError> {
+///     Ok(Default::default())
+/// }
+/// let service: Service = Service::new("proto")
+///     .with_state(Arc::new(Daemon))
+///     .method("getNewApplication", get_new_application)
+///     .into();
+/// ```
+pub struct StatefulService<S> {
+    service: Service,
+    state: Arc<S>,
+}
+
+impl Service {
+    /// Handlers registered on the result receive `state` as their first argument.
+    pub fn with_state<S: Send + Sync + 'static>(self, state: Arc<S>) -> StatefulService<S> {
+        StatefulService {
+            service: self,
+            state,
+        }
+    }
+}
+
+impl<S: Send + Sync + 'static> StatefulService<S> {
+    /// Registers a handler (see [`Service::method`] for decoding and errors).
+    pub fn method<Req, Resp, F, Fut>(mut self, name: &str, handler: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        F: Fn(Arc<S>, CallContext, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Resp, RpcError>> + Send + 'static,
+    {
+        let state = self.state.clone();
+        self.service = self
+            .service
+            .method(name, move |call, req| handler(state.clone(), call, req));
+        self
+    }
+
+    /// See [`Service::unsupported`].
+    pub fn unsupported(mut self, names: &[&str]) -> Self {
+        self.service = self.service.unsupported(names);
+        self
+    }
+}
+
+impl<S> From<StatefulService<S>> for Service {
+    fn from(s: StatefulService<S>) -> Service {
+        s.service
+    }
+}
+
 /// Limits and timeouts of a server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
