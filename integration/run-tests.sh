@@ -11,6 +11,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> run-tests: %s\n' "$*"; }
 
+# The integration tests skip (with a SKIP line) when the Hadoop clients are missing,
+# except under CI, where they fail. This command installs the clients first, so a run of
+# it must exercise them: it always runs the tests as CI does.
+export CI="${CI:-true}"
+
 step "installing the Hadoop 3.3.4 client (integration/setup-clients.sh)"
 jar_dir="$(bash integration/setup-clients.sh)"
 printf 'Hadoop client jars: %s\n' "$jar_dir"
@@ -24,7 +29,20 @@ if [ $# -eq 0 ]; then
     set -- --workspace
 fi
 step "running the tests (cargo test $* --no-fail-fast -- --test-threads=2)"
-cargo test "$@" --no-fail-fast -- --test-threads=2
+log="$(mktemp "${TMPDIR:-/tmp}/spindle-tests.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test "$@" --no-fail-fast -- --test-threads=2 2>&1 | tee "$log" || status=$?
+# One line for the whole run: the sum of every test binary's "test result:" line.
+awk '/^test result:/ {
+        for (i = 1; i <= NF; i++) {
+            if ($(i) ~ /^passed/) passed += $(i - 1)
+            if ($(i) ~ /^failed/) failed += $(i - 1)
+            if ($(i) ~ /^ignored/) ignored += $(i - 1)
+        }
+    }
+    END { printf "\n==> run-tests: %d passed, %d failed, %d ignored\n", passed, failed, ignored }' "$log"
+[ "$status" -eq 0 ] || exit "$status"
 
 # The criterion benchmarks are not run here (they are measurements), but they must
 # keep compiling: build them in the test profile, which is quick.

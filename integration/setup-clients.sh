@@ -20,6 +20,11 @@ die() { say "ERROR: $*"; exit 1; }
 cache="${SPINDLE_CLIENT_CACHE:-$HOME/.cache/spindle-clients}"
 target="$cache/pyspark-$PYSPARK_VERSION"
 jars="$target/pyspark/jars"
+# A jar directory of one's own (SPINDLE_CLIENT_JARS, as integration/bin/yarn and the
+# tests read it) is used as it is: it must hold the two client jars.
+if [ -n "${SPINDLE_CLIENT_JARS:-}" ]; then
+    jars="$SPINDLE_CLIENT_JARS"
+fi
 
 have_jars() {
     [ -f "$jars/hadoop-client-api-$HADOOP_VERSION.jar" ] &&
@@ -52,6 +57,8 @@ fi
 # --- Hadoop client jars (from pyspark) --------------------------------------------------
 if have_jars; then
     say "Hadoop $HADOOP_VERSION client jars already present in $jars"
+elif [ -n "${SPINDLE_CLIENT_JARS:-}" ]; then
+    die "SPINDLE_CLIENT_JARS=$SPINDLE_CLIENT_JARS does not hold hadoop-client-api-$HADOOP_VERSION.jar and hadoop-client-runtime-$HADOOP_VERSION.jar (unset it to install them)"
 else
     python=""
     for candidate in python3 python; do
@@ -71,9 +78,10 @@ else
     scratch="$(mktemp -d "$cache/.pyspark-install.XXXXXX")"
     trap 'rm -rf "$scratch"' EXIT
     # --no-deps: py4j is only needed by PySpark itself, not by the Java CLIs.
+    # --no-cache-dir: the install is the cache; pip's own would be a second ~318 MB copy.
     # PIP_ROOT_USER_ACTION: CI runs as root on a throwaway machine; the install goes to
     # a private folder, so pip's warning about root installs does not apply.
-    PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --disable-pip-version-check --no-input --no-deps --no-compile \
+    PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --disable-pip-version-check --no-input --no-deps --no-compile --no-cache-dir \
         --target "$scratch" "pyspark==$PYSPARK_VERSION" >&2 ||
         die "pip install pyspark==$PYSPARK_VERSION failed"
     [ -f "$scratch/pyspark/jars/hadoop-client-api-$HADOOP_VERSION.jar" ] ||
