@@ -22,7 +22,7 @@ use hadoop_protos::yarn::{
     RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
     UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
-use spindle_common::{NodeId, Resource};
+use spindle_common::NodeId;
 use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
@@ -30,67 +30,12 @@ use tracing::{debug, info, warn};
 use crate::config::NmConfig;
 use crate::containers::ContainerManager;
 use crate::disks::NodeHealth;
+use crate::session::RmSession;
 use crate::wire::{self, MasterKey};
-
-/// Installs `new` as the current key; the one it replaces becomes the
-/// previous key (a re-sent current key changes nothing).
-fn roll_key(current: &mut Option<MasterKey>, previous: &mut Option<MasterKey>, new: MasterKey) {
-    if current.as_ref().is_some_and(|c| c.key_id == new.key_id) {
-        *current = Some(new);
-        return;
-    }
-    *previous = current.take();
-    *current = Some(new);
-}
-
-impl RmSession {
-    /// Applies keys sent by the ResourceManager.
-    fn apply_keys(&mut self, container: Option<MasterKey>, nm: Option<MasterKey>) {
-        if let Some(k) = container {
-            roll_key(
-                &mut self.container_token_master_key,
-                &mut self.previous_container_token_master_key,
-                k,
-            );
-        }
-        if let Some(k) = nm {
-            roll_key(
-                &mut self.nm_token_master_key,
-                &mut self.previous_nm_token_master_key,
-                k,
-            );
-        }
-    }
-}
 
 /// The heartbeat interval used when the RM does not give a positive one
 /// (Hadoop's `DEFAULT_RM_NM_HEARTBEAT_INTERVAL_MS`).
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(1000);
-
-/// What the node currently knows from the ResourceManager.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RmSession {
-    /// The RM's identifier (its start time) from the current registration;
-    /// `None` before registering and while re-registering. Container tokens
-    /// must carry this value.
-    pub rm_identifier: Option<i64>,
-    /// The version the RM reported, if any.
-    pub rm_version: Option<String>,
-    /// Key that signs container tokens.
-    pub container_token_master_key: Option<MasterKey>,
-    /// The container-token key before the last roll (tokens signed with it
-    /// are still accepted).
-    pub previous_container_token_master_key: Option<MasterKey>,
-    /// Key that signs NM tokens.
-    pub nm_token_master_key: Option<MasterKey>,
-    /// The NM-token key before the last roll.
-    pub previous_nm_token_master_key: Option<MasterKey>,
-    /// The resources this node offers (the configured ones unless the RM
-    /// overrode them).
-    pub total_resource: Resource,
-    /// How many times the node has registered (1 after the first, +1 per resync).
-    pub registrations: u64,
-}
 
 /// Where the agent is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -619,33 +564,5 @@ impl Agent {
             ),
         }
         NmExit::Stopped
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(id: i32) -> MasterKey {
-        MasterKey::new(id, vec![id as u8; 8])
-    }
-
-    #[test]
-    fn rolled_keys_keep_the_previous_one() {
-        let mut s = RmSession::default();
-        s.apply_keys(Some(key(1)), Some(key(10)));
-        assert_eq!(s.container_token_master_key, Some(key(1)));
-        assert_eq!(s.previous_container_token_master_key, None);
-        // The same key again (every registration sends it) changes nothing.
-        s.apply_keys(Some(key(1)), None);
-        assert_eq!(s.previous_container_token_master_key, None);
-        s.apply_keys(Some(key(2)), Some(key(11)));
-        assert_eq!(s.container_token_master_key, Some(key(2)));
-        assert_eq!(s.previous_container_token_master_key, Some(key(1)));
-        assert_eq!(s.nm_token_master_key, Some(key(11)));
-        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
-        s.apply_keys(Some(key(3)), None);
-        assert_eq!(s.previous_container_token_master_key, Some(key(2)));
-        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
     }
 }
