@@ -10,12 +10,16 @@
 //! - the next interval is the one the RM sends (≤ 0 or absent: 1000 ms);
 //! - RESYNC re-registers (the response id restarts at 0), SHUTDOWN stops
 //!   the node without unregistering (the RM already dropped it);
-//! - when the RM cannot be reached the agent keeps trying at the current
-//!   interval, logging once when the outage starts and once when it ends;
-//!   with RM HA it moves on to the next RM when one is unreachable or standby.
+//! - every call goes through the client proxy ([`spindle_ipc::RpcProxy`])
+//!   with `ServerRMProxy`'s rules ([`NmConfig::rm_retry`]): while the RM
+//!   cannot be reached, or is standby, the call is retried (with RM HA, on
+//!   the next RM) for `yarn.nodemanager.resourcemanager.connect.max-wait.ms`;
+//! - when that wait runs out without the RM ever answering, the node ends
+//!   (`NmExit::Failed`), as Hadoop's NodeManager shuts down; a heartbeat the
+//!   RM refused is logged and the next one goes out at the next interval.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hadoop_protos::yarn::{
     NodeActionProto, NodeHeartbeatRequestProto, NodeHeartbeatResponseProto,
@@ -23,7 +27,7 @@ use hadoop_protos::yarn::{
     UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
 use spindle_common::NodeId;
-use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
+use spindle_ipc::{protocols, CallError, Failure, Method, ProxyConfig, RpcProxy};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
@@ -81,107 +85,27 @@ impl std::fmt::Display for NmExit {
     }
 }
 
-/// One connection at a time to the resource tracker, reopened when it breaks.
-struct Tracker {
-    addrs: Vec<String>,
-    current: usize,
-    options: ClientOptions,
-    client: Option<IpcClient>,
+/// The methods of ResourceTracker, as Hadoop annotates them: a repeated
+/// heartbeat is recognised by its response id (`@AtMostOnce`).
+const REGISTER: Method = Method::idempotent("registerNodeManager");
+const HEARTBEAT: Method = Method::at_most_once("nodeHeartbeat");
+const UNREGISTER: Method = Method::idempotent("unRegisterNodeManager");
+
+/// The proxy to the resource tracker(s).
+fn tracker(cfg: &NmConfig) -> RpcProxy {
+    let mut c = ProxyConfig::new(String::new(), cfg.user.clone(), protocols::RESOURCE_TRACKER)
+        .with_policy(cfg.rm_retry.policy());
+    c.servers = cfg.resource_tracker_addrs.clone();
+    c.connect_timeout = cfg.rm_connect_timeout;
+    c.call_timeout = cfg.rm_call_timeout;
+    c.connect_retry = cfg.rm_connect_retry;
+    RpcProxy::new(c)
 }
 
-impl Tracker {
-    fn new(cfg: &NmConfig) -> Tracker {
-        let mut options = ClientOptions::new(cfg.user.clone(), protocols::RESOURCE_TRACKER);
-        options.connect_timeout = cfg.rm_connect_timeout;
-        options.call_timeout = cfg.rm_call_timeout;
-        Tracker {
-            addrs: cfg.resource_tracker_addrs.clone(),
-            current: 0,
-            options,
-            client: None,
-        }
-    }
-
-    fn addr(&self) -> &str {
-        self.addrs
-            .get(self.current)
-            .map(String::as_str)
-            .unwrap_or("")
-    }
-
-    async fn call<Req, Resp>(&mut self, method: &str, req: &Req) -> Result<Resp, IpcError>
-    where
-        Req: prost::Message,
-        Resp: prost::Message + Default,
-    {
-        let reused = matches!(&self.client, Some(c) if c.is_open());
-        let result = self.call_once(method, req).await;
-        match result {
-            // The RM may have closed an idle or old connection (for instance
-            // when it restarted): try once more on a fresh one before
-            // calling it an outage. A repeated heartbeat is harmless, the RM
-            // recognises it by its response id.
-            Err(IpcError::Closed { .. } | IpcError::Io { .. }) if reused => {
-                self.call_once(method, req).await
-            }
-            other => other,
-        }
-    }
-
-    async fn call_once<Req, Resp>(&mut self, method: &str, req: &Req) -> Result<Resp, IpcError>
-    where
-        Req: prost::Message,
-        Resp: prost::Message + Default,
-    {
-        let client = match &self.client {
-            Some(c) if c.is_open() => c.clone(),
-            _ => {
-                self.client = None;
-                let c = IpcClient::connect(self.addr(), self.options.clone()).await?;
-                self.client = Some(c.clone());
-                c
-            }
-        };
-        let result = client.call(method, req).await;
-        if let Err(e) = &result {
-            if !matches!(e, IpcError::Remote { .. }) {
-                // A timed-out or broken connection is not reused.
-                self.client = None;
-            }
-        }
-        result
-    }
-
-    /// With RM HA, moves on to the next ResourceManager.
-    fn fail_over(&mut self) {
-        if self.addrs.len() > 1 {
-            self.current = (self.current + 1) % self.addrs.len();
-            self.client = None;
-            info!(rm = %self.addr(), "failing over to the next ResourceManager");
-        }
-    }
-}
-
-/// Whether a failed call is worth repeating (the RM is away, starting, or standby).
-fn is_retriable(e: &IpcError) -> bool {
-    match e {
-        IpcError::Remote { class_name, .. } => {
-            class_name == class::STANDBY || class_name == class::RETRIABLE
-        }
-        _ => true,
-    }
-}
-
-/// Whether to try another RM after this error.
-fn should_fail_over(e: &IpcError) -> bool {
-    match e {
-        IpcError::Remote { class_name, .. } => class_name == class::STANDBY,
-        _ => true,
-    }
-}
-
-struct Outage {
-    since: Instant,
+/// True when the call never reached a ResourceManager: the proxy gave up
+/// connecting.
+fn unreachable(e: &CallError) -> bool {
+    matches!(e.failure(), Failure::Connect | Failure::ConnectTimeout)
 }
 
 enum HeartbeatEnd {
@@ -213,7 +137,7 @@ impl StopSignal {
 pub(crate) struct Agent {
     cfg: Arc<NmConfig>,
     node_id: NodeId,
-    tracker: Tracker,
+    tracker: RpcProxy,
     health: watch::Receiver<NodeHealth>,
     state: watch::Sender<NmState>,
     session: watch::Sender<RmSession>,
@@ -221,7 +145,6 @@ pub(crate) struct Agent {
     stop: StopSignal,
     interval: Duration,
     token_sequence_no: i64,
-    outage: Option<Outage>,
     /// The last rejected heartbeat, so a repeating rejection is logged once.
     last_rejection: Option<String>,
 }
@@ -237,7 +160,7 @@ impl Agent {
         stop: watch::Receiver<bool>,
     ) -> Agent {
         Agent {
-            tracker: Tracker::new(&cfg),
+            tracker: tracker(&cfg),
             interval: cfg.heartbeat_interval,
             cfg,
             node_id,
@@ -247,7 +170,6 @@ impl Agent {
             containers,
             stop: StopSignal(stop),
             token_sequence_no: 0,
-            outage: None,
             last_rejection: None,
         }
     }
@@ -272,36 +194,6 @@ impl Agent {
 
     fn current_health(&self) -> NodeHealth {
         self.health.borrow().clone()
-    }
-
-    fn note_failure(&mut self, method: &str, e: &IpcError) {
-        match &self.outage {
-            None => {
-                warn!(
-                    rm = %self.tracker.addr(),
-                    error = %e,
-                    "{method} failed: the ResourceManager is unreachable; retrying every {} ms",
-                    self.interval.as_millis()
-                );
-                self.outage = Some(Outage {
-                    since: Instant::now(),
-                });
-            }
-            Some(_) => debug!(rm = %self.tracker.addr(), error = %e, "{method} failed again"),
-        }
-        if should_fail_over(e) {
-            self.tracker.fail_over();
-        }
-    }
-
-    fn note_success(&mut self) {
-        if let Some(o) = self.outage.take() {
-            info!(
-                rm = %self.tracker.addr(),
-                "the ResourceManager is reachable again after {:.1} s",
-                o.since.elapsed().as_secs_f64()
-            );
-        }
     }
 
     fn register_request(&self) -> RegisterNodeManagerRequestProto {
@@ -329,36 +221,32 @@ impl Agent {
         }
     }
 
-    /// Registers, retrying while the RM is unreachable. `Err` ends the agent.
+    /// Registers (the proxy retries while the RM is unreachable or
+    /// standby). `Err` ends the agent.
     async fn register(&mut self) -> Result<(), NmExit> {
         self.state.send_replace(NmState::Registering);
         self.session.send_modify(|s| s.rm_identifier = None);
-        loop {
-            if self.stop.is_requested() {
-                return Err(NmExit::Stopped);
-            }
-            let req = self.register_request();
-            let result = tokio::select! {
-                r = self.tracker.call::<_, RegisterNodeManagerResponseProto>("registerNodeManager", &req) => r,
-                _ = self.stop.requested() => return Err(NmExit::Stopped),
-            };
-            match result {
-                Ok(resp) => {
-                    self.note_success();
-                    return self.registered(resp);
-                }
-                Err(e) if is_retriable(&e) => self.note_failure("registerNodeManager", &e),
-                Err(e) => {
-                    let message = format!(
+        if self.stop.is_requested() {
+            return Err(NmExit::Stopped);
+        }
+        let req = self.register_request();
+        let result = tokio::select! {
+            r = self.tracker.call::<_, RegisterNodeManagerResponseProto>(REGISTER, &req) => r,
+            _ = self.stop.requested() => return Err(NmExit::Stopped),
+        };
+        match result {
+            Ok(resp) => self.registered(resp),
+            Err(e) => {
+                let message = if unreachable(&e) {
+                    format!("cannot reach the ResourceManager to register: {e}")
+                } else {
+                    format!(
                         "registration with the ResourceManager at {} was rejected: {e}",
-                        self.tracker.addr()
-                    );
-                    tracing::error!("{message}");
-                    return Err(NmExit::Failed { message });
-                }
-            }
-            if self.stop.sleep(self.interval).await {
-                return Err(NmExit::Stopped);
+                        e.addr
+                    )
+                };
+                tracing::error!("{message}");
+                Err(NmExit::Failed { message })
             }
         }
     }
@@ -433,27 +321,32 @@ impl Agent {
         loop {
             let req = self.heartbeat_request(response_id);
             let result = tokio::select! {
-                r = self.tracker.call::<_, NodeHeartbeatResponseProto>("nodeHeartbeat", &req) => r,
+                r = self.tracker.call::<_, NodeHeartbeatResponseProto>(HEARTBEAT, &req) => r,
                 _ = self.stop.requested() => return HeartbeatEnd::Exit(self.unregister().await),
             };
             match result {
                 Ok(resp) => {
-                    self.note_success();
                     self.last_rejection = None;
                     match self.heartbeat_answered(resp) {
                         Ok(id) => response_id = id,
                         Err(end) => return end,
                     }
                 }
-                Err(e) if is_retriable(&e) => self.note_failure("nodeHeartbeat", &e),
+                // As Hadoop's NodeManager: the ResourceManager stayed out of
+                // reach for the whole connect wait, the node shuts down.
+                Err(e) if unreachable(&e) => {
+                    let message = format!("lost the ResourceManager: {e}");
+                    tracing::error!("{message}");
+                    return HeartbeatEnd::Exit(NmExit::Failed { message });
+                }
                 // Hadoop logs and carries on: the next heartbeat may well succeed.
                 Err(e) => {
                     let text = e.to_string();
                     if self.last_rejection.as_deref() != Some(text.as_str()) {
-                        warn!(rm = %self.tracker.addr(), error = %text, "the ResourceManager rejected a heartbeat; retrying");
+                        warn!(rm = %e.addr, error = %text, "a heartbeat failed; sending the next one at the next interval");
                         self.last_rejection = Some(text);
                     } else {
-                        debug!(rm = %self.tracker.addr(), error = %text, "heartbeat rejected again");
+                        debug!(rm = %e.addr, error = %text, "heartbeat failed again");
                     }
                 }
             }
@@ -549,7 +442,7 @@ impl Agent {
         };
         let call = self
             .tracker
-            .call::<_, UnRegisterNodeManagerResponseProto>("unRegisterNodeManager", &req);
+            .call::<_, UnRegisterNodeManagerResponseProto>(UNREGISTER, &req);
         match tokio::time::timeout(self.cfg.unregister_timeout, call).await {
             Ok(Ok(_)) => {
                 info!(rm = %self.tracker.addr(), node = %self.node_id, "unregistered from the ResourceManager")
