@@ -43,6 +43,9 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::security::{kind, AmRmTokenIdentifier, Credentials, Token};
 use spindle_common::{ApplicationAttemptId, ContainerId, Resource};
+use spindle_ipc::methods::application_master::{
+    ALLOCATE, FINISH_APPLICATION_MASTER as FINISH, REGISTER_APPLICATION_MASTER as REGISTER,
+};
 use spindle_ipc::retry::RM_PROXY_RETRIED;
 use spindle_ipc::yarn_conf::{self, Failover, RmRetry};
 use spindle_ipc::{
@@ -64,11 +67,6 @@ pub const CONTAINER_ID_ENV: &str = "CONTAINER_ID";
 
 /// How often `finish` repeats the unregister call until it is confirmed.
 pub const FINISH_POLL_INTERVAL: Duration = Duration::from_millis(100);
-
-/// ApplicationMasterProtocol, as Hadoop annotates it.
-const REGISTER: Method = Method::idempotent("registerApplicationMaster");
-const ALLOCATE: Method = Method::at_most_once("allocate");
-const FINISH: Method = Method::at_most_once("finishApplicationMaster");
 
 /// The first pause before retrying a scheduler call; later pauses double up
 /// to the retry interval, so that an AM's heartbeat recovers quickly from a

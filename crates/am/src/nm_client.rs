@@ -21,6 +21,9 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::{ConfError, Configuration};
 use spindle_common::security::kind;
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId};
+use spindle_ipc::methods::container_management::{
+    GET_CONTAINER_STATUSES, START_CONTAINERS, STOP_CONTAINERS,
+};
 use spindle_ipc::yarn_conf::{self, defaults};
 use spindle_ipc::{
     protocols, ClientToken, ConnectRetry, Method, ProxyConfig, RetryPolicy, RpcProxy,
@@ -38,14 +41,6 @@ pub struct Started {
     /// Metadata of the node's auxiliary services, by service name.
     pub services_meta_data: Vec<(String, Vec<u8>)>,
 }
-
-/// ContainerManagementProtocol. Hadoop annotates none of its methods; a
-/// start repeated after the node acted on it is refused ("already
-/// running"), so it is not sent twice, while stopping a stopped container
-/// succeeds and a status query changes nothing.
-const START_CONTAINERS: Method = Method::not_idempotent("startContainers");
-const STOP_CONTAINERS: Method = Method::idempotent("stopContainers");
-const GET_CONTAINER_STATUSES: Method = Method::idempotent("getContainerStatuses");
 
 /// The NodeManager client of one ApplicationMaster attempt. Cheap to clone;
 /// clones share connections.

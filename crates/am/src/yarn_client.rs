@@ -16,6 +16,10 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::security::Credentials;
 use spindle_common::{current_user, ApplicationId, Resource};
+use spindle_ipc::methods::application_client::{
+    FORCE_KILL_APPLICATION, GET_APPLICATIONS, GET_APPLICATION_REPORT, GET_NEW_APPLICATION,
+    SUBMIT_APPLICATION,
+};
 use spindle_ipc::{class, protocols, yarn_conf, Method, ProxyConfig, RpcProxy};
 use tracing::{debug, info};
 
@@ -115,13 +119,6 @@ impl ApplicationSubmission {
         }
     }
 }
-
-/// The ApplicationClientProtocol methods used here, all `@Idempotent` in Hadoop.
-const GET_NEW_APPLICATION: Method = Method::idempotent("getNewApplication");
-const SUBMIT_APPLICATION: Method = Method::idempotent("submitApplication");
-const GET_APPLICATION_REPORT: Method = Method::idempotent("getApplicationReport");
-const FORCE_KILL_APPLICATION: Method = Method::idempotent("forceKillApplication");
-const GET_APPLICATIONS: Method = Method::idempotent("getApplications");
 
 /// A connection to the ResourceManager's client port.
 #[derive(Clone)]

@@ -7,6 +7,7 @@
 //! - [`server`]: connections, the connection context, dispatch by protocol and method;
 //! - [`client`]: one pipelined client connection;
 //! - [`retry`]: Hadoop's retry rules as data (failures, policies, idempotence);
+//! - [`methods`]: the methods Spindle's clients call, marked as Hadoop marks them;
 //! - [`proxy`]: the client proxy every Spindle client uses: connect,
 //!   authenticate, reconnect, retry and fail over in one layer;
 //! - [`yarn_conf`]: the proxies of YARN's clients from Hadoop's configuration keys;
@@ -16,6 +17,7 @@ pub mod client;
 pub mod digest;
 pub mod error;
 pub mod frame;
+pub mod methods;
 pub mod proxy;
 pub mod retry;
 pub mod sasl;

@@ -27,7 +27,11 @@ use hadoop_protos::yarn::{
     UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
 use spindle_common::NodeId;
-use spindle_ipc::{protocols, CallError, Failure, Method, ProxyConfig, RpcProxy};
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT as HEARTBEAT, REGISTER_NODE_MANAGER as REGISTER,
+    UN_REGISTER_NODE_MANAGER as UNREGISTER,
+};
+use spindle_ipc::{protocols, CallError, Failure, ProxyConfig, RpcProxy};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
@@ -84,12 +88,6 @@ impl std::fmt::Display for NmExit {
         }
     }
 }
-
-/// The methods of ResourceTracker, as Hadoop annotates them: a repeated
-/// heartbeat is recognised by its response id (`@AtMostOnce`).
-const REGISTER: Method = Method::idempotent("registerNodeManager");
-const HEARTBEAT: Method = Method::at_most_once("nodeHeartbeat");
-const UNREGISTER: Method = Method::idempotent("unRegisterNodeManager");
 
 /// The proxy to the resource tracker(s).
 fn tracker(cfg: &NmConfig) -> RpcProxy {
