@@ -205,12 +205,7 @@ impl RpcProxy {
     /// The server in use: the one the next call goes to.
     pub fn addr(&self) -> String {
         let index = self.conn().index;
-        self.inner
-            .config
-            .servers
-            .get(index)
-            .cloned()
-            .unwrap_or_default()
+        self.server(index)
     }
 
     /// True while the proxy holds an open connection.

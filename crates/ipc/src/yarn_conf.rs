@@ -181,26 +181,19 @@ impl RmRetry {
         let rm_interval = optional_i64(conf, common_keys::RM_CONNECT_RETRY_INTERVAL_MS)?;
         let wait = optional_i64(conf, max_wait_key)?.or(rm_wait);
         let interval = optional_i64(conf, interval_key)?.or(rm_interval);
-        let max_wait = match wait {
-            None => Some(defaults::RM_CONNECT_MAX_WAIT),
-            Some(-1) => None,
-            Some(ms) if ms < 0 => {
-                return Err(conf.invalid_value(
-                    wait_key(conf, max_wait_key),
-                    "can be -1, but can not be other negative numbers",
-                ))
-            }
-            Some(ms) => Some(non_negative_ms(ms)),
-        };
-        let retry_interval = match interval {
-            None => defaults::RM_CONNECT_RETRY_INTERVAL,
-            Some(ms) if ms < 0 => {
-                return Err(
-                    conf.invalid_value(wait_key(conf, interval_key), "should not be negative")
-                )
-            }
-            Some(ms) => non_negative_ms(ms),
-        };
+        let max_wait = max_wait(
+            conf,
+            wait_key(conf, max_wait_key),
+            wait,
+            defaults::RM_CONNECT_MAX_WAIT,
+        )?;
+        let retry_interval = retry_interval(
+            conf,
+            wait_key(conf, interval_key),
+            interval,
+            defaults::RM_CONNECT_RETRY_INTERVAL,
+            0,
+        )?;
         let failover = if ha_enabled(conf)? {
             Some(Failover::from_conf(conf)?)
         } else {
@@ -255,6 +248,40 @@ fn wait_key<'a>(conf: &Configuration, key: &'a str) -> &'a str {
         common_keys::RM_CONNECT_RETRY_INTERVAL_MS
     } else {
         key
+    }
+}
+
+/// A max-wait setting read from `key`: unset is `default`, -1 is forever
+/// (`None`), other negative values are refused.
+fn max_wait(
+    conf: &Configuration,
+    key: &str,
+    ms: Option<i64>,
+    default: Duration,
+) -> Result<Option<Duration>, ConfError> {
+    match ms {
+        None => Ok(Some(default)),
+        Some(-1) => Ok(None),
+        Some(ms) if ms < 0 => Err(conf.invalid_value(
+            key,
+            "can be -1 (wait forever), but can not be other negative numbers",
+        )),
+        Some(ms) => Ok(Some(non_negative_ms(ms))),
+    }
+}
+
+/// A retry interval read from `key`: unset is `default`; below `min` is refused.
+fn retry_interval(
+    conf: &Configuration,
+    key: &str,
+    ms: Option<i64>,
+    default: Duration,
+    min: i64,
+) -> Result<Duration, ConfError> {
+    match ms {
+        None => Ok(default),
+        Some(ms) if ms < min => Err(conf.invalid_value(key, &format!("must be at least {min} ms"))),
+        Some(ms) => Ok(non_negative_ms(ms)),
     }
 }
 
@@ -317,6 +344,13 @@ pub fn call_timeout(conf: &Configuration) -> Result<Duration, ConfError> {
         .filter(|ms| *ms > 0)
         .map(non_negative_ms)
         .unwrap_or(defaults::CALL_TIMEOUT))
+}
+
+/// `config` with the connect and call timeouts of `conf`.
+fn with_timeouts(conf: &Configuration, mut config: ProxyConfig) -> Result<ProxyConfig, ConfError> {
+    config.connect_timeout = connect_timeout(conf)?;
+    config.call_timeout = call_timeout(conf)?;
+    Ok(config)
 }
 
 /// `host:port`, with an IPv6 host in brackets.
@@ -430,11 +464,8 @@ fn rm_proxy(
     protocol: &str,
     retry: RmRetry,
 ) -> Result<ProxyConfig, ConfError> {
-    let servers = rm_addresses(conf, address_key)?;
-    let mut config = ProxyConfig::new(String::new(), user, protocol);
-    config.servers = servers;
-    config.connect_timeout = connect_timeout(conf)?;
-    config.call_timeout = call_timeout(conf)?;
+    let mut config = with_timeouts(conf, ProxyConfig::new(String::new(), user, protocol))?;
+    config.servers = rm_addresses(conf, address_key)?;
     config.connect_retry = retry.connect_retry(connect_retry(conf)?);
     config.policy = retry.policy();
     Ok(config)
@@ -463,32 +494,20 @@ pub fn nm_client(
     user: &str,
     protocol: &str,
 ) -> Result<ProxyConfig, ConfError> {
-    let wait = optional_i64(conf, keys::CLIENT_NM_CONNECT_MAX_WAIT_MS)?;
-    let interval = optional_i64(conf, keys::CLIENT_NM_CONNECT_RETRY_INTERVAL_MS)?;
-    let max_wait = match wait {
-        None => Some(defaults::NM_CONNECT_MAX_WAIT),
-        Some(-1) => None,
-        Some(ms) if ms < 0 => {
-            return Err(conf.invalid_value(
-                keys::CLIENT_NM_CONNECT_MAX_WAIT_MS,
-                "should be either positive value or -1",
-            ))
-        }
-        Some(ms) => Some(non_negative_ms(ms)),
-    };
-    let interval = match interval {
-        None => defaults::NM_CONNECT_RETRY_INTERVAL,
-        Some(ms) if ms <= 0 => {
-            return Err(conf.invalid_value(
-                keys::CLIENT_NM_CONNECT_RETRY_INTERVAL_MS,
-                "should be a positive value",
-            ))
-        }
-        Some(ms) => non_negative_ms(ms),
-    };
-    let mut config = ProxyConfig::new(addr, user, protocol);
-    config.connect_timeout = connect_timeout(conf)?;
-    config.call_timeout = call_timeout(conf)?;
+    let max_wait = max_wait(
+        conf,
+        keys::CLIENT_NM_CONNECT_MAX_WAIT_MS,
+        optional_i64(conf, keys::CLIENT_NM_CONNECT_MAX_WAIT_MS)?,
+        defaults::NM_CONNECT_MAX_WAIT,
+    )?;
+    let interval = retry_interval(
+        conf,
+        keys::CLIENT_NM_CONNECT_RETRY_INTERVAL_MS,
+        optional_i64(conf, keys::CLIENT_NM_CONNECT_RETRY_INTERVAL_MS)?,
+        defaults::NM_CONNECT_RETRY_INTERVAL,
+        1,
+    )?;
+    let mut config = with_timeouts(conf, ProxyConfig::new(addr, user, protocol))?;
     config.connect_retry = ConnectRetry::NONE;
     config.policy = nm_policy(max_wait, interval);
     Ok(config)
