@@ -13,11 +13,18 @@
 //!   [`crate::requests`]), the containers to release and blacklist changes,
 //!   and returns what the scheduler granted and what completed. NMTokens that
 //!   come with grants go into the shared [`NmTokenCache`].
+//! - Calls go through the client proxy ([`spindle_ipc::RpcProxy`]): retried
+//!   while the ResourceManager is unreachable, standby or the answer is lost,
+//!   with growing pauses up to `yarn.resourcemanager.connect.retry-interval.ms`
+//!   for `yarn.resourcemanager.connect.max-wait.ms`; with RM HA, failed over
+//!   across the ResourceManagers as Hadoop's `RMProxy` does.
 //! - Each request carries the response id of the last answer. If an answer
 //!   is lost (timeout, broken connection), the same request is sent again
 //!   unchanged: a ResourceManager that had processed it recognises the id
-//!   and repeats its answer instead of applying the request twice. Changes
-//!   made meanwhile go in the next call.
+//!   and repeats its answer instead of applying the request twice
+//!   (`allocate` is `@AtMostOnce`). Changes made meanwhile go in the next call.
+//! - When the ResourceManager sends a new AMRMToken (its master key rolled),
+//!   the next connection presents it.
 //! - If the ResourceManager answers `ApplicationMasterNotRegisteredException`
 //!   (it restarted or lost the attempt's registration), the client registers
 //!   again, restarts at response id 0 and resends the whole table, every
@@ -36,7 +43,15 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::security::{kind, AmRmTokenIdentifier, Credentials, Token};
 use spindle_common::{ApplicationAttemptId, ContainerId, Resource};
-use spindle_ipc::{class, protocols, ClientOptions, ClientToken, IpcClient};
+use spindle_ipc::methods::application_master::{
+    ALLOCATE, FINISH_APPLICATION_MASTER as FINISH, REGISTER_APPLICATION_MASTER as REGISTER,
+};
+use spindle_ipc::retry::RM_PROXY_RETRIED;
+use spindle_ipc::yarn_conf::{self, Failover, RmRetry};
+use spindle_ipc::{
+    class, protocols, ClientToken, ConnectRetry, Limit, Method, ProxyConfig, RetryPolicy, RpcProxy,
+    Sleep,
+};
 use tracing::{debug, info, warn};
 
 use crate::convert::{container_id_to_pb, node_id_from_pb, resource_from_pb, token_from_pb};
@@ -44,7 +59,6 @@ use crate::error::AmError;
 use crate::nm_tokens::NmTokenCache;
 use crate::records::{Container, ContainerStatus, FinalStatus, NodeUpdate};
 use crate::requests::{ContainerRequest, DefaultRackResolver, RackResolver, RequestTable, ANY};
-use crate::yarn_client::{conf_addr, conf_i64};
 
 /// The environment variable naming the container's credentials file.
 pub const TOKEN_FILE_ENV: &str = "HADOOP_TOKEN_FILE_LOCATION";
@@ -53,6 +67,11 @@ pub const CONTAINER_ID_ENV: &str = "CONTAINER_ID";
 
 /// How often `finish` repeats the unregister call until it is confirmed.
 pub const FINISH_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The first pause before retrying a scheduler call; later pauses double up
+/// to the retry interval, so that an AM's heartbeat recovers quickly from a
+/// short hiccup.
+const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// How an [`AmRmClient`] reaches the scheduler.
 #[derive(Clone)]
@@ -67,11 +86,20 @@ pub struct AmRmConfig {
     /// How long one call may take before it counts as lost.
     pub call_timeout: Duration,
     /// How long to keep retrying a call whose answer was lost or whose
-    /// connection failed (`yarn.resourcemanager.connect.max-wait.ms`).
+    /// connection failed (`yarn.resourcemanager.connect.max-wait.ms`;
+    /// [`Duration::MAX`] for its -1, forever).
     pub max_wait: Duration,
     /// The longest pause between such retries; the first retries come
     /// sooner (`yarn.resourcemanager.connect.retry-interval.ms`).
     pub retry_interval: Duration,
+    /// Connection-level retries (`ipc.client.connect.*`, or the failover
+    /// retries with RM HA).
+    pub connect_retry: ConnectRetry,
+    /// With RM HA, the scheduler addresses of the other ResourceManagers,
+    /// tried in order after `scheduler_address`; empty without HA.
+    pub failover_addresses: Vec<String>,
+    /// With RM HA, the `yarn.client.failover-*` settings.
+    pub failover: Failover,
     /// Maps request hosts to racks.
     pub rack_resolver: Arc<dyn RackResolver>,
 }
@@ -86,6 +114,9 @@ impl std::fmt::Debug for AmRmConfig {
             .field("call_timeout", &self.call_timeout)
             .field("max_wait", &self.max_wait)
             .field("retry_interval", &self.retry_interval)
+            .field("connect_retry", &self.connect_retry)
+            .field("failover_addresses", &self.failover_addresses)
+            .field("failover", &self.failover)
             .finish()
     }
 }
@@ -105,8 +136,48 @@ impl AmRmConfig {
             call_timeout: Duration::from_secs(60),
             max_wait: Duration::from_secs(900),
             retry_interval: Duration::from_secs(30),
+            connect_retry: ConnectRetry::default(),
+            failover_addresses: Vec::new(),
+            failover: Failover::default(),
             rack_resolver: Arc::new(DefaultRackResolver),
         }
+    }
+
+    /// The client proxy's retry policy: without HA, the failures RMProxy
+    /// retries, for `max_wait`, with pauses growing from 100 ms to
+    /// `retry_interval`; with HA, RMProxy's failover policy.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        if self.failover_addresses.is_empty() {
+            return RetryPolicy::OnNetworkFailures {
+                on: RM_PROXY_RETRIED,
+                limit: Limit::Time(self.max_wait),
+                sleep: Sleep::Doubling {
+                    first: FIRST_RETRY_PAUSE.min(self.retry_interval),
+                    max: self.retry_interval,
+                },
+            };
+        }
+        RmRetry {
+            max_wait: (self.max_wait != Duration::MAX).then_some(self.max_wait),
+            retry_interval: self.retry_interval,
+            failover: Some(self.failover),
+        }
+        .policy()
+    }
+
+    fn proxy_config(&self) -> ProxyConfig {
+        let mut c = ProxyConfig::new(
+            self.scheduler_address.clone(),
+            self.attempt.to_string(),
+            protocols::APPLICATION_MASTER,
+        )
+        .with_token(client_token(&self.token))
+        .with_policy(self.retry_policy());
+        c.servers.extend(self.failover_addresses.iter().cloned());
+        c.connect_timeout = self.connect_timeout;
+        c.call_timeout = self.call_timeout;
+        c.connect_retry = self.connect_retry;
+        c
     }
 
     /// The configuration of an AM running in a container: the attempt from
@@ -149,21 +220,34 @@ impl AmRmConfig {
         let token = select_amrm_token(&creds, attempt)
             .map_err(|m| AmError::Environment(format!("{TOKEN_FILE_ENV}={token_file}: {m}")))?;
 
-        let scheduler_address = conf_addr(conf, keys::RM_SCHEDULER_ADDRESS)?;
+        let mut addresses = yarn_conf::rm_addresses(conf, keys::RM_SCHEDULER_ADDRESS)?;
+        let scheduler_address = addresses.remove(0);
         let mut config = AmRmConfig::new(scheduler_address, attempt, token);
-        let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
-        config.max_wait = ms(conf_i64(conf, keys::RM_CONNECT_MAX_WAIT_MS, 900_000)?);
-        config.retry_interval =
-            ms(conf_i64(conf, keys::RM_CONNECT_RETRY_INTERVAL_MS, 30_000)?.max(1));
-        config.connect_timeout =
-            ms(conf_i64(conf, keys::IPC_CLIENT_CONNECT_TIMEOUT, 20_000)?.max(1));
-        let rpc_timeout = conf_i64(conf, keys::IPC_CLIENT_RPC_TIMEOUT_MS, 0)?;
-        if rpc_timeout > 0 {
-            config.call_timeout = ms(rpc_timeout);
-        }
-        // Like ClientRMProxy: the token is for the scheduler address this AM uses.
-        config.token.service = config.scheduler_address.clone();
+        let retry = RmRetry::client(conf)?;
+        config.max_wait = retry.max_wait.unwrap_or(Duration::MAX);
+        config.retry_interval = retry.retry_interval.max(Duration::from_millis(1));
+        config.connect_retry = retry.connect_retry(yarn_conf::connect_retry(conf)?);
+        config.failover = retry.failover.unwrap_or_default();
+        config.failover_addresses = addresses;
+        config.connect_timeout = yarn_conf::connect_timeout(conf)?;
+        config.call_timeout = yarn_conf::call_timeout(conf)?;
+        // Like ClientRMProxy: the token is for the scheduler address(es) this AM uses.
+        config.token.service = std::iter::once(&config.scheduler_address)
+            .chain(&config.failover_addresses)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(",");
         Ok(config)
+    }
+}
+
+/// The token as the IPC client presents it.
+fn client_token(token: &Token) -> ClientToken {
+    ClientToken {
+        identifier: token.identifier.clone(),
+        password: token.password.clone(),
+        kind: token.kind.clone(),
+        service: token.service.clone(),
     }
 }
 
@@ -237,7 +321,7 @@ struct RegisterArgs {
 /// documentation). Methods take `&mut self`: one task drives the heartbeat.
 pub struct AmRmClient {
     config: AmRmConfig,
-    ipc: Option<IpcClient>,
+    proxy: RpcProxy,
     table: RequestTable,
     registered_with: Option<RegisterArgs>,
     registration: Option<Registration>,
@@ -270,8 +354,8 @@ impl AmRmClient {
     pub fn new(config: AmRmConfig) -> AmRmClient {
         let table = RequestTable::new(config.rack_resolver.clone());
         AmRmClient {
+            proxy: RpcProxy::new(config.proxy_config()),
             config,
-            ipc: None,
             table,
             registered_with: None,
             registration: None,
@@ -404,62 +488,12 @@ impl AmRmClient {
 
     // ---- calls -----------------------------------------------------------------
 
-    async fn connection(&mut self) -> Result<IpcClient, AmError> {
-        if let Some(c) = self.ipc.as_ref().filter(|c| c.is_open()) {
-            return Ok(c.clone());
-        }
-        let mut options = ClientOptions::new(
-            self.config.attempt.to_string(),
-            protocols::APPLICATION_MASTER,
-        )
-        .with_token(ClientToken {
-            identifier: self.config.token.identifier.clone(),
-            password: self.config.token.password.clone(),
-            kind: self.config.token.kind.clone(),
-            service: self.config.scheduler_address.clone(),
-        });
-        options.connect_timeout = self.config.connect_timeout;
-        options.call_timeout = self.config.call_timeout;
-        let addr = self.config.scheduler_address.clone();
-        let client = IpcClient::connect(&addr, options)
-            .await
-            .map_err(|e| AmError::rpc("connect", &addr, e))?;
-        debug!(attempt = %self.config.attempt, scheduler = %addr, auth = ?client.auth(), "connected to the scheduler");
-        self.ipc = Some(client.clone());
-        Ok(client)
-    }
-
-    /// One call, retried while the connection fails or the answer is lost,
-    /// with growing pauses up to the retry interval, for at most `max_wait`.
-    /// Answers from the ResourceManager (including exceptions) end it.
-    async fn call<Req, Resp>(&mut self, method: &str, req: &Req) -> Result<Resp, AmError>
+    async fn call<Req, Resp>(&self, method: Method, req: &Req) -> Result<Resp, AmError>
     where
         Req: prost::Message,
         Resp: prost::Message + Default,
     {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(100).min(self.config.retry_interval);
-        loop {
-            let outcome = match self.connection().await {
-                Ok(c) => c
-                    .call(method, req)
-                    .await
-                    .map_err(|e| AmError::rpc(method, c.addr(), e)),
-                Err(e) => Err(e),
-            };
-            match outcome {
-                Ok(resp) => return Ok(resp),
-                Err(e) if e.is_transport() && started.elapsed() + pause < self.config.max_wait => {
-                    warn!(attempt = %self.config.attempt, error = %e, retry_in_ms = pause.as_millis() as u64, "scheduler call failed; retrying");
-                    if self.ipc.as_ref().is_some_and(|c| !c.is_open()) {
-                        self.ipc = None;
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(self.config.retry_interval);
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        Ok(self.proxy.call(method, req).await?)
     }
 
     /// `registerApplicationMaster`: host and RPC port the AM serves on (−1
@@ -488,8 +522,7 @@ impl AmRmClient {
             tracking_url: Some(args.tracking_url.clone()),
             placement_constraints: Vec::new(),
         };
-        let resp: pb::RegisterApplicationMasterResponseProto =
-            self.call("registerApplicationMaster", &req).await?;
+        let resp: pb::RegisterApplicationMasterResponseProto = self.call(REGISTER, &req).await?;
         self.response_id = 0;
         self.in_flight = None;
         self.store_nm_tokens(&resp.nm_tokens_from_previous_attempts);
@@ -637,7 +670,7 @@ impl AmRmClient {
                 }
             };
             match self
-                .call::<_, pb::AllocateResponseProto>("allocate", &in_flight.request)
+                .call::<_, pb::AllocateResponseProto>(ALLOCATE, &in_flight.request)
                 .await
             {
                 Ok(resp) => {
@@ -689,7 +722,8 @@ impl AmRmClient {
             token.kind = kind::AM_RM.to_string();
             token.service = self.config.scheduler_address.clone();
             if token != self.config.token {
-                info!(attempt = %self.config.attempt, "the AMRMToken was rolled over");
+                info!(attempt = %self.config.attempt, "the AMRMToken was rolled over; new connections present the new one");
+                self.proxy.set_token(client_token(&token));
                 self.config.token = token;
             }
         }
@@ -747,16 +781,13 @@ impl AmRmClient {
         let mut reregistered = false;
         loop {
             match self
-                .call::<_, pb::FinishApplicationMasterResponseProto>(
-                    "finishApplicationMaster",
-                    &req,
-                )
+                .call::<_, pb::FinishApplicationMasterResponseProto>(FINISH, &req)
                 .await
             {
                 Ok(resp) if resp.is_unregistered.unwrap_or(false) => {
                     info!(attempt = %self.config.attempt, %status, "unregistered from the ResourceManager");
                     self.registered_with = None;
-                    self.ipc = None;
+                    self.proxy.disconnect();
                     return Ok(());
                 }
                 Ok(_) => {}

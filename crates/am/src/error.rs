@@ -1,7 +1,7 @@
 //! Errors of the ApplicationMaster-side clients.
 
 use spindle_common::conf::ConfError;
-use spindle_ipc::IpcError;
+use spindle_ipc::CallError;
 
 /// What went wrong talking to the ResourceManager or a NodeManager.
 #[derive(Debug, thiserror::Error)]
@@ -25,14 +25,10 @@ pub enum AmError {
     },
 
     /// A call failed: the peer answered with an exception, or the transport
-    /// broke, timed out or was refused.
-    #[error("{method} on {addr} failed: {source}")]
-    Rpc {
-        method: String,
-        addr: String,
-        #[source]
-        source: IpcError,
-    },
+    /// broke, timed out or was refused (after the retries of the client
+    /// proxy, which the error counts).
+    #[error(transparent)]
+    Rpc(Box<CallError>),
 
     /// A NodeManager refused one container of a request (an entry of
     /// `failed_requests`), with the Java exception it raised.
@@ -68,20 +64,18 @@ pub enum AmError {
     Shutdown { attempt: String },
 }
 
-impl AmError {
-    pub(crate) fn rpc(method: &str, addr: &str, source: IpcError) -> AmError {
-        AmError::Rpc {
-            method: method.to_string(),
-            addr: addr.to_string(),
-            source,
-        }
+impl From<CallError> for AmError {
+    fn from(e: CallError) -> AmError {
+        AmError::Rpc(Box::new(e))
     }
+}
 
+impl AmError {
     /// The Java class name of the exception the peer answered with, if the
     /// call reached it and failed there.
     pub fn remote_class(&self) -> Option<&str> {
         match self {
-            AmError::Rpc { source, .. } => source.remote_class(),
+            AmError::Rpc(e) => e.remote_class(),
             AmError::Container { class_name, .. } => Some(class_name),
             _ => None,
         }
@@ -90,12 +84,6 @@ impl AmError {
     /// True when the call may not have reached the peer or its answer was
     /// lost (broken connection, timeout): retrying it is the remedy.
     pub fn is_transport(&self) -> bool {
-        matches!(
-            self,
-            AmError::Rpc {
-                source: IpcError::Io { .. } | IpcError::Closed { .. } | IpcError::Timeout { .. },
-                ..
-            }
-        )
+        matches!(self, AmError::Rpc(e) if e.is_transport())
     }
 }

@@ -5,17 +5,29 @@
 //! Each NodeManager is reached at its NodeId (`host:port`) with the NMToken
 //! the ResourceManager sent for it (from the shared [`NmTokenCache`]),
 //! proved with SASL DIGEST-MD5: the connection then belongs to the attempt
-//! the token names. Connections are kept per node and replaced when the
-//! node's token changes or the connection breaks.
+//! the token names. Each node has its client proxy ([`spindle_ipc::RpcProxy`])
+//! with `NMProxy`'s rules: a node that cannot be reached is retried every
+//! `yarn.client.nodemanager-connect.retry-interval-ms` for
+//! `yarn.client.nodemanager-connect.max-wait-ms`; a connection the node
+//! closed while idle is reopened. A start is not sent again once the node
+//! may have acted on it; a stop or a status query is. The connection is
+//! replaced when the node's token changes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hadoop_protos::yarn as pb;
-use spindle_common::security::{kind, Token};
+use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::security::kind;
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId};
-use spindle_ipc::{protocols, ClientOptions, ClientToken, IpcClient, IpcError};
+use spindle_ipc::methods::container_management::{
+    GET_CONTAINER_STATUSES, START_CONTAINERS, STOP_CONTAINERS,
+};
+use spindle_ipc::yarn_conf::{self, defaults};
+use spindle_ipc::{
+    protocols, ClientToken, ConnectRetry, Method, ProxyConfig, RetryPolicy, RpcProxy,
+};
 use tracing::debug;
 
 use crate::convert::{container_id_from_pb, container_id_to_pb};
@@ -30,20 +42,17 @@ pub struct Started {
     pub services_meta_data: Vec<(String, Vec<u8>)>,
 }
 
-struct Connection {
-    token: Token,
-    client: IpcClient,
-}
-
 /// The NodeManager client of one ApplicationMaster attempt. Cheap to clone;
 /// clones share connections.
 #[derive(Clone)]
 pub struct NmClient {
     attempt: ApplicationAttemptId,
     tokens: NmTokenCache,
-    connections: Arc<Mutex<HashMap<String, Connection>>>,
+    /// One proxy per node, by NodeId string.
+    proxies: Arc<Mutex<HashMap<String, RpcProxy>>>,
     connect_timeout: Duration,
     call_timeout: Duration,
+    policy: RetryPolicy,
 }
 
 impl std::fmt::Debug for NmClient {
@@ -67,14 +76,37 @@ fn dial_addr(node: &NodeId) -> String {
 impl NmClient {
     /// A client for `attempt` using the NMTokens in `tokens` (usually
     /// [`crate::AmRmClient::nm_token_cache`]).
+    /// Hadoop's defaults: `NMProxy`'s 180 s wait, 10 s apart, for a node
+    /// that cannot be reached.
     pub fn new(attempt: ApplicationAttemptId, tokens: NmTokenCache) -> NmClient {
         NmClient {
             attempt,
             tokens,
-            connections: Arc::new(Mutex::new(HashMap::new())),
+            proxies: Arc::new(Mutex::new(HashMap::new())),
             connect_timeout: Duration::from_secs(20),
-            call_timeout: Duration::from_secs(60),
+            call_timeout: defaults::CALL_TIMEOUT,
+            policy: yarn_conf::nm_policy(
+                Some(defaults::NM_CONNECT_MAX_WAIT),
+                defaults::NM_CONNECT_RETRY_INTERVAL,
+            ),
         }
+    }
+
+    /// A client with the timeouts and retries of `conf`
+    /// (`ipc.client.connect.timeout`, `ipc.client.rpc-timeout.ms`,
+    /// `yarn.client.nodemanager-connect.*`).
+    pub fn from_conf(
+        attempt: ApplicationAttemptId,
+        tokens: NmTokenCache,
+        conf: &Configuration,
+    ) -> Result<NmClient, ConfError> {
+        let c = yarn_conf::nm_client(conf, "", "", "")?;
+        Ok(NmClient {
+            connect_timeout: c.connect_timeout,
+            call_timeout: c.call_timeout,
+            policy: c.policy,
+            ..NmClient::new(attempt, tokens)
+        })
     }
 
     /// Sets how long connecting and each call may take.
@@ -84,76 +116,64 @@ impl NmClient {
         self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Connection>> {
-        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    /// Sets what to do after a failed call (see [`spindle_ipc::yarn_conf::nm_policy`]).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> NmClient {
+        self.policy = policy;
+        self
     }
 
-    /// A connection to `node` authenticated with its current NMToken, and
-    /// whether it was opened just now (rather than reused).
-    async fn connection(&self, node: &NodeId) -> Result<(IpcClient, bool), AmError> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, RpcProxy>> {
+        self.proxies.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The proxy of `node`, presenting the node's current NMToken. When the
+    /// token changed, the open connection (made with the old one) is closed.
+    fn proxy(&self, node: &NodeId) -> Result<RpcProxy, AmError> {
         let key = node.to_string();
         let token = self
             .tokens
             .get(&key)
             .ok_or_else(|| AmError::NoNmToken { node: key.clone() })?;
-        if let Some(c) = self.lock().get(&key) {
-            if c.token == token && c.client.is_open() {
-                return Ok((c.client.clone(), false));
+        let token = ClientToken {
+            identifier: token.identifier,
+            password: token.password,
+            kind: kind::NM.to_string(),
+            service: key.clone(),
+        };
+        let mut proxies = self.lock();
+        if let Some(p) = proxies.get(&key) {
+            if p.set_token(token) {
+                debug!(node = %key, "the node's NMToken changed; reconnecting with the new one");
+                p.disconnect();
             }
+            return Ok(p.clone());
         }
-        let addr = dial_addr(node);
-        let mut options =
-            ClientOptions::new(self.attempt.to_string(), protocols::CONTAINER_MANAGEMENT)
-                .with_token(ClientToken {
-                    identifier: token.identifier.clone(),
-                    password: token.password.clone(),
-                    kind: kind::NM.to_string(),
-                    service: key.clone(),
-                });
-        options.connect_timeout = self.connect_timeout;
-        options.call_timeout = self.call_timeout;
-        let client = IpcClient::connect(&addr, options)
-            .await
-            .map_err(|e| AmError::rpc("connect", &addr, e))?;
-        debug!(node = %key, auth = ?client.auth(), "connected to the NodeManager");
-        self.lock().insert(
-            key,
-            Connection {
-                token,
-                client: client.clone(),
-            },
-        );
-        Ok((client, true))
+        let mut config = ProxyConfig::new(
+            dial_addr(node),
+            self.attempt.to_string(),
+            protocols::CONTAINER_MANAGEMENT,
+        )
+        .with_token(token)
+        .with_policy(self.policy.clone());
+        config.connect_timeout = self.connect_timeout;
+        config.call_timeout = self.call_timeout;
+        config.connect_retry = ConnectRetry::NONE;
+        let p = RpcProxy::new(config);
+        proxies.insert(key, p.clone());
+        Ok(p)
     }
 
-    /// One call to `node`. A reused connection that turns out to have been
-    /// closed (NodeManagers close idle connections) is replaced and the call
-    /// made once more on a new one; other failures are returned as they
-    /// are, since the node may have acted on the call (starting a container
-    /// twice is refused).
-    async fn call<Req, Resp>(&self, node: &NodeId, method: &str, req: &Req) -> Result<Resp, AmError>
+    async fn call<Req, Resp>(
+        &self,
+        node: &NodeId,
+        method: Method,
+        req: &Req,
+    ) -> Result<Resp, AmError>
     where
         Req: prost::Message,
         Resp: prost::Message + Default,
     {
-        loop {
-            let (client, fresh) = self.connection(node).await?;
-            match client.call(method, req).await {
-                Ok(resp) => return Ok(resp),
-                Err(e) => {
-                    let stale = matches!(e, IpcError::Closed { .. });
-                    if !client.is_open() {
-                        self.lock().remove(&node.to_string());
-                    }
-                    let err = AmError::rpc(method, client.addr(), e);
-                    if fresh || !stale {
-                        return Err(err);
-                    }
-                    debug!(node = %node, error = %err, "the NodeManager connection was closed; reconnecting");
-                    self.lock().remove(&node.to_string());
-                }
-            }
-        }
+        Ok(self.proxy(node)?.call(method, req).await?)
     }
 
     /// `startContainers` for one granted container with its container token.
@@ -174,7 +194,7 @@ impl NmClient {
             }],
         };
         let resp: pb::StartContainersResponseProto =
-            self.call(&container.node, "startContainers", &req).await?;
+            self.call(&container.node, START_CONTAINERS, &req).await?;
         check_outcome(
             "start",
             &container.id,
@@ -196,7 +216,7 @@ impl NmClient {
         let req = pb::StopContainersRequestProto {
             container_id: vec![container_id_to_pb(&id)],
         };
-        let resp: pb::StopContainersResponseProto = self.call(node, "stopContainers", &req).await?;
+        let resp: pb::StopContainersResponseProto = self.call(node, STOP_CONTAINERS, &req).await?;
         check_outcome(
             "stop",
             &id,
@@ -216,7 +236,7 @@ impl NmClient {
             container_id: vec![container_id_to_pb(&id)],
         };
         let resp: pb::GetContainerStatusesResponseProto =
-            self.call(node, "getContainerStatuses", &req).await?;
+            self.call(node, GET_CONTAINER_STATUSES, &req).await?;
         if let Some(e) = failure_of(&id, &resp.failed_requests) {
             return Err(container_error("status query", &id, node, e));
         }

@@ -4,7 +4,11 @@
 //!
 //! The connection is plain SIMPLE authentication as the current user
 //! ([`spindle_common::current_user`]: `HADOOP_USER_NAME`, else the OS user);
-//! the ResourceManager makes that user the application's owner.
+//! the ResourceManager makes that user the application's owner. Calls go
+//! through the client proxy with `ClientRMProxy`'s rules
+//! ([`spindle_ipc::yarn_conf::rm_client`]): retried while the
+//! ResourceManager is unreachable, for `yarn.resourcemanager.connect.max-wait.ms`,
+//! and with RM HA failed over across `yarn.resourcemanager.ha.rm-ids`.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +16,11 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::security::Credentials;
 use spindle_common::{current_user, ApplicationId, Resource};
-use spindle_ipc::{class, protocols, ClientOptions, IpcClient};
+use spindle_ipc::methods::application_client::{
+    FORCE_KILL_APPLICATION, GET_APPLICATIONS, GET_APPLICATION_REPORT, GET_NEW_APPLICATION,
+    SUBMIT_APPLICATION,
+};
+use spindle_ipc::{class, protocols, yarn_conf, Method, ProxyConfig, RpcProxy};
 use tracing::{debug, info};
 
 use crate::convert::{app_id_from_pb, app_id_to_pb, priority_to_pb, resource_to_pb};
@@ -41,11 +49,7 @@ pub(crate) fn conf_i64(conf: &Configuration, key: &str, default: i64) -> Result<
 /// `host:port` of a configured address, with IPv6 hosts in brackets.
 pub(crate) fn conf_addr(conf: &Configuration, key: &str) -> Result<String, AmError> {
     let (host, port) = conf.get_socket_addr(key)?;
-    Ok(if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    })
+    Ok(yarn_conf::join_host_port(&host, port))
 }
 
 /// Everything needed to submit an application (Hadoop's
@@ -119,7 +123,7 @@ impl ApplicationSubmission {
 /// A connection to the ResourceManager's client port.
 #[derive(Clone)]
 pub struct YarnClient {
-    ipc: IpcClient,
+    ipc: RpcProxy,
     user: String,
     poll_interval: Duration,
     /// `None`: wait forever.
@@ -130,16 +134,21 @@ impl std::fmt::Debug for YarnClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("YarnClient")
             .field("rm", &self.ipc.addr())
+            .field("servers", &self.ipc.config().servers)
             .field("user", &self.user)
             .finish()
     }
 }
 
 impl YarnClient {
-    /// Connects to `yarn.resourcemanager.address` as the current user.
+    /// Connects to `yarn.resourcemanager.address` (with RM HA, to the
+    /// active one of `yarn.resourcemanager.address.<rm-id>`) as the current
+    /// user, retrying and failing over as Hadoop's `ClientRMProxy` does.
     pub async fn connect(conf: &Configuration) -> Result<YarnClient, AmError> {
-        let addr = conf_addr(conf, keys::RM_ADDRESS)?;
-        let mut client = YarnClient::connect_to(&addr, &current_user()).await?;
+        let user = current_user();
+        let config =
+            yarn_conf::rm_client(conf, keys::RM_ADDRESS, &user, protocols::APPLICATION_CLIENT)?;
+        let mut client = YarnClient::connect_with(config).await?;
         client.poll_interval = Duration::from_millis(
             conf_i64(conf, POLL_INTERVAL_KEY, DEFAULT_POLL_INTERVAL_MS)?.max(1) as u64,
         );
@@ -149,17 +158,21 @@ impl YarnClient {
     }
 
     /// Connects to the client port at `addr` (`host:port`) as `user`, with
-    /// Hadoop's default poll interval and no poll timeout.
+    /// Hadoop's default poll interval and no poll timeout. A failure is
+    /// returned at once: no retries.
     pub async fn connect_to(addr: &str, user: &str) -> Result<YarnClient, AmError> {
-        let ipc = IpcClient::connect(
-            addr,
-            ClientOptions::new(user, protocols::APPLICATION_CLIENT),
-        )
-        .await
-        .map_err(|e| AmError::rpc("connect", addr, e))?;
+        YarnClient::connect_with(ProxyConfig::new(addr, user, protocols::APPLICATION_CLIENT)).await
+    }
+
+    /// Connects with the proxy settings `config` (servers, user, timeouts,
+    /// retry policy), with Hadoop's default poll interval and no poll timeout.
+    pub async fn connect_with(config: ProxyConfig) -> Result<YarnClient, AmError> {
+        let user = config.user.clone();
+        let ipc = RpcProxy::new(config);
+        ipc.connect().await?;
         Ok(YarnClient {
             ipc,
-            user: user.to_string(),
+            user,
             poll_interval: Duration::from_millis(DEFAULT_POLL_INTERVAL_MS as u64),
             poll_timeout: None,
         })
@@ -170,27 +183,24 @@ impl YarnClient {
         &self.user
     }
 
-    /// The ResourceManager address.
-    pub fn addr(&self) -> &str {
+    /// The address of the ResourceManager in use.
+    pub fn addr(&self) -> String {
         self.ipc.addr()
     }
 
-    async fn call<Req, Resp>(&self, method: &str, req: &Req) -> Result<Resp, AmError>
+    async fn call<Req, Resp>(&self, method: Method, req: &Req) -> Result<Resp, AmError>
     where
         Req: prost::Message,
         Resp: prost::Message + Default,
     {
-        self.ipc
-            .call(method, req)
-            .await
-            .map_err(|e| AmError::rpc(method, self.ipc.addr(), e))
+        Ok(self.ipc.call(method, req).await?)
     }
 
     /// `getNewApplication`: a fresh application id and the largest container
     /// the cluster grants.
     pub async fn create_application(&self) -> Result<(ApplicationId, Resource), AmError> {
         let resp: pb::GetNewApplicationResponseProto = self
-            .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+            .call(GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
             .await?;
         let id = app_id_from_pb(
             resp.application_id.as_ref(),
@@ -217,7 +227,7 @@ impl YarnClient {
         let req = pb::SubmitApplicationRequestProto {
             application_submission_context: Some(submission.to_pb(id)),
         };
-        let _: pb::SubmitApplicationResponseProto = self.call("submitApplication", &req).await?;
+        let _: pb::SubmitApplicationResponseProto = self.call(SUBMIT_APPLICATION, &req).await?;
         info!(app = %id, queue = %submission.queue, "submitted application");
         let started = Instant::now();
         loop {
@@ -237,7 +247,7 @@ impl YarnClient {
                 Err(e) if e.remote_class() == Some(class::APPLICATION_NOT_FOUND) => {
                     info!(app = %id, "the ResourceManager does not know the application; submitting it again");
                     let _: pb::SubmitApplicationResponseProto =
-                        self.call("submitApplication", &req).await?;
+                        self.call(SUBMIT_APPLICATION, &req).await?;
                 }
                 Err(e) => return Err(e),
             }
@@ -257,7 +267,7 @@ impl YarnClient {
     pub async fn report(&self, id: ApplicationId) -> Result<AppReport, AmError> {
         let resp: pb::GetApplicationReportResponseProto = self
             .call(
-                "getApplicationReport",
+                GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(app_id_to_pb(&id)),
                 },
@@ -280,7 +290,7 @@ impl YarnClient {
         let started = Instant::now();
         loop {
             let resp: pb::KillApplicationResponseProto =
-                self.call("forceKillApplication", &req).await?;
+                self.call(FORCE_KILL_APPLICATION, &req).await?;
             if resp.is_kill_completed.unwrap_or(false) {
                 info!(app = %id, "killed application");
                 return Ok(());
@@ -304,7 +314,7 @@ impl YarnClient {
             application_states: states.iter().map(|s| s.to_pb() as i32).collect(),
             ..Default::default()
         };
-        let resp: pb::GetApplicationsResponseProto = self.call("getApplications", &req).await?;
+        let resp: pb::GetApplicationsResponseProto = self.call(GET_APPLICATIONS, &req).await?;
         resp.applications.iter().map(AppReport::from_pb).collect()
     }
 }

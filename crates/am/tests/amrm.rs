@@ -39,8 +39,22 @@ fn amrm_token() -> Token {
     Token::new(identifier, password, kind::AM_RM, "")
 }
 
-/// The scheduler port's token check, built from the same secret manager.
-struct AmrmVerifier(SecretManager);
+/// The master key after [`secrets`]' first roll.
+fn rolled_key() -> MasterKey {
+    MasterKey::new(32, b"amrm-master-key-2".to_vec())
+}
+
+/// An AMRMToken for `attempt()` made with the rolled key.
+fn rolled_amrm_token() -> Token {
+    let key = rolled_key();
+    let identifier = AmRmTokenIdentifier::new(attempt(), key.key_id).encode();
+    let password = key.password(&identifier);
+    Token::new(identifier, password, kind::AM_RM, "")
+}
+
+/// The scheduler port's token check, built from the same secret manager
+/// (which knows the rolled key too). It notes the key of every token it sees.
+struct AmrmVerifier(SecretManager, FakeScheduler);
 
 impl TokenVerifier for AmrmVerifier {
     fn kind(&self) -> &str {
@@ -49,6 +63,7 @@ impl TokenVerifier for AmrmVerifier {
 
     fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
         let id = AmRmTokenIdentifier::decode(identifier).map_err(|e| e.to_string())?;
+        self.1.lock().token_keys.push(id.key_id);
         let password = self
             .0
             .retrieve_password(identifier, id.key_id)
@@ -67,6 +82,8 @@ struct State {
     last_response: Option<pb::AllocateResponseProto>,
     /// Who called, per call.
     users: Vec<String>,
+    /// The key id of the AMRMToken of each connection.
+    token_keys: Vec<i32>,
     registers: Vec<pb::RegisterApplicationMasterRequestProto>,
     /// Every allocate request received, duplicates included.
     received: Vec<pb::AllocateRequestProto>,
@@ -182,6 +199,12 @@ impl FakeScheduler {
     }
 
     async fn serve(&self) -> RpcServer {
+        self.serve_with_idle_timeout(ServerConfig::default().idle_timeout)
+            .await
+    }
+
+    /// A server that closes connections idle for `idle`.
+    async fn serve_with_idle_timeout(&self, idle: Duration) -> RpcServer {
         let (a, b, c) = (self.clone(), self.clone(), self.clone());
         let service = Service::new(protocols::APPLICATION_MASTER)
             .method(
@@ -210,7 +233,15 @@ impl FakeScheduler {
             vec![service],
             ServerConfig {
                 name: "fake-scheduler".into(),
-                mechanisms: vec![Mechanism::token(AmrmVerifier(secrets()))],
+                mechanisms: vec![Mechanism::token(AmrmVerifier(
+                    {
+                        let mut sm = secrets();
+                        sm.roll(rolled_key()).expect("roll");
+                        sm
+                    },
+                    self.clone(),
+                ))],
+                idle_timeout: idle,
                 ..ServerConfig::default()
             },
         )
@@ -629,6 +660,48 @@ async fn a_forged_token_is_refused_at_once() {
             relax_locality: true,
         };
         assert_eq!(row.to_string(), "P0 * <memory:1, vCores:1> x1");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_rolled_amrm_token_is_presented_by_the_next_connection() {
+    bounded(async {
+        let fake = FakeScheduler::default();
+        // Connections idle for 200 ms are closed.
+        let server = fake
+            .serve_with_idle_timeout(Duration::from_millis(200))
+            .await;
+        let mut rm = client_for(&server, amrm_token());
+        rm.register("am-host", -1, "").await.expect("register");
+        let rolled = rolled_amrm_token();
+        fake.lock().script.push_back(pb::AllocateResponseProto {
+            am_rm_token: Some(TokenProto {
+                identifier: rolled.identifier.clone(),
+                password: rolled.password.clone(),
+                kind: kind::AM_RM.into(),
+                service: String::new(),
+            }),
+            ..Default::default()
+        });
+        rm.allocate(0.0).await.expect("allocate");
+        assert_eq!(rm.config().token.identifier, rolled.identifier);
+        // The open connection keeps the old token; once the server closed
+        // it, the next connection presents the new one.
+        rm.allocate(0.0)
+            .await
+            .expect("allocate on the same connection");
+        assert_eq!(fake.lock().token_keys, [31]);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        rm.allocate(0.0)
+            .await
+            .expect("allocate on a new connection");
+        assert_eq!(fake.lock().token_keys, [31, 32]);
+        assert!(fake
+            .lock()
+            .users
+            .iter()
+            .all(|u| *u == attempt().to_string()));
     })
     .await;
 }

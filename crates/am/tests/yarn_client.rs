@@ -93,9 +93,50 @@ async fn an_unreachable_resource_manager_is_named() {
     let addr = listener.local_addr().expect("addr");
     drop(listener);
     conf.set(keys::RM_ADDRESS, addr.to_string());
+    // As Hadoop's client, it keeps trying for the connect wait (15 minutes
+    // by default): a short one here, with retries 10 ms apart and one
+    // connection attempt each.
+    conf.set(keys::RM_CONNECT_MAX_WAIT_MS, "300");
+    conf.set(keys::RM_CONNECT_RETRY_INTERVAL_MS, "10");
+    conf.set(keys::IPC_CLIENT_CONNECT_MAX_RETRIES, "0");
     let err = YarnClient::connect(&conf)
         .await
         .expect_err("nothing listens");
-    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    let text = err.to_string();
+    assert!(text.contains(&addr.to_string()), "{text}");
+    assert!(
+        text.contains(" attempts "),
+        "the attempts are counted: {text}"
+    );
     assert!(err.is_transport());
+}
+
+#[tokio::test]
+async fn with_rm_ha_the_client_fails_over_to_a_reachable_resource_manager() {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        let (_rm, mut conf) = start_rm().await;
+        let live = conf.get(keys::RM_ADDRESS).expect("the RM's client address");
+        let dead = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").to_string()
+        };
+        conf.set(keys::RM_HA_ENABLED, "true");
+        conf.set(keys::RM_HA_RM_IDS, "rm1,rm2");
+        conf.set(&format!("{}.rm1", keys::RM_ADDRESS), dead.as_str());
+        conf.set(&format!("{}.rm2", keys::RM_ADDRESS), live.as_str());
+        conf.set("yarn.client.failover-sleep-base-ms", "10");
+        conf.set("yarn.client.failover-sleep-max-ms", "50");
+        let yarn = YarnClient::connect(&conf).await.expect("fails over to rm2");
+        assert_eq!(yarn.addr(), live);
+        let (id, _) = yarn.create_application().await.expect("new application");
+        assert!(yarn
+            .list(&[])
+            .await
+            .expect("list")
+            .iter()
+            .all(|a| a.id != id));
+        assert_eq!(yarn.addr(), live, "later calls stay with rm2");
+    })
+    .await
+    .expect("test timed out");
 }

@@ -17,7 +17,10 @@ use spindle_am::{AmError, AmRmClient, AmRmConfig, ContainerRequest, FinalStatus}
 use spindle_common::proto::{app_id_from_pb, app_id_to_pb};
 use spindle_common::security::{kind, AmRmTokenIdentifier, Token};
 use spindle_common::{ApplicationAttemptId, ContainerId, Resource};
-use spindle_ipc::IpcClient;
+use spindle_ipc::methods::application_client::{
+    GET_APPLICATION_REPORT, GET_NEW_APPLICATION, SUBMIT_APPLICATION,
+};
+use spindle_ipc::RpcProxy;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -47,14 +50,14 @@ const TASK_PRIORITY: i32 = 1;
 /// Submits one unmanaged application and waits for its AMRMToken; returns
 /// the attempt and the token (service set to the scheduler address).
 pub async fn submit_unmanaged(
-    client: &IpcClient,
+    client: &RpcProxy,
     index: usize,
     settings: &AmSettings,
 ) -> Result<(ApplicationAttemptId, Token), String> {
     let new: pb::GetNewApplicationResponseProto = client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .call(GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
-        .map_err(|e| format!("getNewApplication: {e}"))?;
+        .map_err(|e| e.to_string())?;
     let id_pb = new
         .application_id
         .ok_or("getNewApplication answered without an application id")?;
@@ -71,24 +74,24 @@ pub async fn submit_unmanaged(
     };
     let _: pb::SubmitApplicationResponseProto = client
         .call(
-            "submitApplication",
+            SUBMIT_APPLICATION,
             &pb::SubmitApplicationRequestProto {
                 application_submission_context: Some(ctx),
             },
         )
         .await
-        .map_err(|e| format!("submitApplication of {app}: {e}"))?;
+        .map_err(|e| format!("{app}: {e}"))?;
     let deadline = Instant::now() + settings.setup_timeout;
     loop {
         let resp: pb::GetApplicationReportResponseProto = client
             .call(
-                "getApplicationReport",
+                GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(app_id_to_pb(&app)),
                 },
             )
             .await
-            .map_err(|e| format!("getApplicationReport of {app}: {e}"))?;
+            .map_err(|e| format!("{app}: {e}"))?;
         let report = resp
             .application_report
             .ok_or_else(|| format!("the report of {app} is empty"))?;

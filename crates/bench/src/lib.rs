@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use spindle_common::Resource;
-use spindle_ipc::{protocols, ClientOptions, IpcClient};
+use spindle_ipc::{protocols, ProxyConfig, RpcProxy};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -516,18 +516,18 @@ async fn drive(
     };
     let mut am_tasks = JoinSet::new();
     if opts.ams > 0 {
-        let mut options = ClientOptions::new(
+        let mut config = ProxyConfig::new(
+            addresses.client.clone(),
             spindle_common::current_user(),
             protocols::APPLICATION_CLIENT,
         );
-        options.call_timeout = opts.call_timeout;
-        let client = IpcClient::connect(&addresses.client, options)
-            .await
-            .map_err(|e| {
-                BenchError::Setup(format!(
-                    "cannot reach the ResourceManager's client port: {e}"
-                ))
-            })?;
+        config.call_timeout = opts.call_timeout;
+        let client = RpcProxy::new(config);
+        client.connect().await.map_err(|e| {
+            BenchError::Setup(format!(
+                "cannot reach the ResourceManager's client port: {e}"
+            ))
+        })?;
         let am_limit = Arc::new(Semaphore::new(16));
         let mut setups = JoinSet::new();
         for i in 0..opts.ams {

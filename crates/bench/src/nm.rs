@@ -16,7 +16,10 @@ use spindle_common::proto::{
     app_id_from_pb, container_id_from_pb, container_id_to_pb, node_id_to_pb, resource_to_pb,
 };
 use spindle_common::{ApplicationId, ContainerId, NodeId, Resource};
-use spindle_ipc::{protocols, ClientOptions, IpcClient};
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT, REGISTER_NODE_MANAGER, UN_REGISTER_NODE_MANAGER,
+};
+use spindle_ipc::{protocols, ProxyConfig, RpcProxy};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
@@ -146,7 +149,7 @@ pub struct NmSettings {
 
 /// What a node keeps between heartbeats.
 struct Session {
-    client: IpcClient,
+    client: RpcProxy,
     response_id: i32,
     container_key: Option<pb::MasterKeyProto>,
     nm_key: Option<pb::MasterKeyProto>,
@@ -161,18 +164,27 @@ fn health() -> pb::NodeHealthStatusProto {
     }
 }
 
-async fn connect(settings: &NmSettings) -> Result<IpcClient, String> {
-    let mut options = ClientOptions::new("yarn", protocols::RESOURCE_TRACKER);
-    options.call_timeout = settings.call_timeout;
-    IpcClient::connect(&settings.tracker, options)
+/// The node's connection to the resource tracker. No retries: a failed
+/// heartbeat is counted, and the next one goes out at the next interval.
+async fn connect(settings: &NmSettings) -> Result<RpcProxy, String> {
+    let mut config = ProxyConfig::new(
+        settings.tracker.clone(),
+        "yarn",
+        protocols::RESOURCE_TRACKER,
+    );
+    config.call_timeout = settings.call_timeout;
+    let proxy = RpcProxy::new(config);
+    proxy
+        .connect()
         .await
-        .map_err(|e| format!("cannot connect to the resource tracker: {e}"))
+        .map_err(|e| format!("cannot connect to the resource tracker: {e}"))?;
+    Ok(proxy)
 }
 
 /// `registerNodeManager` for `node`, reporting what it runs (a re-registration
 /// after RESYNC keeps its containers, as a real NodeManager does).
 async fn register(
-    client: IpcClient,
+    client: RpcProxy,
     node: &SimNode,
     capability: Resource,
     default_interval: Duration,
@@ -208,9 +220,9 @@ async fn register(
         ..Default::default()
     };
     let resp: pb::RegisterNodeManagerResponseProto = client
-        .call("registerNodeManager", &req)
+        .call(REGISTER_NODE_MANAGER, &req)
         .await
-        .map_err(|e| format!("registerNodeManager of {}: {e}", node.id))?;
+        .map_err(|e| format!("{}: {e}", node.id))?;
     if resp.node_action != Some(pb::NodeActionProto::Normal as i32) {
         return Err(format!(
             "the ResourceManager refused {}: {}",
@@ -267,12 +279,12 @@ fn absorb(node: &SimNode, resp: &pb::NodeHeartbeatResponseProto) {
 /// `unRegisterNodeManager`, best effort: an RM that outlives the bench
 /// (`--rm`) then shows the simulated nodes as SHUTDOWN instead of waiting
 /// for them to expire.
-async fn leave(client: &IpcClient, node: &SimNode, timeout: Duration) {
+async fn leave(client: &RpcProxy, node: &SimNode, timeout: Duration) {
     let req = pb::UnRegisterNodeManagerRequestProto {
         node_id: Some(node_id_to_pb(&node.id)),
     };
     let call =
-        client.call::<_, pb::UnRegisterNodeManagerResponseProto>("unRegisterNodeManager", &req);
+        client.call::<_, pb::UnRegisterNodeManagerResponseProto>(UN_REGISTER_NODE_MANAGER, &req);
     let _ = tokio::time::timeout(timeout, call).await;
 }
 
@@ -338,7 +350,7 @@ pub async fn run_node(
             ..Default::default()
         };
         let result: Result<pb::NodeHeartbeatResponseProto, _> =
-            session.client.call("nodeHeartbeat", &req).await;
+            session.client.call(NODE_HEARTBEAT, &req).await;
         let elapsed = started.elapsed();
         match result {
             Ok(resp) => {
@@ -375,9 +387,11 @@ pub async fn run_node(
                 }
             }
             Err(e) => {
-                stats.heartbeat_failed(format!("nodeHeartbeat of {}: {e}", node.id));
-                if !session.client.is_open() {
-                    let client = connect(&settings).await?;
+                stats.heartbeat_failed(format!("{}: {e}", node.id));
+                // The connection broke: the proxy opens a new one, and the
+                // node registers again on it.
+                if !session.client.is_connected() {
+                    let client = session.client.clone();
                     session = register(client, node, cluster.capability, session.interval).await?;
                 }
             }

@@ -32,8 +32,10 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::digest::{self, DigestClient};
-use crate::error::IpcError;
-use crate::frame::{self, call_id, decode_delimited, read_frame, Preamble, AUTH_NONE, AUTH_SASL};
+use crate::error::{CloseCause, IpcError};
+use crate::frame::{
+    self, call_id, decode_delimited, read_frame, FrameError, Preamble, AUTH_NONE, AUTH_SASL,
+};
 use crate::sasl::{METHOD_SIMPLE, METHOD_TOKEN};
 
 /// A token to authenticate with (Hadoop's `Token`: identifier, password, kind, service).
@@ -211,14 +213,22 @@ impl IpcClient {
             let addr = addr.to_string();
             let max = options.max_frame_bytes;
             tokio::spawn(async move {
-                let reason = loop {
+                let (reason, cause) = loop {
                     let mut body = match read_frame(&mut read_half, max).await {
                         Ok(b) => b,
-                        Err(e) => break e.to_string(),
+                        Err(e @ (FrameError::Eof | FrameError::Truncated { .. })) => {
+                            break (e.to_string(), CloseCause::Eof)
+                        }
+                        Err(e) => break (e.to_string(), CloseCause::Broken),
                     };
                     let header: RpcResponseHeaderProto = match decode_delimited(&mut body) {
                         Ok(h) => h,
-                        Err(e) => break format!("undecodable response header: {e}"),
+                        Err(e) => {
+                            break (
+                                format!("undecodable response header: {e}"),
+                                CloseCause::Broken,
+                            )
+                        }
                     };
                     let status =
                         RpcStatusProto::try_from(header.status).unwrap_or(RpcStatusProto::Fatal);
@@ -235,10 +245,13 @@ impl IpcClient {
                         }),
                     };
                     if status == RpcStatusProto::Fatal {
-                        break format!(
-                            "server sent FATAL {}: {}",
-                            header.exception_class_name.unwrap_or_default(),
-                            header.error_msg.unwrap_or_default()
+                        break (
+                            format!(
+                                "server sent FATAL {}: {}",
+                                header.exception_class_name.unwrap_or_default(),
+                                header.error_msg.unwrap_or_default()
+                            ),
+                            CloseCause::Broken,
                         );
                     }
                     let waiter = pending
@@ -256,6 +269,7 @@ impl IpcClient {
                         let _ = w.send(Err(IpcError::Closed {
                             addr: addr.clone(),
                             detail: reason.clone(),
+                            cause,
                         }));
                     }
                 }
@@ -285,6 +299,11 @@ impl IpcClient {
         &self.inner.addr
     }
 
+    /// True when `other` is a clone of this client (the same connection).
+    pub fn same_connection(&self, other: &IpcClient) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// False once the connection has broken.
     pub fn is_open(&self) -> bool {
         !self.inner.closed.load(Ordering::SeqCst)
@@ -297,12 +316,13 @@ impl IpcClient {
         Resp: Message + Default,
     {
         let inner = &self.inner;
-        let closed = || IpcError::Closed {
+        let closed = |cause| IpcError::Closed {
             addr: inner.addr.clone(),
             detail: "connection is closed".into(),
+            cause,
         };
         if !self.is_open() {
-            return Err(closed());
+            return Err(closed(CloseCause::NotSent));
         }
         // Call ids count up from 0 and wrap within the non-negative range.
         let cid = inner.next_call.fetch_add(1, Ordering::SeqCst) & i32::MAX;
@@ -317,15 +337,18 @@ impl IpcClient {
         {
             // Checked under the lock the reader takes to fail pending calls, so a call
             // racing with a broken connection fails now instead of timing out.
-            let mut pending = inner.pending.lock().map_err(|_| closed())?;
+            let mut pending = inner
+                .pending
+                .lock()
+                .map_err(|_| closed(CloseCause::NotSent))?;
             if inner.closed.load(Ordering::SeqCst) {
-                return Err(closed());
+                return Err(closed(CloseCause::NotSent));
             }
             pending.insert(cid, tx);
         }
         if inner.writer.send(frame).await.is_err() {
             self.forget(cid);
-            return Err(closed());
+            return Err(closed(CloseCause::NotSent));
         }
         let outcome = tokio::time::timeout(inner.options.call_timeout, rx).await;
         let body = match outcome {
@@ -337,7 +360,7 @@ impl IpcClient {
                     timeout_ms: inner.options.call_timeout.as_millis() as u64,
                 });
             }
-            Ok(Err(_)) => return Err(closed()),
+            Ok(Err(_)) => return Err(closed(CloseCause::Broken)),
             Ok(Ok(r)) => r?,
         };
         Resp::decode(body).map_err(|e| IpcError::Protocol {

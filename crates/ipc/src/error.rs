@@ -116,13 +116,32 @@ pub enum IpcError {
     #[error("protocol error from {addr}: {detail}")]
     Protocol { addr: String, detail: String },
     #[error("connection to {addr} closed: {detail}")]
-    Closed { addr: String, detail: String },
+    Closed {
+        addr: String,
+        detail: String,
+        /// Whether the call left, and how the connection ended.
+        cause: CloseCause,
+    },
     #[error("call {method} to {addr} timed out after {timeout_ms} ms")]
     Timeout {
         addr: String,
         method: String,
         timeout_ms: u64,
     },
+}
+
+/// How a call met a closed connection. Hadoop's client sees these as different
+/// Java exceptions, and its retry policies treat them differently (see
+/// [`crate::retry::Failure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseCause {
+    /// The connection had closed before the call was sent: the server never saw it.
+    NotSent,
+    /// The server ended the stream while the call waited (`java.io.EOFException`).
+    Eof,
+    /// The connection broke while the call waited: reset, read error, a FATAL
+    /// reply, or bytes the client could not read (`java.net.SocketException`).
+    Broken,
 }
 
 impl IpcError {

@@ -5,18 +5,29 @@
 //! - [`sasl`]: the SASL negotiation state machine (SIMPLE, and TOKEN via DIGEST-MD5);
 //! - [`digest`]: DIGEST-MD5 (RFC 2831) challenges, responses and digests;
 //! - [`server`]: connections, the connection context, dispatch by protocol and method;
-//! - [`client`]: a pipelined client connection (what the NodeManager uses);
+//! - [`client`]: one pipelined client connection;
+//! - [`retry`]: Hadoop's retry rules as data (failures, policies, idempotence);
+//! - [`methods`]: the methods Spindle's clients call, marked as Hadoop marks them;
+//! - [`proxy`]: the client proxy every Spindle client uses: connect,
+//!   authenticate, reconnect, retry and fail over in one layer;
+//! - [`yarn_conf`]: the proxies of YARN's clients from Hadoop's configuration keys;
 //! - [`error`]: Java exception names and messages as they travel on the wire.
 
 pub mod client;
 pub mod digest;
 pub mod error;
 pub mod frame;
+pub mod methods;
+pub mod proxy;
+pub mod retry;
 pub mod sasl;
 pub mod server;
+pub mod yarn_conf;
 
 pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
-pub use error::{class, IpcError, RpcError};
+pub use error::{class, CloseCause, IpcError, RpcError};
+pub use proxy::{CallError, ProxyConfig, RpcProxy};
+pub use retry::{ConnectRetry, Failure, Limit, Method, RetryPolicy, Sleep};
 pub use sasl::{AuthMethod, Mechanism, TokenVerifier, VerifiedToken};
 pub use server::{CallContext, RpcServer, ServerConfig, Service, StatefulService};
 

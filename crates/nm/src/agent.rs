@@ -10,87 +10,40 @@
 //! - the next interval is the one the RM sends (≤ 0 or absent: 1000 ms);
 //! - RESYNC re-registers (the response id restarts at 0), SHUTDOWN stops
 //!   the node without unregistering (the RM already dropped it);
-//! - when the RM cannot be reached the agent keeps trying at the current
-//!   interval, logging once when the outage starts and once when it ends;
-//!   with RM HA it moves on to the next RM when one is unreachable or standby.
+//! - every call goes through the client proxy ([`spindle_ipc::RpcProxy`])
+//!   with `ServerRMProxy`'s rules ([`NmConfig::rm_retry`]): while the RM
+//!   cannot be reached, or is standby, the call is retried (with RM HA, on
+//!   the next RM) for `yarn.nodemanager.resourcemanager.connect.max-wait.ms`;
+//! - when that wait runs out without the RM ever answering, the node ends
+//!   (`NmExit::Failed`), as Hadoop's NodeManager shuts down; a heartbeat the
+//!   RM refused is logged and the next one goes out at the next interval.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hadoop_protos::yarn::{
     NodeActionProto, NodeHeartbeatRequestProto, NodeHeartbeatResponseProto,
     RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
     UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
-use spindle_common::{NodeId, Resource};
-use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
+use spindle_common::NodeId;
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT as HEARTBEAT, REGISTER_NODE_MANAGER as REGISTER,
+    UN_REGISTER_NODE_MANAGER as UNREGISTER,
+};
+use spindle_ipc::{protocols, CallError, Failure, ProxyConfig, RpcProxy};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::config::NmConfig;
 use crate::containers::ContainerManager;
 use crate::disks::NodeHealth;
+use crate::session::RmSession;
 use crate::wire::{self, MasterKey};
-
-/// Installs `new` as the current key; the one it replaces becomes the
-/// previous key (a re-sent current key changes nothing).
-fn roll_key(current: &mut Option<MasterKey>, previous: &mut Option<MasterKey>, new: MasterKey) {
-    if current.as_ref().is_some_and(|c| c.key_id == new.key_id) {
-        *current = Some(new);
-        return;
-    }
-    *previous = current.take();
-    *current = Some(new);
-}
-
-impl RmSession {
-    /// Applies keys sent by the ResourceManager.
-    fn apply_keys(&mut self, container: Option<MasterKey>, nm: Option<MasterKey>) {
-        if let Some(k) = container {
-            roll_key(
-                &mut self.container_token_master_key,
-                &mut self.previous_container_token_master_key,
-                k,
-            );
-        }
-        if let Some(k) = nm {
-            roll_key(
-                &mut self.nm_token_master_key,
-                &mut self.previous_nm_token_master_key,
-                k,
-            );
-        }
-    }
-}
 
 /// The heartbeat interval used when the RM does not give a positive one
 /// (Hadoop's `DEFAULT_RM_NM_HEARTBEAT_INTERVAL_MS`).
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(1000);
-
-/// What the node currently knows from the ResourceManager.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RmSession {
-    /// The RM's identifier (its start time) from the current registration;
-    /// `None` before registering and while re-registering. Container tokens
-    /// must carry this value.
-    pub rm_identifier: Option<i64>,
-    /// The version the RM reported, if any.
-    pub rm_version: Option<String>,
-    /// Key that signs container tokens.
-    pub container_token_master_key: Option<MasterKey>,
-    /// The container-token key before the last roll (tokens signed with it
-    /// are still accepted).
-    pub previous_container_token_master_key: Option<MasterKey>,
-    /// Key that signs NM tokens.
-    pub nm_token_master_key: Option<MasterKey>,
-    /// The NM-token key before the last roll.
-    pub previous_nm_token_master_key: Option<MasterKey>,
-    /// The resources this node offers (the configured ones unless the RM
-    /// overrode them).
-    pub total_resource: Resource,
-    /// How many times the node has registered (1 after the first, +1 per resync).
-    pub registrations: u64,
-}
 
 /// Where the agent is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,107 +89,21 @@ impl std::fmt::Display for NmExit {
     }
 }
 
-/// One connection at a time to the resource tracker, reopened when it breaks.
-struct Tracker {
-    addrs: Vec<String>,
-    current: usize,
-    options: ClientOptions,
-    client: Option<IpcClient>,
+/// The proxy to the resource tracker(s).
+fn tracker(cfg: &NmConfig) -> RpcProxy {
+    let mut c = ProxyConfig::new(String::new(), cfg.user.clone(), protocols::RESOURCE_TRACKER)
+        .with_policy(cfg.rm_retry.policy());
+    c.servers = cfg.resource_tracker_addrs.clone();
+    c.connect_timeout = cfg.rm_connect_timeout;
+    c.call_timeout = cfg.rm_call_timeout;
+    c.connect_retry = cfg.rm_connect_retry;
+    RpcProxy::new(c)
 }
 
-impl Tracker {
-    fn new(cfg: &NmConfig) -> Tracker {
-        let mut options = ClientOptions::new(cfg.user.clone(), protocols::RESOURCE_TRACKER);
-        options.connect_timeout = cfg.rm_connect_timeout;
-        options.call_timeout = cfg.rm_call_timeout;
-        Tracker {
-            addrs: cfg.resource_tracker_addrs.clone(),
-            current: 0,
-            options,
-            client: None,
-        }
-    }
-
-    fn addr(&self) -> &str {
-        self.addrs
-            .get(self.current)
-            .map(String::as_str)
-            .unwrap_or("")
-    }
-
-    async fn call<Req, Resp>(&mut self, method: &str, req: &Req) -> Result<Resp, IpcError>
-    where
-        Req: prost::Message,
-        Resp: prost::Message + Default,
-    {
-        let reused = matches!(&self.client, Some(c) if c.is_open());
-        let result = self.call_once(method, req).await;
-        match result {
-            // The RM may have closed an idle or old connection (for instance
-            // when it restarted): try once more on a fresh one before
-            // calling it an outage. A repeated heartbeat is harmless, the RM
-            // recognises it by its response id.
-            Err(IpcError::Closed { .. } | IpcError::Io { .. }) if reused => {
-                self.call_once(method, req).await
-            }
-            other => other,
-        }
-    }
-
-    async fn call_once<Req, Resp>(&mut self, method: &str, req: &Req) -> Result<Resp, IpcError>
-    where
-        Req: prost::Message,
-        Resp: prost::Message + Default,
-    {
-        let client = match &self.client {
-            Some(c) if c.is_open() => c.clone(),
-            _ => {
-                self.client = None;
-                let c = IpcClient::connect(self.addr(), self.options.clone()).await?;
-                self.client = Some(c.clone());
-                c
-            }
-        };
-        let result = client.call(method, req).await;
-        if let Err(e) = &result {
-            if !matches!(e, IpcError::Remote { .. }) {
-                // A timed-out or broken connection is not reused.
-                self.client = None;
-            }
-        }
-        result
-    }
-
-    /// With RM HA, moves on to the next ResourceManager.
-    fn fail_over(&mut self) {
-        if self.addrs.len() > 1 {
-            self.current = (self.current + 1) % self.addrs.len();
-            self.client = None;
-            info!(rm = %self.addr(), "failing over to the next ResourceManager");
-        }
-    }
-}
-
-/// Whether a failed call is worth repeating (the RM is away, starting, or standby).
-fn is_retriable(e: &IpcError) -> bool {
-    match e {
-        IpcError::Remote { class_name, .. } => {
-            class_name == class::STANDBY || class_name == class::RETRIABLE
-        }
-        _ => true,
-    }
-}
-
-/// Whether to try another RM after this error.
-fn should_fail_over(e: &IpcError) -> bool {
-    match e {
-        IpcError::Remote { class_name, .. } => class_name == class::STANDBY,
-        _ => true,
-    }
-}
-
-struct Outage {
-    since: Instant,
+/// True when the call never reached a ResourceManager: the proxy gave up
+/// connecting.
+fn unreachable(e: &CallError) -> bool {
+    matches!(e.failure(), Failure::Connect | Failure::ConnectTimeout)
 }
 
 enum HeartbeatEnd {
@@ -268,7 +135,7 @@ impl StopSignal {
 pub(crate) struct Agent {
     cfg: Arc<NmConfig>,
     node_id: NodeId,
-    tracker: Tracker,
+    tracker: RpcProxy,
     health: watch::Receiver<NodeHealth>,
     state: watch::Sender<NmState>,
     session: watch::Sender<RmSession>,
@@ -276,7 +143,6 @@ pub(crate) struct Agent {
     stop: StopSignal,
     interval: Duration,
     token_sequence_no: i64,
-    outage: Option<Outage>,
     /// The last rejected heartbeat, so a repeating rejection is logged once.
     last_rejection: Option<String>,
 }
@@ -292,7 +158,7 @@ impl Agent {
         stop: watch::Receiver<bool>,
     ) -> Agent {
         Agent {
-            tracker: Tracker::new(&cfg),
+            tracker: tracker(&cfg),
             interval: cfg.heartbeat_interval,
             cfg,
             node_id,
@@ -302,7 +168,6 @@ impl Agent {
             containers,
             stop: StopSignal(stop),
             token_sequence_no: 0,
-            outage: None,
             last_rejection: None,
         }
     }
@@ -327,36 +192,6 @@ impl Agent {
 
     fn current_health(&self) -> NodeHealth {
         self.health.borrow().clone()
-    }
-
-    fn note_failure(&mut self, method: &str, e: &IpcError) {
-        match &self.outage {
-            None => {
-                warn!(
-                    rm = %self.tracker.addr(),
-                    error = %e,
-                    "{method} failed: the ResourceManager is unreachable; retrying every {} ms",
-                    self.interval.as_millis()
-                );
-                self.outage = Some(Outage {
-                    since: Instant::now(),
-                });
-            }
-            Some(_) => debug!(rm = %self.tracker.addr(), error = %e, "{method} failed again"),
-        }
-        if should_fail_over(e) {
-            self.tracker.fail_over();
-        }
-    }
-
-    fn note_success(&mut self) {
-        if let Some(o) = self.outage.take() {
-            info!(
-                rm = %self.tracker.addr(),
-                "the ResourceManager is reachable again after {:.1} s",
-                o.since.elapsed().as_secs_f64()
-            );
-        }
     }
 
     fn register_request(&self) -> RegisterNodeManagerRequestProto {
@@ -384,36 +219,32 @@ impl Agent {
         }
     }
 
-    /// Registers, retrying while the RM is unreachable. `Err` ends the agent.
+    /// Registers (the proxy retries while the RM is unreachable or
+    /// standby). `Err` ends the agent.
     async fn register(&mut self) -> Result<(), NmExit> {
         self.state.send_replace(NmState::Registering);
         self.session.send_modify(|s| s.rm_identifier = None);
-        loop {
-            if self.stop.is_requested() {
-                return Err(NmExit::Stopped);
-            }
-            let req = self.register_request();
-            let result = tokio::select! {
-                r = self.tracker.call::<_, RegisterNodeManagerResponseProto>("registerNodeManager", &req) => r,
-                _ = self.stop.requested() => return Err(NmExit::Stopped),
-            };
-            match result {
-                Ok(resp) => {
-                    self.note_success();
-                    return self.registered(resp);
-                }
-                Err(e) if is_retriable(&e) => self.note_failure("registerNodeManager", &e),
-                Err(e) => {
-                    let message = format!(
+        if self.stop.is_requested() {
+            return Err(NmExit::Stopped);
+        }
+        let req = self.register_request();
+        let result = tokio::select! {
+            r = self.tracker.call::<_, RegisterNodeManagerResponseProto>(REGISTER, &req) => r,
+            _ = self.stop.requested() => return Err(NmExit::Stopped),
+        };
+        match result {
+            Ok(resp) => self.registered(resp),
+            Err(e) => {
+                let message = if unreachable(&e) {
+                    format!("cannot reach the ResourceManager to register: {e}")
+                } else {
+                    format!(
                         "registration with the ResourceManager at {} was rejected: {e}",
-                        self.tracker.addr()
-                    );
-                    tracing::error!("{message}");
-                    return Err(NmExit::Failed { message });
-                }
-            }
-            if self.stop.sleep(self.interval).await {
-                return Err(NmExit::Stopped);
+                        e.addr
+                    )
+                };
+                tracing::error!("{message}");
+                Err(NmExit::Failed { message })
             }
         }
     }
@@ -488,27 +319,32 @@ impl Agent {
         loop {
             let req = self.heartbeat_request(response_id);
             let result = tokio::select! {
-                r = self.tracker.call::<_, NodeHeartbeatResponseProto>("nodeHeartbeat", &req) => r,
+                r = self.tracker.call::<_, NodeHeartbeatResponseProto>(HEARTBEAT, &req) => r,
                 _ = self.stop.requested() => return HeartbeatEnd::Exit(self.unregister().await),
             };
             match result {
                 Ok(resp) => {
-                    self.note_success();
                     self.last_rejection = None;
                     match self.heartbeat_answered(resp) {
                         Ok(id) => response_id = id,
                         Err(end) => return end,
                     }
                 }
-                Err(e) if is_retriable(&e) => self.note_failure("nodeHeartbeat", &e),
+                // As Hadoop's NodeManager: the ResourceManager stayed out of
+                // reach for the whole connect wait, the node shuts down.
+                Err(e) if unreachable(&e) => {
+                    let message = format!("lost the ResourceManager: {e}");
+                    tracing::error!("{message}");
+                    return HeartbeatEnd::Exit(NmExit::Failed { message });
+                }
                 // Hadoop logs and carries on: the next heartbeat may well succeed.
                 Err(e) => {
                     let text = e.to_string();
                     if self.last_rejection.as_deref() != Some(text.as_str()) {
-                        warn!(rm = %self.tracker.addr(), error = %text, "the ResourceManager rejected a heartbeat; retrying");
+                        warn!(rm = %e.addr, error = %text, "a heartbeat failed; sending the next one at the next interval");
                         self.last_rejection = Some(text);
                     } else {
-                        debug!(rm = %self.tracker.addr(), error = %text, "heartbeat rejected again");
+                        debug!(rm = %e.addr, error = %text, "heartbeat failed again");
                     }
                 }
             }
@@ -604,7 +440,7 @@ impl Agent {
         };
         let call = self
             .tracker
-            .call::<_, UnRegisterNodeManagerResponseProto>("unRegisterNodeManager", &req);
+            .call::<_, UnRegisterNodeManagerResponseProto>(UNREGISTER, &req);
         match tokio::time::timeout(self.cfg.unregister_timeout, call).await {
             Ok(Ok(_)) => {
                 info!(rm = %self.tracker.addr(), node = %self.node_id, "unregistered from the ResourceManager")
@@ -619,33 +455,5 @@ impl Agent {
             ),
         }
         NmExit::Stopped
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(id: i32) -> MasterKey {
-        MasterKey::new(id, vec![id as u8; 8])
-    }
-
-    #[test]
-    fn rolled_keys_keep_the_previous_one() {
-        let mut s = RmSession::default();
-        s.apply_keys(Some(key(1)), Some(key(10)));
-        assert_eq!(s.container_token_master_key, Some(key(1)));
-        assert_eq!(s.previous_container_token_master_key, None);
-        // The same key again (every registration sends it) changes nothing.
-        s.apply_keys(Some(key(1)), None);
-        assert_eq!(s.previous_container_token_master_key, None);
-        s.apply_keys(Some(key(2)), Some(key(11)));
-        assert_eq!(s.container_token_master_key, Some(key(2)));
-        assert_eq!(s.previous_container_token_master_key, Some(key(1)));
-        assert_eq!(s.nm_token_master_key, Some(key(11)));
-        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
-        s.apply_keys(Some(key(3)), None);
-        assert_eq!(s.previous_container_token_master_key, Some(key(2)));
-        assert_eq!(s.previous_nm_token_master_key, Some(key(10)));
     }
 }

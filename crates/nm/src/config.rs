@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use spindle_common::conf::keys;
 use spindle_common::{current_user, ConfError, Configuration, Resource};
+use spindle_ipc::yarn_conf::{self, RmRetry};
+use spindle_ipc::ConnectRetry;
 
 use crate::disks::DiskHealthConfig;
 use crate::error::NmError;
@@ -35,8 +37,6 @@ pub mod extra_keys {
     /// Whether the free-space limit is checked (default true).
     pub const DISK_FREE_SPACE_THRESHOLD_ENABLED: &str =
         "yarn.nodemanager.disk-health-checker.disk-free-space-threshold.enabled";
-    /// Prefix of the per-RM host names in an HA setup (`<prefix>.<rm-id>`).
-    pub const RM_HOSTNAME_PREFIX: &str = "yarn.resourcemanager.hostname";
     /// `HOME` of containers (default `/home/`).
     pub const NM_USER_HOME_DIR: &str = "yarn.nodemanager.user-home-dir";
     /// How long a stopped container is remembered after the RM acknowledged
@@ -257,6 +257,13 @@ pub struct NmConfig {
     /// one with RM HA: the agent moves to the next one when the current
     /// one is unreachable or standby.
     pub resource_tracker_addrs: Vec<String>,
+    /// How the agent keeps trying to reach the ResourceManager, as Hadoop's
+    /// `ServerRMProxy` does: `yarn.nodemanager.resourcemanager.connect.*`,
+    /// else `yarn.resourcemanager.connect.*`, and the `yarn.client.failover-*`
+    /// keys with RM HA.
+    pub rm_retry: RmRetry,
+    /// Connection-level retries (`ipc.client.connect.*`).
+    pub rm_connect_retry: ConnectRetry,
     /// Port of the NodeManager web UI as reported to the ResourceManager
     /// (from `yarn.nodemanager.webapp.address`). Spindle's NodeManager does
     /// not serve HTTP yet; the port is reported so that links the RM builds
@@ -296,7 +303,10 @@ impl NmConfig {
 
         let (_, http_port) = conf.get_socket_addr(keys::NM_WEBAPP_ADDRESS)?;
 
-        let resource_tracker_addrs = resource_tracker_addrs(conf)?;
+        let resource_tracker_addrs =
+            yarn_conf::rm_addresses(conf, keys::RM_RESOURCE_TRACKER_ADDRESS)?;
+        let rm_retry = RmRetry::node_manager(conf)?;
+        let rm_connect_retry = rm_retry.connect_retry(yarn_conf::connect_retry(conf)?);
 
         let settings = resource_settings(conf)?;
         let hardware = match HostHardware::detect() {
@@ -328,9 +338,6 @@ impl NmConfig {
                 )
                 .into());
         }
-        let connect_ms = optional(conf, keys::IPC_CLIENT_CONNECT_TIMEOUT, 20_000, |c, k| {
-            c.get_u64(k)
-        })?;
         let containers = container_settings(conf)?;
 
         Ok(NmConfig {
@@ -338,6 +345,8 @@ impl NmConfig {
             bind_host,
             bind_port,
             resource_tracker_addrs,
+            rm_retry,
+            rm_connect_retry,
             http_port: i32::from(http_port),
             resource,
             physical_resource,
@@ -347,7 +356,7 @@ impl NmConfig {
             heartbeat_interval: Duration::from_millis(heartbeat_ms.unsigned_abs()),
             user: current_user(),
             version: NM_VERSION.to_string(),
-            rm_connect_timeout: Duration::from_millis(connect_ms.max(1)),
+            rm_connect_timeout: yarn_conf::connect_timeout(conf)?,
             rm_call_timeout: Duration::from_secs(60),
             unregister_timeout: Duration::from_secs(5),
             containers,
@@ -390,55 +399,6 @@ pub fn machine_hostname() -> Result<String, NmError> {
         )));
     }
     Ok(name.trim().to_string())
-}
-
-fn format_addr(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-/// The resource tracker address, or one per RM id when RM HA is on
-/// (`<key>.<rm-id>`, else `yarn.resourcemanager.hostname.<rm-id>` with the
-/// port of the plain key).
-fn resource_tracker_addrs(conf: &Configuration) -> Result<Vec<String>, NmError> {
-    let (host, port) = conf.get_socket_addr(keys::RM_RESOURCE_TRACKER_ADDRESS)?;
-    let ha = optional(conf, keys::RM_HA_ENABLED, false, |c, k| c.get_bool(k))?;
-    if !ha {
-        return Ok(vec![format_addr(&host, port)]);
-    }
-    let ids = conf.get_strings(keys::RM_HA_RM_IDS);
-    if ids.is_empty() {
-        return Err(NmError::Config {
-            key: keys::RM_HA_RM_IDS.to_string(),
-            message: format!(
-                "{} is true but no ResourceManager ids are configured",
-                keys::RM_HA_ENABLED
-            ),
-        });
-    }
-    let mut addrs = Vec::with_capacity(ids.len());
-    for id in ids {
-        let addr_key = format!("{}.{id}", keys::RM_RESOURCE_TRACKER_ADDRESS);
-        let host_key = format!("{}.{id}", extra_keys::RM_HOSTNAME_PREFIX);
-        if conf.get(&addr_key).is_some() {
-            let (h, p) = conf.get_socket_addr(&addr_key)?;
-            addrs.push(format_addr(&h, p));
-        } else if let Some(h) = conf.get_trimmed(&host_key).filter(|h| !h.is_empty()) {
-            addrs.push(format_addr(&h, port));
-        } else {
-            return Err(NmError::Config {
-                key: host_key.clone(),
-                message: format!(
-                    "ResourceManager '{id}' listed in {} has neither {addr_key} nor {host_key}",
-                    keys::RM_HA_RM_IDS
-                ),
-            });
-        }
-    }
-    Ok(addrs)
 }
 
 fn resource_settings(conf: &Configuration) -> Result<ResourceSettings, NmError> {
@@ -724,6 +684,26 @@ mod tests {
         assert_eq!(c.node_host, "nm1.example");
         assert_eq!((c.bind_host.as_str(), c.bind_port), ("127.0.0.1", 45454));
         assert_eq!(c.http_port, 18042);
+    }
+
+    #[test]
+    fn resource_manager_retries_follow_server_rm_proxy() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.rm_retry.max_wait, Some(Duration::from_millis(900_000)));
+        assert_eq!(c.rm_retry.retry_interval, Duration::from_millis(30_000));
+        assert_eq!(c.rm_connect_retry, ConnectRetry::default());
+        conf.set(
+            spindle_ipc::yarn_conf::keys::NM_RM_CONNECT_MAX_WAIT_MS,
+            "-1",
+        );
+        conf.set(keys::RM_CONNECT_RETRY_INTERVAL_MS, "1000");
+        conf.set(keys::IPC_CLIENT_CONNECT_MAX_RETRIES, "3");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert_eq!(c.rm_retry.max_wait, None, "-1 waits forever");
+        assert_eq!(c.rm_retry.retry_interval, Duration::from_millis(1000));
+        assert_eq!(c.rm_connect_retry.max_retries, 3);
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub mod launch;
 pub mod localizer;
 pub mod procfs;
 pub mod security;
+pub mod session;
 pub mod unpack;
 pub mod wire;
 
@@ -60,7 +61,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-pub use agent::{NmExit, NmState, RmSession, DEFAULT_HEARTBEAT_INTERVAL};
+pub use agent::{NmExit, NmState, DEFAULT_HEARTBEAT_INTERVAL};
 pub use config::{ContainerSettings, NmConfig, NM_VERSION};
 pub use containers::{
     exit_status, ContainerManager, ContainerPhase, ContainerReport, KillOutcome, KillReason,
@@ -70,6 +71,7 @@ pub use disks::{
 };
 pub use error::NmError;
 pub use security::{KeyPurpose, NmTokenCaller, SessionSecrets, TokenSecrets};
+pub use session::RmSession;
 pub use spindle_common::security::{ContainerTokenIdentifier, NmTokenIdentifier};
 pub use wire::MasterKey;
 

@@ -28,7 +28,7 @@ use spindle_ipc::sasl::{AuthMethod, TokenVerifier, VerifiedToken};
 use spindle_ipc::{class, CallContext, RpcError};
 use tokio::sync::watch;
 
-use crate::agent::RmSession;
+use crate::session::RmSession;
 
 /// Token kind of the token that authenticates callers of the node.
 pub const NM_TOKEN_KIND: &str = kind::NM;

@@ -18,9 +18,10 @@ use hadoop_protos::yarn::{
 };
 use spindle_common::conf::keys;
 use spindle_common::{Configuration, Resource};
+use spindle_ipc::yarn_conf::{Failover, RmRetry};
 use spindle_ipc::{
-    class, protocols, ClientOptions, IpcClient, IpcError, RpcError, RpcServer, ServerConfig,
-    Service,
+    class, protocols, ClientOptions, ConnectRetry, IpcClient, IpcError, RpcError, RpcServer,
+    ServerConfig, Service,
 };
 use spindle_nm::{
     DiskUsage, MasterKey, NmConfig, NmExit, NmState, NodeManager, SpaceSource, NM_VERSION,
@@ -801,5 +802,69 @@ async fn reconnects_when_the_connection_breaks() {
         );
     }
     assert_eq!(nm.session().registrations, 1);
+    assert_eq!(nm.stop().await, NmExit::Stopped);
+}
+
+#[tokio::test]
+async fn gives_up_when_the_rm_stays_unreachable_for_the_connect_wait() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").to_string()
+    };
+    let mut cfg = nm_config(tmp.path(), &addr);
+    // yarn.nodemanager.resourcemanager.connect.max-wait.ms and
+    // .retry-interval.ms, small; one connection attempt each time.
+    cfg.rm_retry = RmRetry {
+        max_wait: Some(Duration::from_millis(300)),
+        retry_interval: Duration::from_millis(20),
+        failover: None,
+    };
+    cfg.rm_connect_retry = ConnectRetry::NONE;
+    let nm = NodeManager::start_with_config(cfg).await.expect("start");
+    let exit = tokio::time::timeout(WAIT, nm.wait())
+        .await
+        .expect("ends in time");
+    match &exit {
+        NmExit::Failed { message } => {
+            assert!(message.contains(&addr), "names the RM: {message}");
+            assert!(
+                message.contains("attempts"),
+                "counts the attempts: {message}"
+            );
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn fails_over_from_a_standby_rm_and_stays_with_the_active_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (standby, s1) = FakeRm::start(Script {
+        register_error: Some(RpcError::new(class::STANDBY, "Server is in standby state")),
+        ..Script::default()
+    })
+    .await;
+    let (active, s2) = FakeRm::start(Script::default()).await;
+    let mut cfg = nm_config(tmp.path(), &s1.local_addr().to_string());
+    cfg.resource_tracker_addrs = vec![s1.local_addr().to_string(), s2.local_addr().to_string()];
+    cfg.rm_retry = RmRetry {
+        max_wait: Some(Duration::from_secs(5)),
+        retry_interval: Duration::from_millis(20),
+        failover: Some(Failover::default()),
+    };
+    let nm = NodeManager::start_with_config(cfg).await.expect("start");
+    tokio::time::timeout(WAIT, nm.wait_registered())
+        .await
+        .expect("registers in time")
+        .expect("registered with the active RM");
+    active
+        .wait_until("heartbeats", |e| count_heartbeats(e) >= 3)
+        .await;
+    assert_eq!(
+        trace(&standby.events()),
+        ["R"],
+        "nothing more went to the standby"
+    );
     assert_eq!(nm.stop().await, NmExit::Stopped);
 }

@@ -1,0 +1,363 @@
+//! One container's task: localize its resources, create its directories,
+//! write `container_tokens` and `launch_container.sh`, run the script with
+//! bash in a process group of its own, and wait for it or for a kill
+//! (SIGTERM, then SIGKILL after `sleep-delay-before-sigkill.ms`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use spindle_common::security::ContainerTokenIdentifier;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use super::manager::ContainerManager;
+use super::records::{exit_status, ContainerPhase, Launch};
+use crate::launch::{self, ContainerPaths, NodeEnv, ResourceLink};
+
+impl ContainerManager {
+    pub(super) async fn run_container(
+        self,
+        grant: ContainerTokenIdentifier,
+        launch: Launch,
+        mut kill_rx: watch::Receiver<bool>,
+    ) {
+        let id = grant.container;
+        let started = Instant::now();
+
+        // 1. Localize, all resources at once.
+        let app = id.app();
+        let jobs = launch.resources.iter().cloned().map(|(link, res)| {
+            let localizer = self.inner.localizer.clone();
+            let user = grant.app_submitter.clone();
+            async move {
+                localizer
+                    .localize(&res, &user, app)
+                    .await
+                    .map(|l| (link, l))
+            }
+        });
+        // The localizations run as tasks of their own: a kill does not wait
+        // for them (they finish in the background and stay cached).
+        let results = tokio::select! {
+            r = futures_join_all(jobs) => r,
+            _ = killed(&mut kill_rx) => {
+                self.complete(id, exit_status::INVALID, String::new());
+                return;
+            }
+        };
+        let mut links = Vec::with_capacity(results.len());
+        let mut counters = [0u64; 4];
+        for r in results {
+            match r {
+                Ok((link, l)) => {
+                    if l.from_cache {
+                        counters[1] += l.bytes;
+                        counters[3] += 1;
+                    } else {
+                        counters[0] += l.bytes;
+                        counters[2] += 1;
+                    }
+                    links.push(ResourceLink {
+                        target: l.path,
+                        link,
+                    });
+                }
+                Err(e) => {
+                    warn!(container = %id, "localization failed: {e}");
+                    self.complete(id, exit_status::INVALID, e);
+                    return;
+                }
+            }
+        }
+        let localization_counters = format!(
+            "{},{},{},{},{}",
+            counters[0],
+            counters[1],
+            counters[2],
+            counters[3],
+            started.elapsed().as_millis()
+        );
+        if self.kill_reason(&id).is_some() {
+            self.complete(id, exit_status::INVALID, String::new());
+            return;
+        }
+
+        // 2. Directories, credentials, script.
+        let cfg = &self.inner.cfg;
+        let work_index = self.inner.next_work_dir.fetch_add(1, Ordering::Relaxed);
+        let paths = ContainerPaths::new(
+            &cfg.local_dirs,
+            &cfg.log_dirs,
+            &grant.app_submitter,
+            &id,
+            work_index,
+            0,
+        );
+        self.set_phase(id, ContainerPhase::Launching, None, Some(paths.clone()));
+        let Some(node_id) = self.node_id() else {
+            self.complete(
+                id,
+                exit_status::INVALID,
+                "the NodeManager is still starting".into(),
+            );
+            return;
+        };
+        let node_env = NodeEnv {
+            node_id: &node_id,
+            http_port: cfg.http_port,
+            user_home_dir: &cfg.containers.user_home_dir,
+            whitelist: &cfg.containers.env_whitelist,
+            admin_env: &cfg.containers.admin_env,
+            nm_env: &cfg.containers.nm_env,
+        };
+        let env = launch::build_env(
+            &launch.environment,
+            &id,
+            &grant.app_submitter,
+            &paths,
+            &node_env,
+            &localization_counters,
+        );
+        let commands: Vec<String> = launch
+            .commands
+            .iter()
+            .map(|c| launch::expand(c, &paths.log_dir))
+            .collect();
+        let script = launch::launch_script(&env, &links, &commands, &paths.log_dir);
+        let prepared = {
+            let paths = paths.clone();
+            let tokens = launch.tokens.clone();
+            tokio::task::spawn_blocking(move || prepare_dirs(&paths, &tokens, &script))
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+        };
+        if let Err(e) = prepared {
+            let msg = format!(
+                "cannot prepare the directories of container {id} (work dir {}): {e}",
+                paths.work_dir.display()
+            );
+            warn!(container = %id, "{msg}");
+            self.complete(id, exit_status::INVALID, msg);
+            return;
+        }
+        if self.kill_reason(&id).is_some() {
+            self.complete(id, exit_status::INVALID, String::new());
+            return;
+        }
+
+        // 3. Run.
+        let mut cmd = tokio::process::Command::new("/bin/bash");
+        cmd.arg(paths.script())
+            .current_dir(&paths.work_dir)
+            .env_clear()
+            .envs(env.as_map())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let msg =
+                    format!("cannot run the launch script of container {id} with /bin/bash: {e}");
+                warn!(container = %id, "{msg}");
+                self.complete(id, exit_status::INVALID, msg);
+                return;
+            }
+        };
+        let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
+            self.complete(
+                id,
+                exit_status::INVALID,
+                "the container process vanished at once".into(),
+            );
+            return;
+        };
+        let mut group = GroupGuard::new(pid);
+        self.set_phase(id, ContainerPhase::Running, Some(pid), None);
+        info!(container = %id, pid, work_dir = %paths.work_dir.display(), "container launched");
+
+        let status = tokio::select! {
+            s = child.wait() => s,
+            _ = killed(&mut kill_rx) => {
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGTERM);
+                match tokio::time::timeout(cfg.containers.sigkill_delay, child.wait()).await {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                        child.wait().await
+                    }
+                }
+            }
+        };
+        // Whatever is left of the group goes with the container (the
+        // leader is reaped only now, so the group id is still ours).
+        group.kill_now();
+        let code = match status {
+            Ok(s) => {
+                use std::os::unix::process::ExitStatusExt;
+                exit_status::from_process(s.code(), s.signal())
+            }
+            Err(e) => {
+                warn!(container = %id, error = %e, "cannot wait for the container process");
+                exit_status::INVALID
+            }
+        };
+        let diagnostics = if self.kill_reason(&id).is_some() {
+            format!("Container killed on request. Exit code is {code}")
+        } else if code == exit_status::SUCCESS {
+            String::new()
+        } else {
+            let tail = cfg.containers.stderr_tail_bytes;
+            let log_dir = paths.log_dir.clone();
+            let cid = id.to_string();
+            tokio::task::spawn_blocking(move || failure_diagnostics(&cid, code, &log_dir, tail))
+                .await
+                .unwrap_or_default()
+        };
+        self.complete(id, code, diagnostics);
+    }
+}
+
+/// Kills the rest of a container's process group when the container ends
+/// abnormally (its task is dropped, e.g. at runtime shutdown).
+struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    fn new(pgid: i32) -> GroupGuard {
+        GroupGuard { pgid: Some(pgid) }
+    }
+
+    fn kill_now(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
+/// Resolves once a kill is requested. A closed channel means nobody can ask
+/// for a kill any more, so it never resolves then.
+async fn killed(rx: &mut watch::Receiver<bool>) {
+    if rx.wait_for(|k| *k).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Waits for all futures, in order.
+async fn futures_join_all<F>(jobs: impl Iterator<Item = F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = jobs.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        match h.await {
+            Ok(v) => out.push(v),
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    out
+}
+
+/// Creates the application dirs on every local dir, the work dir with
+/// `tmp/`, the log dirs, and writes the credentials and the script.
+fn prepare_dirs(paths: &ContainerPaths, tokens: &[u8], script: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o750);
+    for d in &paths.app_dirs {
+        builder.create(d)?;
+    }
+    builder.create(paths.work_dir.join("tmp"))?;
+    for d in &paths.log_dirs {
+        builder.create(d)?;
+    }
+    let write = |path: &Path, data: &[u8], mode: u32| -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode)
+            .open(path)?;
+        f.write_all(data)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))
+    };
+    write(&paths.tokens_file(), tokens, 0o600)?;
+    write(&paths.script(), script.as_bytes(), 0o700)?;
+    Ok(())
+}
+
+/// The last `max` bytes of a file, as text.
+fn tail(path: &Path, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
+    let mut buf = Vec::new();
+    f.take(max).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Diagnostics of a container that exited non-zero: the exit code and the
+/// ends of `prelaunch.err` and of the error files in the log dir.
+fn failure_diagnostics(container: &str, code: i32, log_dir: &Path, tail_bytes: u64) -> String {
+    let mut d = format!(
+        "Exception from container-launch.\nContainer id: {container}\nExit code: {code}\n\
+         Container exited with a non-zero exit code {code}. Error file: {}.\n",
+        launch::PRELAUNCH_ERR
+    );
+    let mut files: Vec<PathBuf> = vec![log_dir.join(launch::PRELAUNCH_ERR)];
+    if let Ok(entries) = std::fs::read_dir(log_dir) {
+        let mut others: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.to_ascii_lowercase().contains("stderr"))
+            })
+            .collect();
+        others.sort();
+        files.extend(others);
+    }
+    for f in files {
+        if let Some(t) = tail(&f, tail_bytes) {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            d.push_str(&format!("Last {tail_bytes} bytes of {name} :\n{t}\n"));
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_diagnostics_carry_the_error_tails() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tmp.path().join("prelaunch.err"), "").expect("write");
+        std::fs::write(tmp.path().join("stderr"), "x".repeat(100) + "boom\n").expect("write");
+        let d = failure_diagnostics("container_1_0001_01_000002", 3, tmp.path(), 10);
+        assert!(d.contains("Exit code: 3"), "{d}");
+        assert!(d.contains("Last 10 bytes of stderr :\nxxxxx"), "{d}");
+        assert!(d.contains("boom"), "{d}");
+        assert!(!d.contains(&"x".repeat(11)), "{d}");
+    }
+}

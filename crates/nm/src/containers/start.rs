@@ -1,0 +1,284 @@
+//! `startContainers`: the caller's NMToken and each container token are
+//! checked, the launch context validated, and one task per container
+//! started ([`super::run`]).
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::Ordering;
+
+use hadoop_protos::yarn::{
+    ContainerLaunchContextProto, StartContainerRequestProto, StartContainersRequestProto,
+    StartContainersResponseProto,
+};
+use spindle_common::ContainerId;
+use spindle_ipc::{class, RpcError};
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use super::manager::{now_ms, ContainerManager};
+use super::records::{exit_status, failure, App, Container, ContainerPhase, Launch};
+use crate::launch;
+use crate::localizer::LocalResource;
+use crate::security::{NmTokenCaller, Rejection, NM_NOT_YET_READY_CLASS};
+use crate::wire;
+
+/// A user name that can be a directory name.
+fn check_user(user: &str) -> Result<(), Rejection> {
+    if user.is_empty() {
+        return Err(Rejection::yarn(
+            "the container token names no application submitter",
+        ));
+    }
+    if user == "." || user == ".." || user.contains('/') || user.contains('\0') {
+        return Err(Rejection::yarn(format!(
+            "the application submitter '{user}' cannot be used as a directory name"
+        )));
+    }
+    Ok(())
+}
+
+fn check_launch_context(clc: &ContainerLaunchContextProto) -> Result<Launch, Rejection> {
+    if let Some(service) = clc.service_data.first() {
+        return Err(Rejection::new(
+            class::INVALID_AUX_SERVICE,
+            format!(
+                "The auxService:{} does not exist",
+                service.key.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let mut resources = Vec::with_capacity(clc.local_resources.len());
+    for entry in &clc.local_resources {
+        let link = entry.key.clone().unwrap_or_default();
+        launch::validate_link_name(&link).map_err(Rejection::yarn)?;
+        let value = entry.value.as_ref().ok_or_else(|| {
+            Rejection::yarn(format!("the local resource '{link}' has no description"))
+        })?;
+        let res = LocalResource::from_proto(value).map_err(Rejection::yarn)?;
+        resources.push((link, res));
+    }
+    let environment = clc
+        .environment
+        .iter()
+        .filter_map(|e| Some((e.key.clone()?, e.value.clone().unwrap_or_default())))
+        .collect::<Vec<_>>();
+    for (k, _) in &environment {
+        let valid = !k.is_empty()
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !k.starts_with(|c: char| c.is_ascii_digit());
+        if !valid {
+            return Err(Rejection::yarn(format!(
+                "the environment variable name '{k}' cannot be exported by a shell"
+            )));
+        }
+    }
+    if clc.command.is_empty() {
+        return Err(Rejection::yarn("the launch context has no command"));
+    }
+    Ok(Launch {
+        resources,
+        environment,
+        commands: clc.command.clone(),
+        tokens: clc
+            .tokens
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| launch::EMPTY_CREDENTIALS.to_vec()),
+    })
+}
+
+impl ContainerManager {
+    /// `startContainers`. Each request succeeds or fails on its own; the
+    /// whole call fails only when the node cannot start anything (not
+    /// registered yet, shutting down). Must run inside a tokio runtime.
+    pub fn start_containers(
+        &self,
+        caller: &NmTokenCaller,
+        req: StartContainersRequestProto,
+    ) -> Result<StartContainersResponseProto, RpcError> {
+        if self.inner.shutting_down.load(Ordering::SeqCst) {
+            return Err(RpcError::yarn(
+                "Container start failed as the NodeManager is in the process of shutting down",
+            ));
+        }
+        let Some(rm_identifier) = self.inner.session.borrow().rm_identifier else {
+            return Err(RpcError::new(
+                NM_NOT_YET_READY_CLASS,
+                "Rejecting new containers as NodeManager has not yet connected with \
+                 ResourceManager",
+            ));
+        };
+        let mut resp = StartContainersResponseProto::default();
+        for request in req.start_container_request {
+            let token_id = request
+                .container_token
+                .as_ref()
+                .and_then(|t| {
+                    <hadoop_protos::yarn::ContainerTokenIdentifierProto as prost::Message>::decode(
+                        t.identifier.as_slice(),
+                    )
+                    .ok()
+                })
+                .and_then(|i| i.container_id);
+            match self.start_one(caller, request, rm_identifier) {
+                Ok(id) => resp.succeeded_requests.push(wire::container_id_proto(&id)),
+                Err(r) => {
+                    warn!(container = ?token_id.as_ref().map(wire::describe_container_id), rejection = %r, "container start refused");
+                    resp.failed_requests.push(failure(token_id, &r));
+                }
+            }
+        }
+        Ok(resp)
+    }
+
+    pub(super) fn start_one(
+        &self,
+        caller: &NmTokenCaller,
+        request: StartContainerRequestProto,
+        rm_identifier: i64,
+    ) -> Result<ContainerId, Rejection> {
+        let token = request.container_token.ok_or_else(|| {
+            Rejection::invalid_token("the start request carries no container token")
+        })?;
+        let grant = self
+            .inner
+            .tokens
+            .verify(caller, &token, rm_identifier, now_ms())?;
+        let id = grant.container;
+        check_user(&grant.app_submitter)?;
+        let clc = request.container_launch_context.ok_or_else(|| {
+            Rejection::yarn(format!("the start request of {id} has no launch context"))
+        })?;
+        let launch = check_launch_context(&clc)?;
+
+        let (kill_tx, kill_rx) = watch::channel(false);
+        {
+            let mut st = self.lock();
+            // Checked under the lock: `shutdown` sets the flag before it
+            // snapshots the containers, so none slips past it.
+            if self.inner.shutting_down.load(Ordering::SeqCst) {
+                return Err(Rejection::yarn(
+                    "Container start failed as the NodeManager is in the process of shutting down",
+                ));
+            }
+            if st.containers.contains_key(&id) {
+                return Err(Rejection::yarn(format!(
+                    "Container {id} already is running on this node"
+                )));
+            }
+            if let Some(app) = st.apps.get(&id.app()) {
+                if app.finishing {
+                    return Err(Rejection::yarn(format!(
+                        "Application {} is finishing on this node; container {id} is not started",
+                        id.app()
+                    )));
+                }
+                if app.user != grant.app_submitter {
+                    return Err(Rejection::yarn(format!(
+                        "Container {id} is submitted by {} but application {} runs as {} on \
+                         this node",
+                        grant.app_submitter,
+                        id.app(),
+                        app.user
+                    )));
+                }
+            }
+            if !self.inner.tokens.record_start(&grant) {
+                return Err(Rejection::yarn(format!(
+                    "Unauthorized request to start container.\nAttempt to relaunch the same \
+                     container with id {id}."
+                )));
+            }
+            st.apps
+                .entry(id.app())
+                .or_insert_with(|| App {
+                    user: grant.app_submitter.clone(),
+                    containers: BTreeSet::new(),
+                    finishing: false,
+                })
+                .containers
+                .insert(id);
+            st.containers.insert(
+                id,
+                Container {
+                    grant: grant.clone(),
+                    phase: ContainerPhase::Localizing,
+                    exit_status: exit_status::INVALID,
+                    diagnostics: String::new(),
+                    pid: None,
+                    paths: None,
+                    kill: None,
+                    kill_tx,
+                    reported: false,
+                    memory: None,
+                    seen_pids: HashSet::new(),
+                },
+            );
+        }
+        info!(container = %id, user = %grant.app_submitter, resource = %grant.resource, "starting container");
+        self.changed();
+        let this = self.clone();
+        tokio::spawn(async move { this.run_container(grant, launch, kill_rx).await });
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_contexts_are_checked() {
+        use hadoop_protos::yarn::{
+            StringBytesMapProto, StringLocalResourceMapProto, StringStringMapProto,
+        };
+        let base = ContainerLaunchContextProto {
+            command: vec!["true".into()],
+            ..Default::default()
+        };
+        let l = check_launch_context(&base).expect("minimal");
+        assert_eq!(l.tokens, launch::EMPTY_CREDENTIALS);
+
+        let mut shuffle = base.clone();
+        shuffle.service_data.push(StringBytesMapProto {
+            key: Some("spark_shuffle".into()),
+            value: Some(vec![]),
+        });
+        let r = check_launch_context(&shuffle).err().expect("aux service");
+        assert_eq!(r.class_name, class::INVALID_AUX_SERVICE);
+        assert_eq!(r.message, "The auxService:spark_shuffle does not exist");
+
+        let mut bad_env = base.clone();
+        bad_env.environment.push(StringStringMapProto {
+            key: Some("A-B".into()),
+            value: Some("x".into()),
+        });
+        assert!(check_launch_context(&bad_env).is_err());
+
+        let mut hdfs = base.clone();
+        hdfs.local_resources.push(StringLocalResourceMapProto {
+            key: Some("x.jar".into()),
+            value: Some(hadoop_protos::yarn::LocalResourceProto {
+                resource: Some(hadoop_protos::yarn::UrlProto {
+                    scheme: Some("hdfs".into()),
+                    host: Some("nn".into()),
+                    port: Some(8020),
+                    file: Some("/x.jar".into()),
+                    user_info: None,
+                }),
+                ..Default::default()
+            }),
+        });
+        let r = check_launch_context(&hdfs).err().expect("hdfs");
+        assert!(
+            r.message.contains("scheme hdfs is not supported"),
+            "{}",
+            r.message
+        );
+
+        let no_command = ContainerLaunchContextProto::default();
+        assert!(check_launch_context(&no_command).is_err());
+        assert!(check_user("alice").is_ok());
+        assert!(check_user("../x").is_err());
+        assert!(check_user("").is_err());
+    }
+}
