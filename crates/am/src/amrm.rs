@@ -775,7 +775,7 @@ impl AmRmClient {
         let req = pb::FinishApplicationMasterRequestProto {
             diagnostics: Some(diagnostics.to_string()),
             tracking_url: Some(tracking_url.to_string()),
-            final_application_status: Some(status.to_pb() as i32),
+            final_application_status: Some(spindle_common::proto::final_status_to_pb(status) as i32),
         };
         let started = Instant::now();
         let mut reregistered = false;

@@ -2,8 +2,6 @@
 //! client work with: application states and reports, containers and their
 //! statuses.
 
-use std::fmt;
-use std::str::FromStr;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::security::Token;
@@ -15,156 +13,8 @@ use crate::convert::{
 };
 use crate::error::AmError;
 
-/// `YarnApplicationState`: where an application is in its lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AppState {
-    New,
-    NewSaving,
-    Submitted,
-    Accepted,
-    Running,
-    Finished,
-    Failed,
-    Killed,
-}
-
-impl AppState {
-    /// Every state, in Hadoop's order (what `-appStates ALL` means).
-    pub const ALL: [AppState; 8] = [
-        AppState::New,
-        AppState::NewSaving,
-        AppState::Submitted,
-        AppState::Accepted,
-        AppState::Running,
-        AppState::Finished,
-        AppState::Failed,
-        AppState::Killed,
-    ];
-
-    /// FINISHED, FAILED or KILLED: the application will not run again.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            AppState::Finished | AppState::Failed | AppState::Killed
-        )
-    }
-
-    /// Hadoop's name (`RUNNING`, `NEW_SAVING`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AppState::New => "NEW",
-            AppState::NewSaving => "NEW_SAVING",
-            AppState::Submitted => "SUBMITTED",
-            AppState::Accepted => "ACCEPTED",
-            AppState::Running => "RUNNING",
-            AppState::Finished => "FINISHED",
-            AppState::Failed => "FAILED",
-            AppState::Killed => "KILLED",
-        }
-    }
-
-    pub fn to_pb(self) -> pb::YarnApplicationStateProto {
-        match self {
-            AppState::New => pb::YarnApplicationStateProto::New,
-            AppState::NewSaving => pb::YarnApplicationStateProto::NewSaving,
-            AppState::Submitted => pb::YarnApplicationStateProto::Submitted,
-            AppState::Accepted => pb::YarnApplicationStateProto::Accepted,
-            AppState::Running => pb::YarnApplicationStateProto::Running,
-            AppState::Finished => pb::YarnApplicationStateProto::Finished,
-            AppState::Failed => pb::YarnApplicationStateProto::Failed,
-            AppState::Killed => pb::YarnApplicationStateProto::Killed,
-        }
-    }
-
-    pub fn from_pb(v: i32) -> Option<AppState> {
-        let s = match pb::YarnApplicationStateProto::try_from(v).ok()? {
-            pb::YarnApplicationStateProto::New => AppState::New,
-            pb::YarnApplicationStateProto::NewSaving => AppState::NewSaving,
-            pb::YarnApplicationStateProto::Submitted => AppState::Submitted,
-            pb::YarnApplicationStateProto::Accepted => AppState::Accepted,
-            pb::YarnApplicationStateProto::Running => AppState::Running,
-            pb::YarnApplicationStateProto::Finished => AppState::Finished,
-            pb::YarnApplicationStateProto::Failed => AppState::Failed,
-            pb::YarnApplicationStateProto::Killed => AppState::Killed,
-        };
-        Some(s)
-    }
-}
-
-impl fmt::Display for AppState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AppState {
-    type Err = String;
-
-    /// Hadoop's names, case-insensitively.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        AppState::ALL
-            .into_iter()
-            .find(|st| st.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!(
-                    "unknown application state '{s}' (expected one of {})",
-                    AppState::ALL.map(AppState::as_str).join(", ")
-                )
-            })
-    }
-}
-
-/// `FinalApplicationStatus`: the outcome an ApplicationMaster reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FinalStatus {
-    /// Not finished yet (or the AM never said).
-    Undefined,
-    Succeeded,
-    Failed,
-    Killed,
-    /// Finished without a success/failure verdict (long-running services).
-    Ended,
-}
-
-impl FinalStatus {
-    /// Hadoop's name (`SUCCEEDED`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinalStatus::Undefined => "UNDEFINED",
-            FinalStatus::Succeeded => "SUCCEEDED",
-            FinalStatus::Failed => "FAILED",
-            FinalStatus::Killed => "KILLED",
-            FinalStatus::Ended => "ENDED",
-        }
-    }
-
-    pub fn to_pb(self) -> pb::FinalApplicationStatusProto {
-        match self {
-            FinalStatus::Undefined => pb::FinalApplicationStatusProto::AppUndefined,
-            FinalStatus::Succeeded => pb::FinalApplicationStatusProto::AppSucceeded,
-            FinalStatus::Failed => pb::FinalApplicationStatusProto::AppFailed,
-            FinalStatus::Killed => pb::FinalApplicationStatusProto::AppKilled,
-            FinalStatus::Ended => pb::FinalApplicationStatusProto::AppEnded,
-        }
-    }
-
-    /// Absent or unknown values read as UNDEFINED.
-    pub fn from_pb(v: Option<i32>) -> FinalStatus {
-        match v.and_then(|v| pb::FinalApplicationStatusProto::try_from(v).ok()) {
-            Some(pb::FinalApplicationStatusProto::AppSucceeded) => FinalStatus::Succeeded,
-            Some(pb::FinalApplicationStatusProto::AppFailed) => FinalStatus::Failed,
-            Some(pb::FinalApplicationStatusProto::AppKilled) => FinalStatus::Killed,
-            Some(pb::FinalApplicationStatusProto::AppEnded) => FinalStatus::Ended,
-            _ => FinalStatus::Undefined,
-        }
-    }
-}
-
-impl fmt::Display for FinalStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// Application states and final statuses are shared with the RM.
+pub use spindle_common::states::{AppState, FinalStatus};
 
 /// What `getApplicationReport` says about an application.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,7 +48,7 @@ impl AppReport {
         let id = app_id_from_pb(p.application_id.as_ref(), RECORD)?;
         let state = p
             .yarn_application_state
-            .and_then(AppState::from_pb)
+            .and_then(spindle_common::proto::app_state_from_pb)
             .ok_or_else(|| {
                 AmError::Protocol(format!(
                     "the report of {id} has no valid application state ({:?})",
@@ -212,7 +62,7 @@ impl AppReport {
             user: p.user.clone().unwrap_or_default(),
             queue: p.queue.clone().unwrap_or_default(),
             state,
-            final_status: FinalStatus::from_pb(p.final_application_status),
+            final_status: spindle_common::proto::final_status_from_pb(p.final_application_status),
             diagnostics: p.diagnostics.clone().unwrap_or_default(),
             host: p.host.clone().unwrap_or_default(),
             rpc_port: p.rpc_port.unwrap_or(-1),
@@ -362,29 +212,6 @@ impl NodeUpdate {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn app_states_map_to_wire_values_and_names() {
-        for st in AppState::ALL {
-            assert_eq!(AppState::from_pb(st.to_pb() as i32), Some(st));
-            assert_eq!(st.as_str().parse::<AppState>().ok(), Some(st));
-        }
-        assert_eq!(AppState::Running.to_pb() as i32, 5);
-        assert_eq!(
-            "new_saving".parse::<AppState>().ok(),
-            Some(AppState::NewSaving)
-        );
-        assert!("bogus".parse::<AppState>().is_err());
-        assert_eq!(AppState::from_pb(0), None);
-    }
-
-    #[test]
-    fn final_status_defaults_to_undefined() {
-        assert_eq!(FinalStatus::from_pb(None), FinalStatus::Undefined);
-        assert_eq!(FinalStatus::from_pb(Some(99)), FinalStatus::Undefined);
-        assert_eq!(FinalStatus::from_pb(Some(1)), FinalStatus::Succeeded);
-        assert_eq!(FinalStatus::Failed.to_pb() as i32, 2);
-    }
 
     #[test]
     fn a_report_without_a_state_is_refused() {

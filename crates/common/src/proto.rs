@@ -353,6 +353,11 @@ mod tests {
         }
         assert_eq!(final_status_from_pb(None), FinalStatus::Undefined);
         assert_eq!(final_status_from_pb(Some(42)), FinalStatus::Undefined);
+        // The wire values Java reads.
+        assert_eq!(app_state_to_pb(AppState::Running) as i32, 5);
+        assert_eq!(app_state_from_pb(0), None);
+        assert_eq!(final_status_from_pb(Some(1)), FinalStatus::Succeeded);
+        assert_eq!(final_status_to_pb(FinalStatus::Failed) as i32, 2);
         assert_eq!(
             attempt_state_to_pb(AttemptState::Finishing),
             pb::YarnApplicationAttemptStateProto::AppAttemptFinishing
