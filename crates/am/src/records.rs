@@ -2,7 +2,6 @@
 //! client work with: application states and reports, containers and their
 //! statuses.
 
-
 use hadoop_protos::yarn as pb;
 use spindle_common::security::Token;
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};

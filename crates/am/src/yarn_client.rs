@@ -311,7 +311,10 @@ impl YarnClient {
     /// `getApplications` in the given states (all states if empty).
     pub async fn list(&self, states: &[AppState]) -> Result<Vec<AppReport>, AmError> {
         let req = pb::GetApplicationsRequestProto {
-            application_states: states.iter().map(|s| spindle_common::proto::app_state_to_pb(*s) as i32).collect(),
+            application_states: states
+                .iter()
+                .map(|s| spindle_common::proto::app_state_to_pb(*s) as i32)
+                .collect(),
             ..Default::default()
         };
         let resp: pb::GetApplicationsResponseProto = self.call(GET_APPLICATIONS, &req).await?;
