@@ -5,9 +5,9 @@
 //! reads a clock or touches the network. The tracker service converts wire
 //! messages to the types below.
 //!
-//! The table's mutating methods are visible to [`super`] only: the scheduler
-//! keeps its own view of the nodes, and [`super::Cluster`] changes both
-//! together.
+//! The table's mutating methods are visible to the parent module only: the
+//! scheduler keeps its own view of the nodes, and the parent's `Cluster`
+//! changes both together.
 
 use std::collections::{BTreeMap, BTreeSet};
 
