@@ -100,7 +100,7 @@ async fn finish_application_master(
 
 /// An allocate call in domain terms. Releases whose ids cannot be read are
 /// left out.
-pub(crate) fn allocate_request_from_pb(req: pb::AllocateRequestProto) -> AllocateRequest {
+fn allocate_request_from_pb(req: pb::AllocateRequestProto) -> AllocateRequest {
     let asks = req
         .ask
         .iter()
@@ -157,7 +157,7 @@ fn nm_token_to_pb(t: NmTokenGrant) -> pb::NmTokenProto {
     }
 }
 
-pub(crate) fn register_reply_to_pb(r: RegisterReply) -> pb::RegisterApplicationMasterResponseProto {
+fn register_reply_to_pb(r: RegisterReply) -> pb::RegisterApplicationMasterResponseProto {
     pb::RegisterApplicationMasterResponseProto {
         maximum_capability: Some(resource_to_pb(r.maximum_capability)),
         queue: Some(r.queue),
@@ -177,7 +177,7 @@ pub(crate) fn register_reply_to_pb(r: RegisterReply) -> pb::RegisterApplicationM
     }
 }
 
-pub(crate) fn allocate_reply_to_pb(r: AllocateReply) -> pb::AllocateResponseProto {
+fn allocate_reply_to_pb(r: AllocateReply) -> pb::AllocateResponseProto {
     let completed = r
         .completed
         .into_iter()
@@ -205,5 +205,123 @@ pub(crate) fn allocate_reply_to_pb(r: AllocateReply) -> pb::AllocateResponseProt
         num_cluster_nodes: r.cluster.map(|c| c.running_nodes),
         nm_tokens: r.nm_tokens.into_iter().map(nm_token_to_pb).collect(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+    use spindle_common::resource::Resource;
+    use spindle_common::security::Token;
+
+    use super::*;
+    use crate::amrm::ClusterView;
+
+    fn attempt() -> ApplicationAttemptId {
+        ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 1), 1)
+    }
+
+    fn container(seq: i64) -> AllocatedContainer {
+        AllocatedContainer {
+            id: ContainerId::new(attempt(), seq),
+            node: NodeId::new("h1", 4040),
+            node_http_address: "h1:8042".into(),
+            resource: Resource::new(2048, 1),
+            priority: 1,
+            allocation_request_id: -1,
+            token: Token::new(vec![1], vec![2], "ContainerToken", "h1:4040"),
+        }
+    }
+
+    /// Asks keep Hadoop's defaults for what the AM leaves out; releases
+    /// that cannot be read and an empty tracking URL are left out.
+    #[test]
+    fn allocate_requests_take_hadoops_defaults() {
+        let req = pb::AllocateRequestProto {
+            ask: vec![pb::ResourceRequestProto {
+                priority: Some(pb::PriorityProto { priority: Some(3) }),
+                capability: Some(resource_to_pb(Resource::new(1024, 1))),
+                num_containers: Some(2),
+                ..Default::default()
+            }],
+            release: vec![
+                container_id_to_pb(&ContainerId::new(attempt(), 4)),
+                pb::ContainerIdProto::default(),
+            ],
+            response_id: Some(6),
+            tracking_url: Some(String::new()),
+            ..Default::default()
+        };
+        let r = allocate_request_from_pb(req);
+        assert_eq!(
+            r.asks,
+            [ResourceAsk::new(3, ANY, Resource::new(1024, 1), 2)]
+        );
+        assert!(r.asks[0].relax_locality);
+        assert_eq!(r.asks[0].allocation_request_id, -1);
+        assert_eq!(r.releases, [ContainerId::new(attempt(), 4)]);
+        assert_eq!((r.response_id, r.tracking_url), (6, None));
+    }
+
+    /// Every field Java's AllocateResponse and Container read is set.
+    #[test]
+    fn allocate_answers_carry_what_java_reads() {
+        let reply = AllocateReply {
+            response_id: 2,
+            shutdown: false,
+            allocated: vec![container(2), container(3)],
+            completed: Vec::new(),
+            updated_nodes: Vec::new(),
+            cluster: Some(ClusterView {
+                headroom: Resource::new(4096, 4),
+                running_nodes: 1,
+            }),
+            nm_tokens: vec![NmTokenGrant {
+                node: NodeId::new("h1", 4040),
+                token: Token::new(vec![3], vec![4], "NMToken", "h1:4040"),
+            }],
+            amrm_token: None,
+        };
+        let pb = allocate_reply_to_pb(reply);
+        assert_eq!(pb.response_id, Some(2));
+        assert_eq!(pb.a_m_command, None);
+        assert_eq!(pb.allocated_containers.len(), 2);
+        for c in &pb.allocated_containers {
+            assert!(
+                c.priority.is_some()
+                    && c.node_http_address.is_some()
+                    && c.container_token.is_some()
+            );
+        }
+        assert_eq!(pb.limit, Some(resource_to_pb(Resource::new(4096, 4))));
+        assert_eq!(pb.num_cluster_nodes, Some(1));
+        assert_eq!(pb.nm_tokens.len(), 1);
+
+        let shutdown = allocate_reply_to_pb(AllocateReply::shutdown(5));
+        assert_eq!(
+            shutdown,
+            pb::AllocateResponseProto {
+                a_m_command: Some(pb::AmCommandProto::AmShutdown as i32),
+                response_id: Some(5),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn register_answers_name_the_memory_scheduler_and_kept_containers() {
+        let pb = register_reply_to_pb(RegisterReply {
+            maximum_capability: Resource::new(8192, 4),
+            queue: "default".into(),
+            previous_containers: vec![container(2)],
+            previous_nm_tokens: Vec::new(),
+        });
+        assert_eq!(pb.queue.as_deref(), Some("default"));
+        assert_eq!(
+            pb.scheduler_resource_types,
+            [pb::SchedulerResourceTypes::Memory as i32]
+        );
+        assert_eq!(pb.containers_from_previous_attempts.len(), 1);
+        assert_eq!(pb.resource_types.len(), 2);
     }
 }

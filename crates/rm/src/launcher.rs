@@ -48,7 +48,7 @@ pub async fn run(core: CoreHandle, mut effects: mpsc::UnboundedReceiver<Effect>)
                                 )),
                             }
                         }
-                        Err(e) => Err(format!("the AM launch context cannot be encoded: {e}")),
+                        Err(e) => Err(format!("the AM launch context cannot be rebuilt: {e}")),
                     };
                     let _ = match result {
                         Ok(()) => {

@@ -78,9 +78,10 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// A cluster of the nodes in `nodes` (normally none yet) scheduled by `scheduler`.
+    /// A cluster over `nodes`, a table fresh from `NodeTable::new` (so
+    /// without nodes, like the scheduler), scheduled by `scheduler`.
     pub fn new(nodes: NodeTable, scheduler: Scheduler) -> Cluster {
-        let mut cluster = Cluster {
+        Cluster {
             nodes,
             scheduler,
             view: BTreeMap::new(),
@@ -88,10 +89,7 @@ impl Cluster {
             change_of_node: BTreeMap::new(),
             change_seq: 0,
             summary: None,
-        };
-        let now_ms = cluster.scheduler.now_ms();
-        let _ = cluster.sync_all(now_ms);
-        cluster
+        }
     }
 
     // ---- reading -----------------------------------------------------------

@@ -8,6 +8,7 @@ use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
 use super::RmState;
+use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
 use crate::command::{
@@ -19,7 +20,7 @@ use crate::refusal::Refusal;
 use crate::time::Now;
 
 /// The AM container's priority in the scheduler (Hadoop uses 0 for it).
-pub const AM_PRIORITY: i32 = 0;
+const AM_PRIORITY: i32 = 0;
 
 impl RmState {
     /// `getNewApplication`: ids count up from 1 for this RM's lifetime.
@@ -209,10 +210,7 @@ impl RmState {
     }
 
     /// The application's latest attempt.
-    pub(super) fn current_attempt(
-        &self,
-        app: &ApplicationId,
-    ) -> Option<&Attempt<crate::amrm::AllocateReply>> {
+    pub(super) fn current_attempt(&self, app: &ApplicationId) -> Option<&Attempt<AllocateReply>> {
         self.attempts.get(&self.current_attempt_id(app)?)
     }
 
