@@ -8,11 +8,12 @@
 
 use std::time::Duration;
 
+use tokio::sync::{mpsc, oneshot};
+
 use crate::command::{Command, Reply, Request, Tick};
 use crate::launch::Effect;
 use crate::state::RmState;
 use crate::time::Clock;
-use tokio::sync::{mpsc, oneshot};
 
 /// A read-only question, run on the owner task.
 type Query = Box<dyn FnOnce(&RmState) + Send>;
@@ -49,13 +50,11 @@ impl CoreHandle {
     pub fn new() -> (CoreHandle, CoreInbox) {
         let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
         let handle = CoreHandle { tx };
-        (
-            handle.clone(),
-            CoreInbox {
-                rx,
-                handle: handle.clone(),
-            },
-        )
+        let inbox = CoreInbox {
+            rx,
+            handle: handle.clone(),
+        };
+        (handle, inbox)
     }
 
     /// Sends `request` as a command, in order with every other, and answers its reply.
