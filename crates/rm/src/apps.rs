@@ -1,63 +1,20 @@
 //! Applications as the RM records them: ids, submission, state and kill.
 //!
-//! Pure state like `nodes`: time comes in as an argument. Launching the AM (attempts,
-//! containers) builds on this in the application-lifecycle work; here an accepted
-//! application waits in ACCEPTED until it is killed.
+//! Pure state like `nodes`: time comes in as an argument (the wall clock's:
+//! every time here is one Hadoop reports). Attempts and the AM container
+//! build on this in the state's application lifecycle.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
+pub use spindle_common::states::{AppState, FinalStatus};
 
-/// YarnApplicationStateProto without the enum prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AppState {
-    New,
-    NewSaving,
-    Submitted,
-    Accepted,
-    Running,
-    Finished,
-    Failed,
-    Killed,
-}
+use crate::refusal::Refusal;
 
-impl AppState {
-    /// Hadoop's name of the state (`RMAppState`), as its messages print it.
-    pub fn hadoop_name(self) -> &'static str {
-        match self {
-            AppState::New => "NEW",
-            AppState::NewSaving => "NEW_SAVING",
-            AppState::Submitted => "SUBMITTED",
-            AppState::Accepted => "ACCEPTED",
-            AppState::Running => "RUNNING",
-            AppState::Finished => "FINISHED",
-            AppState::Failed => "FAILED",
-            AppState::Killed => "KILLED",
-        }
-    }
-
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            AppState::Finished | AppState::Failed | AppState::Killed
-        )
-    }
-}
-
-/// FinalApplicationStatusProto without the `APP_` prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinalStatus {
-    Undefined,
-    Succeeded,
-    Failed,
-    Killed,
-    Ended,
-}
-
-/// What a client submitted, in domain terms. The raw launch context travels beside
-/// it (opaque here) for the AM launcher.
-#[derive(Debug, Clone)]
+/// What a client submitted, in domain terms. The AM's launch context travels
+/// beside it (see `launch::AmLaunchContext`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submission {
     pub id: ApplicationId,
     pub name: String,
@@ -75,7 +32,7 @@ pub struct Submission {
 }
 
 /// One application.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct App {
     pub id: ApplicationId,
     pub user: String,
@@ -101,21 +58,8 @@ pub struct App {
     pub tracking_url: String,
 }
 
-/// Why a submission was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SubmitError {
-    /// The id was not handed out by this RM.
-    UnknownId(String),
-    /// The AM asks for more than one container may have.
-    ResourceTooLarge(String),
-    /// Anything else a client must fix.
-    Invalid(String),
-    /// The user may not submit to the queue (`yarn.acl.enable`).
-    AccessDenied(String),
-}
-
 /// Filters of `getApplications`; empty sets mean "any".
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppFilter {
     pub states: BTreeSet<AppState>,
     pub types: BTreeSet<String>,
@@ -136,8 +80,8 @@ pub struct AppTable {
     apps: BTreeMap<ApplicationId, App>,
     completed: VecDeque<ApplicationId>,
     max_completed: usize,
-    pub max_allocation: Resource,
-    pub global_max_attempts: i32,
+    max_allocation: Resource,
+    global_max_attempts: i32,
 }
 
 impl AppTable {
@@ -158,6 +102,11 @@ impl AppTable {
         }
     }
 
+    /// `yarn.scheduler.maximum-allocation-*`: the most one container may have.
+    pub fn max_allocation(&self) -> Resource {
+        self.max_allocation
+    }
+
     /// `getNewApplication`: the next id. Ids count up from 1 for this RM's lifetime.
     pub fn new_id(&mut self) -> ApplicationId {
         self.next_id += 1;
@@ -166,38 +115,27 @@ impl AppTable {
 
     /// `submitApplication`. Submitting an id that is already known succeeds without
     /// change, as Hadoop does (YarnClient re-submits after a lost answer).
-    pub fn submit(
-        &mut self,
-        sub: Submission,
-        user: &str,
-        now_ms: u64,
-    ) -> Result<&App, SubmitError> {
+    pub fn submit(&mut self, sub: Submission, user: &str, wall_ms: u64) -> Result<&App, Refusal> {
         if self.apps.contains_key(&sub.id) {
             return Ok(&self.apps[&sub.id]);
         }
         if sub.id.cluster_timestamp != self.cluster_ts || sub.id.id < 1 || sub.id.id > self.next_id
         {
-            return Err(SubmitError::UnknownId(format!(
-                "Application {} was not created by this ResourceManager (cluster timestamp {}); \
-                 call getNewApplication first",
-                sub.id, self.cluster_ts
-            )));
+            return Err(Refusal::UnknownApplicationId {
+                id: sub.id,
+                cluster_ts: self.cluster_ts,
+            });
         }
         let max = self.max_allocation;
         let r = sub.am_resource;
         if r.memory_mb < 0 || r.vcores < 0 {
-            return Err(SubmitError::ResourceTooLarge(format!(
-                "Invalid resource request! Cannot allocate containers as requested resource is less \
-                 than 0! Requested resource type=[memory-mb or vcores], Requested resource={r}"
-            )));
+            return Err(Refusal::NegativeAmResource { requested: r });
         }
         if r.memory_mb > max.memory_mb || r.vcores > max.vcores {
-            return Err(SubmitError::ResourceTooLarge(format!(
-                "Invalid resource request! Cannot allocate containers as requested resource is greater \
-                 than maximum allowed allocation. Requested resource={r}, maximum allowed allocation={max}, \
-                 please note that maximum allowed allocation is calculated by scheduler based on maximum \
-                 resource of registered NodeManagers, which might be less than configured maximum allocation={max}"
-            )));
+            return Err(Refusal::AmResourceAboveMaximum {
+                requested: r,
+                maximum: max,
+            });
         }
         let max_attempts = if sub.max_attempts <= 0 || sub.max_attempts > self.global_max_attempts {
             self.global_max_attempts
@@ -219,8 +157,8 @@ impl AppTable {
             state: AppState::Submitted,
             final_status: FinalStatus::Undefined,
             diagnostics: String::new(),
-            submit_ms: now_ms,
-            start_ms: now_ms,
+            submit_ms: wall_ms,
+            start_ms: wall_ms,
             launch_ms: 0,
             finish_ms: 0,
             progress: 0.0,
@@ -242,13 +180,13 @@ impl AppTable {
     }
 
     /// Ends an application that a queue refused or that failed.
-    pub fn fail(&mut self, id: ApplicationId, diagnostics: String, now_ms: u64) {
+    pub fn fail(&mut self, id: ApplicationId, diagnostics: String, wall_ms: u64) {
         self.finish(
             id,
             AppState::Failed,
             FinalStatus::Failed,
             diagnostics,
-            now_ms,
+            wall_ms,
         );
     }
 
@@ -262,19 +200,19 @@ impl AppTable {
         status: FinalStatus,
         diagnostics: String,
         tracking_url: String,
-        now_ms: u64,
+        wall_ms: u64,
     ) {
         if let Some(app) = self.apps.get_mut(&id) {
             if !tracking_url.is_empty() {
                 app.tracking_url = tracking_url;
             }
         }
-        self.finish(id, state, status, diagnostics, now_ms);
+        self.finish(id, state, status, diagnostics, wall_ms);
     }
 
     /// `forceKillApplication`: `None` when unknown, else whether the kill is complete
     /// (always, as nothing runs yet that must be stopped first).
-    pub fn kill(&mut self, id: ApplicationId, diagnostics: String, now_ms: u64) -> Option<bool> {
+    pub fn kill(&mut self, id: ApplicationId, diagnostics: String, wall_ms: u64) -> Option<bool> {
         let app = self.apps.get(&id)?;
         if !app.state.is_final() {
             self.finish(
@@ -282,7 +220,7 @@ impl AppTable {
                 AppState::Killed,
                 FinalStatus::Killed,
                 diagnostics,
-                now_ms,
+                wall_ms,
             );
         }
         Some(true)
@@ -294,7 +232,7 @@ impl AppTable {
         state: AppState,
         status: FinalStatus,
         diagnostics: String,
-        now_ms: u64,
+        wall_ms: u64,
     ) {
         let Some(app) = self.apps.get_mut(&id) else {
             return;
@@ -305,7 +243,7 @@ impl AppTable {
         app.state = state;
         app.final_status = status;
         app.diagnostics = diagnostics;
-        app.finish_ms = now_ms;
+        app.finish_ms = wall_ms;
         app.progress = 1.0;
         self.completed.push_back(id);
         while self.completed.len() > self.max_completed {
@@ -392,11 +330,11 @@ mod tests {
         assert_eq!(a.to_string(), "application_1000_0001");
         assert!(matches!(
             t.submit(sub(ApplicationId::new(1000, 5)), "u", 0),
-            Err(SubmitError::UnknownId(_))
+            Err(Refusal::UnknownApplicationId { .. })
         ));
         assert!(matches!(
             t.submit(sub(ApplicationId::new(999, 1)), "u", 0),
-            Err(SubmitError::UnknownId(_))
+            Err(Refusal::UnknownApplicationId { .. })
         ));
         let app = t.submit(sub(a), "alice", 10).expect("submit");
         assert_eq!(
@@ -419,8 +357,11 @@ mod tests {
         let mut s = sub(id);
         s.am_resource = Resource::new(16384, 1);
         match t.submit(s, "u", 0) {
-            Err(SubmitError::ResourceTooLarge(msg)) => {
-                assert!(msg.contains("maximum allowed"), "{msg}")
+            Err(Refusal::AmResourceAboveMaximum { requested, maximum }) => {
+                assert_eq!(
+                    (requested, maximum),
+                    (Resource::new(16384, 1), Resource::new(8192, 4))
+                )
             }
             other => panic!("unexpected {other:?}"),
         }

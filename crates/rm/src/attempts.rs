@@ -5,37 +5,18 @@
 //! while it heartbeats, FINISHING once it has unregistered (until its container
 //! exits) and then FINISHED; FAILED and KILLED end it early. An unmanaged AM's
 //! attempt has no AM container: it is LAUNCHED at once and FINISHED as soon as the
-//! AM unregisters. Pure state like `apps`:
-//! time is an argument, the wire-level replay buffer is kept opaque.
+//! AM unregisters. Pure state like `apps`: time is an argument, the allocate
+//! answer kept for replay is a type parameter.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
+pub use spindle_common::states::AttemptState;
+use spindle_common::states::FinalStatus;
 
-use crate::apps::FinalStatus;
-
-/// YarnApplicationAttemptStateProto without the `APP_ATTEMPT_` prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AttemptState {
-    Scheduled,
-    Allocated,
-    Launched,
-    Running,
-    Finishing,
-    Finished,
-    Failed,
-    Killed,
-}
-
-impl AttemptState {
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            AttemptState::Finished | AttemptState::Failed | AttemptState::Killed
-        )
-    }
-}
+use crate::launch::AmLaunchContext;
+use crate::time::Now;
 
 /// A container granted to the attempt, not yet handed to the AM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +37,15 @@ pub struct Finished {
     pub resource: Resource,
 }
 
-/// One attempt. `R` is the remembered allocate response, replayed when the AM repeats
+/// A container of the attempt that holds resources: where, and since when
+/// (wall clock, for container reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveContainer {
+    pub node: NodeId,
+    pub allocated_wall_ms: u64,
+}
+
+/// One attempt. `R` is the remembered allocate answer, replayed when the AM repeats
 /// a call whose answer it did not see.
 #[derive(Debug, Clone)]
 pub struct Attempt<R> {
@@ -71,9 +60,11 @@ pub struct Attempt<R> {
     pub original_tracking_url: String,
     pub final_status: FinalStatus,
     pub diagnostics: String,
+    /// Wall clock, as reported.
     pub start_ms: u64,
+    /// Wall clock, as reported.
     pub finish_ms: u64,
-    /// Last time the AM called in (register or allocate); for liveness.
+    /// Last time the AM called in (register or allocate), monotonic; for liveness.
     pub last_contact_ms: u64,
     pub progress: f32,
     /// Response id of the last allocate answer; −1 before registration.
@@ -83,8 +74,8 @@ pub struct Attempt<R> {
     pub finished: Vec<Finished>,
     /// Nodes this attempt already has an NMToken for.
     pub nm_tokens_sent: BTreeSet<NodeId>,
-    /// Containers of this attempt that hold resources, and where.
-    pub live: BTreeMap<ContainerId, NodeId>,
+    /// Containers of this attempt that hold resources.
+    pub live: BTreeMap<ContainerId, LiveContainer>,
     /// The last node change this AM was told about (`updated_nodes`).
     pub node_changes_seen: u64,
 }
@@ -101,7 +92,7 @@ pub enum ResponseIdCheck {
 }
 
 impl<R> Attempt<R> {
-    pub fn new(id: ApplicationAttemptId, am_resource: Resource, now_ms: u64) -> Self {
+    pub fn new(id: ApplicationAttemptId, am_resource: Resource, now: Now) -> Self {
         Attempt {
             id,
             state: AttemptState::Scheduled,
@@ -114,9 +105,9 @@ impl<R> Attempt<R> {
             original_tracking_url: String::new(),
             final_status: FinalStatus::Undefined,
             diagnostics: String::new(),
-            start_ms: now_ms,
+            start_ms: now.wall_ms,
             finish_ms: 0,
-            last_contact_ms: now_ms,
+            last_contact_ms: now.mono_ms,
             progress: 0.0,
             last_response_id: -1,
             last_response: None,
@@ -146,8 +137,8 @@ impl<R> Attempt<R> {
         matches!(self.state, AttemptState::Running | AttemptState::Finishing)
     }
 
-    /// Ends the attempt.
-    pub fn end(&mut self, state: AttemptState, diagnostics: String, now_ms: u64) {
+    /// Ends the attempt at `wall_ms`.
+    pub fn end(&mut self, state: AttemptState, diagnostics: String, wall_ms: u64) {
         debug_assert!(state.is_final());
         if self.state.is_final() {
             return;
@@ -156,7 +147,47 @@ impl<R> Attempt<R> {
         if !diagnostics.is_empty() {
             self.diagnostics = diagnostics;
         }
-        self.finish_ms = now_ms;
+        self.finish_ms = wall_ms;
+    }
+
+    /// The nodes its containers (and its AM container) are on.
+    pub fn nodes(&self) -> BTreeSet<NodeId> {
+        let mut nodes: BTreeSet<NodeId> = self.live.values().map(|c| c.node.clone()).collect();
+        nodes.extend(self.am_node.clone());
+        nodes
+    }
+}
+
+/// Per application: its AM launch context and its attempts.
+#[derive(Debug, Clone)]
+pub struct AppAttempts {
+    pub launch: AmLaunchContext,
+    /// When the application was submitted (wall clock; the AM's
+    /// `APP_SUBMIT_TIME_ENV`).
+    pub submit_wall_ms: u64,
+    /// Failed attempts that count towards the maximum.
+    pub failed: i32,
+    /// Every attempt, oldest first; the last one is current.
+    pub ids: Vec<ApplicationAttemptId>,
+    /// Failed attempts whose containers were kept for the next attempt
+    /// (keep-containers-across-application-attempts).
+    pub retained: BTreeSet<ApplicationAttemptId>,
+}
+
+impl AppAttempts {
+    pub fn new(launch: AmLaunchContext, submit_wall_ms: u64) -> AppAttempts {
+        AppAttempts {
+            launch,
+            submit_wall_ms,
+            failed: 0,
+            ids: Vec::new(),
+            retained: BTreeSet::new(),
+        }
+    }
+
+    /// The current (latest) attempt.
+    pub fn current(&self) -> Option<ApplicationAttemptId> {
+        self.ids.last().copied()
     }
 }
 
@@ -177,7 +208,7 @@ mod tests {
 
     fn attempt() -> Attempt<u32> {
         let id = ApplicationAttemptId::new(ApplicationId::new(1, 1), 1);
-        Attempt::new(id, Resource::new(1024, 1), 0)
+        Attempt::new(id, Resource::new(1024, 1), Now::at(0))
     }
 
     #[test]

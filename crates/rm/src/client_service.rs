@@ -1,22 +1,29 @@
 //! ApplicationClientProtocol: what `yarn application|node|queue|cluster` and
 //! YarnClient (Spark's submitter) call on the RM's client port.
+//!
+//! One handler per method, named after it; each converts the request to
+//! domain terms, sends a command or asks a query, and converts back.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
+use spindle_common::resource::Resource;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
+use spindle_scheduler::{QueueRunState, SchedulerKind};
 
-use crate::apps::{AppFilter, AppState, Submission, SubmitError};
-use crate::convert::{
-    app_id_from_pb, app_id_to_pb, app_state_from_pb, attempt_id_from_pb, attempt_report,
-    container_id_from_pb, node_report, node_state_from_pb, resource_from_pb, resource_to_pb,
+use crate::apps::{AppFilter, Submission};
+use crate::cluster::nodes::NodeState;
+use crate::command::{
+    KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
 };
-use crate::nodes::NodeState;
-use spindle_scheduler::{QueueReport, QueueRunState, SchedulerKind};
-
-use crate::core::{PriorityUpdateError, RmState};
-use crate::RmContext;
+use crate::context::RmContext;
+use crate::convert::{
+    app_id_from_pb, app_id_to_pb, app_report_to_pb, app_state_from_pb, attempt_id_from_pb,
+    attempt_report_to_pb, container_id_from_pb, container_report_to_pb, launch_context_from_pb,
+    node_report_to_pb, node_state_from_pb, resource_from_pb, resource_to_pb,
+};
+use crate::reports::{ClusterMetrics, QueueInfo};
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
@@ -36,503 +43,374 @@ const UNSUPPORTED: &[&str] = &[
     "getResourceProfile",
 ];
 
-fn not_found(id: &impl std::fmt::Display) -> RpcError {
-    RpcError::new(
-        class::APPLICATION_NOT_FOUND,
-        format!("Application with id '{id}' doesn't exist in RM. Please check that the job submission was successful."),
-    )
-}
-
 pub fn service(ctx: Arc<RmContext>) -> Service {
-    let c = ctx.clone();
-    let s = Service::new(protocols::APPLICATION_CLIENT).method(
-        "getNewApplication",
-        move |_call: CallContext, _req: pb::GetNewApplicationRequestProto| {
-            let c = c.clone();
-            async move {
-                let max = c.max_allocation;
-                let id = c.core.with(|s, _| s.apps.new_id()).await?;
-                Ok(pb::GetNewApplicationResponseProto {
-                    application_id: Some(app_id_to_pb(&id)),
-                    maximum_capability: Some(resource_to_pb(max)),
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "submitApplication",
-        move |call: CallContext, req: pb::SubmitApplicationRequestProto| {
-            let c = c.clone();
-            async move {
-                let asc = req.application_submission_context.ok_or_else(|| {
-                    RpcError::yarn("submitApplication carries no application submission context")
-                })?;
-                let sub = submission_from_pb(&asc, c.min_allocation)?;
-                let clc = asc.am_container_spec.clone().unwrap_or_default();
-                let user = call.user.clone();
-                // Placement rules and ACLs may need the user's groups; the
-                // lookup runs a process, so it happens here, off the core.
-                let groups = crate::acl::groups_for_user(&user).await;
-                let result = c
-                    .core
-                    .with(move |s, now| s.submit(sub, clc, &user, &groups, now))
-                    .await?;
-                match result {
-                    Ok(_) => Ok(pb::SubmitApplicationResponseProto {}),
-                    Err(SubmitError::ResourceTooLarge(m)) => {
-                        Err(RpcError::new(class::INVALID_RESOURCE_REQUEST, m))
-                    }
-                    Err(SubmitError::UnknownId(m)) | Err(SubmitError::Invalid(m)) => {
-                        Err(RpcError::yarn(m))
-                    }
-                    // Hadoop wraps the AccessControlException in a YarnException.
-                    Err(SubmitError::AccessDenied(m)) => {
-                        Err(RpcError::yarn(format!("{}: {m}", class::ACCESS_CONTROL)))
-                    }
-                }
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getApplicationReport",
-        move |call: CallContext, req: pb::GetApplicationReportRequestProto| {
-            let c = c.clone();
-            async move {
-                let id = app_id_from_pb(req.application_id.as_ref())?;
-                let caller = call.user;
-                let report = c
-                    .core
-                    .with(move |s, _| s.apps.get(&id).map(|a| s.report_for(a, &caller)))
-                    .await?
-                    .ok_or_else(|| not_found(&id))?;
-                Ok(pb::GetApplicationReportResponseProto {
-                    application_report: Some(report),
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "forceKillApplication",
-        move |call: CallContext, req: pb::KillApplicationRequestProto| {
-            let c = c.clone();
-            async move {
-                let id = app_id_from_pb(req.application_id.as_ref())?;
-                let diagnostics = req
-                    .diagnostics
-                    .filter(|d| !d.is_empty())
-                    .map(|d| format!("Application killed by user {}: {d}", call.user))
-                    .unwrap_or_else(|| format!("Application killed by user {}.", call.user));
-                let done = c
-                    .core
-                    .with(move |s, now| s.kill_app(id, diagnostics, now))
-                    .await?
-                    .ok_or_else(|| {
-                        RpcError::new(
-                            class::APPLICATION_NOT_FOUND,
-                            format!("Trying to kill an absent application {id}"),
-                        )
-                    })?;
-                Ok(pb::KillApplicationResponseProto {
-                    is_kill_completed: Some(done),
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "updateApplicationPriority",
-        move |call: CallContext, req: pb::UpdateApplicationPriorityRequestProto| {
-            let c = c.clone();
-            async move {
-                // Both fields are `required` in Hadoop's proto.
-                let id = app_id_from_pb(Some(&req.application_id))?;
-                let requested = req.application_priority.priority.ok_or_else(|| {
-                    RpcError::new(
-                        class::ILLEGAL_ARGUMENT,
-                        "updateApplicationPriority carries no priority",
-                    )
-                })?;
-                let user = call.user.clone();
-                let groups = crate::acl::groups_for_user(&user).await;
-                let result = c
-                    .core
-                    .with(move |s, now| s.update_app_priority(id, requested, &user, &groups, now))
-                    .await?;
-                match result {
-                    Ok(priority) => Ok(pb::UpdateApplicationPriorityResponseProto {
-                        application_priority: Some(pb::PriorityProto {
-                            priority: Some(priority),
-                        }),
-                    }),
-                    Err(PriorityUpdateError::NotFound) => Err(not_found(&id)),
-                    // Hadoop wraps the AccessControlException in a YarnException.
-                    Err(PriorityUpdateError::AccessDenied(m)) => {
-                        Err(RpcError::yarn(format!("{}: {m}", class::ACCESS_CONTROL)))
-                    }
-                    Err(PriorityUpdateError::WrongState(m)) => Err(RpcError::yarn(m)),
-                }
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getApplications",
-        move |call: CallContext, req: pb::GetApplicationsRequestProto| {
-            let c = c.clone();
-            async move {
-                let filter = filter_from_pb(&req);
-                let caller = call.user;
-                let reports = c
-                    .core
-                    .with(move |s, _| {
-                        s.apps
-                            .list(&filter)
-                            .into_iter()
-                            .map(|a| s.report_for(a, &caller))
-                            .collect::<Vec<_>>()
-                    })
-                    .await?;
-                Ok(pb::GetApplicationsResponseProto {
-                    applications: reports,
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getClusterMetrics",
-        move |_call: CallContext, _req: pb::GetClusterMetricsRequestProto| {
-            let c = c.clone();
-            async move {
-                let m = c
-                    .core
-                    .with(|s, _| {
-                        let n = |st| s.nodes.count(st) as i32;
-                        pb::YarnClusterMetricsProto {
-                            num_node_managers: Some(s.nodes.active().count() as i32),
-                            num_decommissioned_nms: Some(n(NodeState::Decommissioned)),
-                            num_active_nms: Some(n(NodeState::Running)),
-                            num_lost_nms: Some(n(NodeState::Lost)),
-                            num_unhealthy_nms: Some(n(NodeState::Unhealthy)),
-                            num_rebooted_nms: Some(n(NodeState::Rebooted)),
-                            num_decommissioning_nms: Some(n(NodeState::Decommissioning)),
-                            num_shutdown_nms: Some(n(NodeState::Shutdown)),
-                        }
-                    })
-                    .await?;
-                Ok(pb::GetClusterMetricsResponseProto {
-                    cluster_metrics: Some(m),
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getClusterNodes",
-        move |_call: CallContext, req: pb::GetClusterNodesRequestProto| {
-            let c = c.clone();
-            async move {
-                let mut states: BTreeSet<NodeState> = req
-                    .node_states
-                    .iter()
-                    .filter_map(|v| node_state_from_pb(*v))
-                    .collect();
-                if req.node_states.is_empty() {
-                    // No filter means every state, as in Hadoop's ClientRMService.
-                    states = [
-                        NodeState::New,
-                        NodeState::Running,
-                        NodeState::Unhealthy,
-                        NodeState::Decommissioned,
-                        NodeState::Lost,
-                        NodeState::Rebooted,
-                        NodeState::Decommissioning,
-                        NodeState::Shutdown,
-                    ]
-                    .into();
-                }
-                let reports = c
-                    .core
-                    .with(move |s, _| {
-                        s.nodes
-                            .all()
-                            .filter(|n| states.contains(&n.state))
-                            .map(node_report)
-                            .collect::<Vec<_>>()
-                    })
-                    .await?;
-                Ok(pb::GetClusterNodesResponseProto {
-                    node_reports: reports,
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getQueueInfo",
-        move |_call: CallContext, req: pb::GetQueueInfoRequestProto| {
-            let c = c.clone();
-            async move {
-                let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
-                let with_apps = req.include_applications.unwrap_or(false);
-                let with_children = req.include_child_queues.unwrap_or(false);
-                let recursive = req.recursive.unwrap_or(false);
-                let info = c
-                    .core
-                    .with(move |s, _| {
-                        let q = s.scheduler.queue(&name)?;
-                        Some(queue_info_tree(s, &q, with_apps, with_children, recursive))
-                    })
-                    .await?;
-                // Like Hadoop, an unknown queue is an answer without queue info; the
-                // CLI then prints that it cannot find the queue.
-                Ok(pb::GetQueueInfoResponseProto { queue_info: info })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getQueueUserAcls",
-        move |_call: CallContext, _req: pb::GetQueueUserAclsInfoRequestProto| {
-            let c = c.clone();
-            async move {
-                let names = c
-                    .core
-                    .with(|s, _| {
-                        s.scheduler
-                            .queues()
-                            .into_iter()
-                            .map(|q| q.name)
-                            .collect::<Vec<_>>()
-                    })
-                    .await?;
-                // Every user is reported with both rights; when yarn.acl.enable
-                // is on, submissions are checked against the queues' ACLs.
-                let acls = vec![
-                    pb::QueueAclProto::QaclSubmitApplications as i32,
-                    pb::QueueAclProto::QaclAdministerQueue as i32,
-                ];
-                let queue_user_acls = names
-                    .into_iter()
-                    .map(|q| pb::QueueUserAclInfoProto {
-                        queue_name: Some(q),
-                        user_acls: acls.clone(),
-                    })
-                    .collect();
-                Ok(pb::GetQueueUserAclsInfoResponseProto { queue_user_acls })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getApplicationAttempts",
-        move |_call: CallContext, req: pb::GetApplicationAttemptsRequestProto| {
-            let c = c.clone();
-            async move {
-                let id = app_id_from_pb(req.application_id.as_ref())?;
-                let reports = c
-                    .core
-                    .with(move |s, _| {
-                        s.apps.get(&id)?;
-                        let ids = s
-                            .launch
-                            .get(&id)
-                            .map(|l| l.attempts.clone())
-                            .unwrap_or_default();
-                        Some(
-                            ids.iter()
-                                .filter_map(|a| s.attempts.get(a))
-                                .map(attempt_report)
-                                .collect::<Vec<_>>(),
-                        )
-                    })
-                    .await?
-                    .ok_or_else(|| not_found(&id))?;
-                Ok(pb::GetApplicationAttemptsResponseProto {
-                    application_attempts: reports,
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getApplicationAttemptReport",
-        move |_call: CallContext, req: pb::GetApplicationAttemptReportRequestProto| {
-            let c = c.clone();
-            async move {
-                let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-                let report = c
-                    .core
-                    .with(move |s, _| s.attempts.get(&id).map(attempt_report))
-                    .await?;
-                let report = report.ok_or_else(|| attempt_not_found(&id))?;
-                Ok(pb::GetApplicationAttemptReportResponseProto {
-                    application_attempt_report: Some(report),
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getContainers",
-        move |_call: CallContext, req: pb::GetContainersRequestProto| {
-            let c = c.clone();
-            async move {
-                let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-                let reports = c
-                    .core
-                    .with(move |s, _| {
-                        let a = s.attempts.get(&id)?;
-                        Some(
-                            a.live
-                                .keys()
-                                .filter_map(|cid| s.container_report(cid))
-                                .collect::<Vec<_>>(),
-                        )
-                    })
-                    .await?
-                    .ok_or_else(|| attempt_not_found(&id))?;
-                Ok(pb::GetContainersResponseProto {
-                    containers: reports,
-                })
-            }
-        },
-    );
-    let c = ctx.clone();
-    let s = s.method(
-        "getContainerReport",
-        move |_call: CallContext, req: pb::GetContainerReportRequestProto| {
-            let c = c.clone();
-            async move {
-                let cid = req
-                    .container_id
-                    .as_ref()
-                    .ok_or_else(|| {
-                        RpcError::new(class::ILLEGAL_ARGUMENT, "the request names no container id")
-                    })
-                    .and_then(container_id_from_pb)?;
-                let report = c.core.with(move |s, _| s.container_report(&cid)).await?;
-                let report = report.ok_or_else(|| {
-                    RpcError::new(
-                        class::CONTAINER_NOT_FOUND,
-                        format!("Container with id '{cid}' doesn't exist in RM."),
-                    )
-                })?;
-                Ok(pb::GetContainerReportResponseProto {
-                    container_report: Some(report),
-                })
-            }
-        },
-    );
-    // Node labels and attributes: Spindle has none, so the answers are empty.
-    let s = s
+    Service::new(protocols::APPLICATION_CLIENT)
+        .with_state(ctx)
+        .method("getNewApplication", get_new_application)
+        .method("submitApplication", submit_application)
+        .method("getApplicationReport", get_application_report)
+        .method("forceKillApplication", force_kill_application)
+        .method("updateApplicationPriority", update_application_priority)
+        .method("getApplications", get_applications)
+        .method("getClusterMetrics", get_cluster_metrics)
+        .method("getClusterNodes", get_cluster_nodes)
+        .method("getQueueInfo", get_queue_info)
+        .method("getQueueUserAcls", get_queue_user_acls)
+        .method("getApplicationAttempts", get_application_attempts)
         .method(
-            "getClusterNodeLabels",
-            |_c: CallContext, _r: pb::GetClusterNodeLabelsRequestProto| async {
-                Ok(pb::GetClusterNodeLabelsResponseProto::default())
-            },
+            "getApplicationAttemptReport",
+            get_application_attempt_report,
         )
-        .method(
-            "getNodeToLabels",
-            |_c: CallContext, _r: pb::GetNodesToLabelsRequestProto| async {
-                Ok(pb::GetNodesToLabelsResponseProto::default())
-            },
-        )
-        .method(
-            "getLabelsToNodes",
-            |_c: CallContext, _r: pb::GetLabelsToNodesRequestProto| async {
-                Ok(pb::GetLabelsToNodesResponseProto::default())
-            },
-        )
-        .method(
-            "getClusterNodeAttributes",
-            |_c: CallContext, _r: pb::GetClusterNodeAttributesRequestProto| async {
-                Ok(pb::GetClusterNodeAttributesResponseProto::default())
-            },
-        )
-        .method(
-            "getAttributesToNodes",
-            |_c: CallContext, _r: pb::GetAttributesToNodesRequestProto| async {
-                Ok(pb::GetAttributesToNodesResponseProto::default())
-            },
-        )
-        .method(
-            "getNodesToAttributes",
-            |_c: CallContext, _r: pb::GetNodesToAttributesRequestProto| async {
-                Ok(pb::GetNodesToAttributesResponseProto::default())
-            },
-        )
-        .method(
-            "getResourceTypeInfo",
-            |_c: CallContext, _r: pb::GetAllResourceTypeInfoRequestProto| async {
-                Ok(pb::GetAllResourceTypeInfoResponseProto {
-                    resource_type_info: crate::convert::resource_types(),
-                })
-            },
-        );
-    s.unsupported(UNSUPPORTED)
+        .method("getContainers", get_containers)
+        .method("getContainerReport", get_container_report)
+        .method("getClusterNodeLabels", get_cluster_node_labels)
+        .method("getNodeToLabels", get_node_to_labels)
+        .method("getLabelsToNodes", get_labels_to_nodes)
+        .method("getClusterNodeAttributes", get_cluster_node_attributes)
+        .method("getAttributesToNodes", get_attributes_to_nodes)
+        .method("getNodesToAttributes", get_nodes_to_attributes)
+        .method("getResourceTypeInfo", get_resource_type_info)
+        .unsupported(UNSUPPORTED)
+        .into()
 }
 
-fn attempt_not_found(id: &impl std::fmt::Display) -> RpcError {
-    RpcError::new(
-        class::APPLICATION_ATTEMPT_NOT_FOUND,
-        format!("ApplicationAttempt with id '{id}' doesn't exist in RM."),
-    )
+async fn get_new_application(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetNewApplicationRequestProto,
+) -> Result<pb::GetNewApplicationResponseProto, RpcError> {
+    let id = ctx.core.call(NewApplication).await?;
+    Ok(pb::GetNewApplicationResponseProto {
+        application_id: Some(app_id_to_pb(&id)),
+        maximum_capability: Some(resource_to_pb(ctx.max_allocation)),
+    })
 }
 
-/// A queue's info as `yarn queue -status` reads it, with its children
-/// (and theirs when `recursive`) and applications when asked.
-fn queue_info_tree(
-    s: &RmState,
-    q: &QueueReport,
-    with_apps: bool,
-    with_children: bool,
-    recursive: bool,
-) -> pb::QueueInfoProto {
-    let in_queue = |a: &&crate::apps::App| {
-        q.leaf && s.queues.same_leaf(&a.queue, &q.path)
-            || !q.leaf
-                && s.queues
-                    .tree
-                    .resolve_leaf(&a.queue)
-                    .is_some_and(|leaf| leaf.starts_with(&format!("{}.", q.path)))
+async fn submit_application(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::SubmitApplicationRequestProto,
+) -> Result<pb::SubmitApplicationResponseProto, RpcError> {
+    let mut asc = req.application_submission_context.ok_or_else(|| {
+        RpcError::yarn("submitApplication carries no application submission context")
+    })?;
+    let submission = submission_from_pb(&asc, ctx.min_allocation)?;
+    let launch = launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
+    // Placement rules and ACLs may need the user's groups; the lookup runs
+    // a process, so it happens here, off the core.
+    let groups = crate::acl::groups_for_user(&call.user).await;
+    let submit = SubmitApplication {
+        submission,
+        launch,
+        user: call.user,
+        groups,
     };
-    let apps: Vec<&crate::apps::App> = s.apps.all().filter(in_queue).collect();
-    let count =
-        |pred: &dyn Fn(&crate::apps::App) -> bool| apps.iter().filter(|a| pred(a)).count() as i64;
-    let pending = count(&|a| {
-        matches!(
-            a.state,
-            AppState::New | AppState::NewSaving | AppState::Submitted | AppState::Accepted
+    ctx.core.call(submit).await??;
+    Ok(pb::SubmitApplicationResponseProto {})
+}
+
+async fn get_application_report(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::GetApplicationReportRequestProto,
+) -> Result<pb::GetApplicationReportResponseProto, RpcError> {
+    let id = app_id_from_pb(req.application_id.as_ref())?;
+    let report = ctx
+        .core
+        .query(move |s| s.app_report(&id, &call.user))
+        .await??;
+    Ok(pb::GetApplicationReportResponseProto {
+        application_report: Some(app_report_to_pb(&report)),
+    })
+}
+
+async fn force_kill_application(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::KillApplicationRequestProto,
+) -> Result<pb::KillApplicationResponseProto, RpcError> {
+    let app = app_id_from_pb(req.application_id.as_ref())?;
+    let kill = KillApplication {
+        app,
+        user: call.user,
+        reason: req.diagnostics,
+    };
+    let done = ctx.core.call(kill).await??;
+    Ok(pb::KillApplicationResponseProto {
+        is_kill_completed: Some(done),
+    })
+}
+
+async fn update_application_priority(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::UpdateApplicationPriorityRequestProto,
+) -> Result<pb::UpdateApplicationPriorityResponseProto, RpcError> {
+    // Both fields are `required` in Hadoop's proto.
+    let app = app_id_from_pb(Some(&req.application_id))?;
+    let priority = req.application_priority.priority.ok_or_else(|| {
+        RpcError::new(
+            class::ILLEGAL_ARGUMENT,
+            "updateApplicationPriority carries no priority",
         )
-    });
-    let running = count(&|a| a.state == AppState::Running);
+    })?;
+    let groups = crate::acl::groups_for_user(&call.user).await;
+    let update = UpdateApplicationPriority {
+        app,
+        priority,
+        user: call.user,
+        groups,
+    };
+    let priority = ctx.core.call(update).await??;
+    Ok(pb::UpdateApplicationPriorityResponseProto {
+        application_priority: Some(pb::PriorityProto {
+            priority: Some(priority),
+        }),
+    })
+}
+
+async fn get_applications(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::GetApplicationsRequestProto,
+) -> Result<pb::GetApplicationsResponseProto, RpcError> {
+    let filter = filter_from_pb(&req);
+    let reports = ctx
+        .core
+        .query(move |s| s.list_apps(&filter, &call.user))
+        .await?;
+    Ok(pb::GetApplicationsResponseProto {
+        applications: reports.iter().map(app_report_to_pb).collect(),
+    })
+}
+
+async fn get_cluster_metrics(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetClusterMetricsRequestProto,
+) -> Result<pb::GetClusterMetricsResponseProto, RpcError> {
+    let m = ctx.core.query(|s| s.cluster_metrics()).await?;
+    Ok(pb::GetClusterMetricsResponseProto {
+        cluster_metrics: Some(cluster_metrics_to_pb(m)),
+    })
+}
+
+async fn get_cluster_nodes(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetClusterNodesRequestProto,
+) -> Result<pb::GetClusterNodesResponseProto, RpcError> {
+    let mut states: BTreeSet<NodeState> = req
+        .node_states
+        .iter()
+        .filter_map(|v| node_state_from_pb(*v))
+        .collect();
+    if req.node_states.is_empty() {
+        // No filter means every state, as in Hadoop's ClientRMService.
+        states = [
+            NodeState::New,
+            NodeState::Running,
+            NodeState::Unhealthy,
+            NodeState::Decommissioned,
+            NodeState::Lost,
+            NodeState::Rebooted,
+            NodeState::Decommissioning,
+            NodeState::Shutdown,
+        ]
+        .into();
+    }
+    let reports = ctx.core.query(move |s| s.node_reports(&states)).await?;
+    Ok(pb::GetClusterNodesResponseProto {
+        node_reports: reports.iter().map(node_report_to_pb).collect(),
+    })
+}
+
+async fn get_queue_info(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetQueueInfoRequestProto,
+) -> Result<pb::GetQueueInfoResponseProto, RpcError> {
+    let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
+    let with_apps = req.include_applications.unwrap_or(false);
+    let with_children = req.include_child_queues.unwrap_or(false);
+    let recursive = req.recursive.unwrap_or(false);
+    let info = ctx
+        .core
+        .query(move |s| s.queue_info(&name, with_apps, with_children, recursive))
+        .await?;
+    // Like Hadoop, an unknown queue is an answer without queue info; the
+    // CLI then prints that it cannot find the queue.
+    Ok(pb::GetQueueInfoResponseProto {
+        queue_info: info.as_ref().map(queue_info_to_pb),
+    })
+}
+
+async fn get_queue_user_acls(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetQueueUserAclsInfoRequestProto,
+) -> Result<pb::GetQueueUserAclsInfoResponseProto, RpcError> {
+    let names = ctx.core.query(|s| s.queue_names()).await?;
+    // Every user is reported with both rights; when yarn.acl.enable
+    // is on, submissions are checked against the queues' ACLs.
+    let acls = vec![
+        pb::QueueAclProto::QaclSubmitApplications as i32,
+        pb::QueueAclProto::QaclAdministerQueue as i32,
+    ];
+    let queue_user_acls = names
+        .into_iter()
+        .map(|q| pb::QueueUserAclInfoProto {
+            queue_name: Some(q),
+            user_acls: acls.clone(),
+        })
+        .collect();
+    Ok(pb::GetQueueUserAclsInfoResponseProto { queue_user_acls })
+}
+
+async fn get_application_attempts(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetApplicationAttemptsRequestProto,
+) -> Result<pb::GetApplicationAttemptsResponseProto, RpcError> {
+    let id = app_id_from_pb(req.application_id.as_ref())?;
+    let reports = ctx.core.query(move |s| s.attempts_of(&id)).await??;
+    Ok(pb::GetApplicationAttemptsResponseProto {
+        application_attempts: reports.iter().map(attempt_report_to_pb).collect(),
+    })
+}
+
+async fn get_application_attempt_report(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetApplicationAttemptReportRequestProto,
+) -> Result<pb::GetApplicationAttemptReportResponseProto, RpcError> {
+    let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
+    let report = ctx.core.query(move |s| s.attempt_report(&id)).await??;
+    Ok(pb::GetApplicationAttemptReportResponseProto {
+        application_attempt_report: Some(attempt_report_to_pb(&report)),
+    })
+}
+
+async fn get_containers(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetContainersRequestProto,
+) -> Result<pb::GetContainersResponseProto, RpcError> {
+    let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
+    let reports = ctx.core.query(move |s| s.containers_of(&id)).await??;
+    Ok(pb::GetContainersResponseProto {
+        containers: reports.iter().map(container_report_to_pb).collect(),
+    })
+}
+
+async fn get_container_report(
+    ctx: Arc<RmContext>,
+    _call: CallContext,
+    req: pb::GetContainerReportRequestProto,
+) -> Result<pb::GetContainerReportResponseProto, RpcError> {
+    let id = req
+        .container_id
+        .as_ref()
+        .ok_or_else(|| RpcError::new(class::ILLEGAL_ARGUMENT, "the request names no container id"))
+        .and_then(container_id_from_pb)?;
+    let report = ctx.core.query(move |s| s.container_report(&id)).await??;
+    Ok(pb::GetContainerReportResponseProto {
+        container_report: Some(container_report_to_pb(&report)),
+    })
+}
+
+// Node labels and attributes: Spindle has none, so the answers are empty.
+
+async fn get_cluster_node_labels(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetClusterNodeLabelsRequestProto,
+) -> Result<pb::GetClusterNodeLabelsResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_node_to_labels(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetNodesToLabelsRequestProto,
+) -> Result<pb::GetNodesToLabelsResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_labels_to_nodes(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetLabelsToNodesRequestProto,
+) -> Result<pb::GetLabelsToNodesResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_cluster_node_attributes(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetClusterNodeAttributesRequestProto,
+) -> Result<pb::GetClusterNodeAttributesResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_attributes_to_nodes(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetAttributesToNodesRequestProto,
+) -> Result<pb::GetAttributesToNodesResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_nodes_to_attributes(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetNodesToAttributesRequestProto,
+) -> Result<pb::GetNodesToAttributesResponseProto, RpcError> {
+    Ok(Default::default())
+}
+
+async fn get_resource_type_info(
+    _ctx: Arc<RmContext>,
+    _call: CallContext,
+    _req: pb::GetAllResourceTypeInfoRequestProto,
+) -> Result<pb::GetAllResourceTypeInfoResponseProto, RpcError> {
+    Ok(pb::GetAllResourceTypeInfoResponseProto {
+        resource_type_info: crate::convert::resource_types(),
+    })
+}
+
+// ---- conversions of this protocol ------------------------------------------------
+
+fn cluster_metrics_to_pb(m: ClusterMetrics) -> pb::YarnClusterMetricsProto {
+    pb::YarnClusterMetricsProto {
+        num_node_managers: Some(m.node_managers),
+        num_decommissioned_nms: Some(m.decommissioned),
+        num_active_nms: Some(m.active),
+        num_lost_nms: Some(m.lost),
+        num_unhealthy_nms: Some(m.unhealthy),
+        num_rebooted_nms: Some(m.rebooted),
+        num_decommissioning_nms: Some(m.decommissioning),
+        num_shutdown_nms: Some(m.shutdown),
+    }
+}
+
+/// A queue's info as `yarn queue -status` reads it.
+fn queue_info_to_pb(info: &QueueInfo) -> pb::QueueInfoProto {
+    let q = &info.queue;
+    let st = &info.statistics;
     let statistics = pb::QueueStatisticsProto {
-        num_apps_submitted: Some(apps.len() as i64),
-        num_apps_running: Some(running),
-        num_apps_pending: Some(pending),
-        num_apps_completed: Some(count(&|a| a.state == AppState::Finished)),
-        num_apps_killed: Some(count(&|a| a.state == AppState::Killed)),
-        num_apps_failed: Some(count(&|a| a.state == AppState::Failed)),
+        num_apps_submitted: Some(st.submitted),
+        num_apps_running: Some(st.running),
+        num_apps_pending: Some(st.pending),
+        num_apps_completed: Some(st.completed),
+        num_apps_killed: Some(st.killed),
+        num_apps_failed: Some(st.failed),
         allocated_memory_mb: Some(q.used.memory_mb),
         allocated_v_cores: Some(i64::from(q.used.vcores)),
-        available_memory_mb: Some((q.maximum.memory_mb - q.used.memory_mb).max(0)),
-        available_v_cores: Some(i64::from((q.maximum.vcores - q.used.vcores).max(0))),
+        available_memory_mb: Some(st.available.memory_mb),
+        available_v_cores: Some(i64::from(st.available.vcores)),
         ..Default::default()
     };
-    let children = if with_children || recursive {
-        q.children
-            .iter()
-            .filter_map(|path| s.scheduler.queue(path))
-            .map(|child| queue_info_tree(s, &child, with_apps && recursive, recursive, recursive))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let kind = s.queues.tree.kind;
     pb::QueueInfoProto {
         queue_name: Some(q.name.clone()),
         queue_path: Some(q.path.clone()),
@@ -543,19 +421,15 @@ fn queue_info_tree(
             QueueRunState::Running => pb::QueueStateProto::QRunning,
             QueueRunState::Stopped => pb::QueueStateProto::QStopped,
         } as i32),
-        child_queues: children,
-        applications: if with_apps && q.leaf {
-            apps.iter().map(|a| s.report(a)).collect()
-        } else {
-            Vec::new()
-        },
+        child_queues: info.children.iter().map(queue_info_to_pb).collect(),
+        applications: info.apps.iter().map(app_report_to_pb).collect(),
         accessible_node_labels: vec!["*".into()],
         default_node_label_expression: Some(String::new()),
         queue_statistics: Some(statistics),
         preemption_disabled: Some(true),
         intra_queue_preemption_disabled: Some(true),
         scheduler_type: Some(
-            match kind {
+            match info.scheduler {
                 SchedulerKind::Capacity => "CapacityScheduler",
                 SchedulerKind::Fair => "FairScheduler",
                 SchedulerKind::Fifo => "FifoScheduler",
@@ -607,7 +481,7 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
 
 fn submission_from_pb(
     asc: &pb::ApplicationSubmissionContextProto,
-    min_allocation: spindle_common::resource::Resource,
+    min_allocation: Resource,
 ) -> Result<Submission, RpcError> {
     let id = app_id_from_pb(asc.application_id.as_ref())?;
     // The AM's resource comes in field 9, or (with an AM node label) in field 17.
@@ -649,27 +523,10 @@ fn submission_from_pb(
 
 #[cfg(test)]
 mod tests {
-    use spindle_common::resource::Resource;
-
     use super::*;
-    use crate::test_support::{add_node, capacity_queues, run_ams, state_with, submit_to};
 
     fn close(a: Option<f32>, b: f32) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-4)
-    }
-
-    fn info(
-        s: &RmState,
-        name: &str,
-        apps: bool,
-        children: bool,
-        recursive: bool,
-    ) -> pb::QueueInfoProto {
-        let q = s
-            .scheduler
-            .queue(name)
-            .unwrap_or_else(|| panic!("no queue {name}"));
-        queue_info_tree(s, &q, apps, children, recursive)
     }
 
     fn names(infos: &[pb::QueueInfoProto]) -> Vec<String> {
@@ -683,32 +540,14 @@ mod tests {
     /// counts and children, for a leaf, its parent and the root.
     #[test]
     fn queue_info_reports_capacities_usage_apps_and_children() {
-        let mut s = state_with(capacity_queues(&[
-            ("root.queues", "eng,ops"),
-            ("root.eng.capacity", "60"),
-            ("root.eng.maximum-capacity", "80"),
-            ("root.eng.queues", "etl,adhoc"),
-            ("root.eng.etl.capacity", "50"),
-            ("root.eng.adhoc.capacity", "50"),
-            ("root.ops.capacity", "40"),
-            ("root.ops.state", "STOPPED"),
-        ]));
-        add_node(&mut s, "h1", Resource::new(10240, 10), 0);
-        // The first AM fits etl's AM limit and runs; the second waits.
-        let running = submit_to(&mut s, "etl", "alice", None, 1);
-        assert_eq!(run_ams(&mut s, 2).len(), 1);
-        let waiting = submit_to(&mut s, "etl", "bob", None, 3);
-        assert!(s.outbox.is_empty(), "the second AM is held back");
-        assert_eq!(
-            s.apps.get(&running).map(|a| a.state),
-            Some(AppState::Running)
-        );
-        assert_eq!(
-            s.apps.get(&waiting).map(|a| a.state),
-            Some(AppState::Accepted)
-        );
-
-        let etl = info(&s, "etl", true, false, false);
+        let (s, running, waiting) = crate::state::test_support::two_etl_apps();
+        let info = |name: &str, apps: bool, children: bool, recursive: bool| {
+            let q = s
+                .queue_info(name, apps, children, recursive)
+                .unwrap_or_else(|| panic!("no queue {name}"));
+            queue_info_to_pb(&q)
+        };
+        let etl = info("etl", true, false, false);
         assert_eq!(etl.queue_name.as_deref(), Some("etl"));
         assert_eq!(etl.queue_path.as_deref(), Some("root.eng.etl"));
         assert_eq!(etl.state, Some(pb::QueueStateProto::QRunning as i32));
@@ -726,6 +565,12 @@ mod tests {
         );
         assert!(etl.child_queues.is_empty());
         assert_eq!(etl.applications.len(), 2);
+        let listed: Vec<_> = etl
+            .applications
+            .iter()
+            .map(|a| a.application_id.and_then(|id| id.id))
+            .collect();
+        assert_eq!(listed, [Some(running.id), Some(waiting.id)]);
         assert_eq!(etl.scheduler_type.as_deref(), Some("CapacityScheduler"));
         let stats = etl.queue_statistics.expect("statistics");
         assert_eq!(stats.allocated_memory_mb, Some(1024));
@@ -738,9 +583,9 @@ mod tests {
         assert_eq!(stats.available_memory_mb, Some(8192 - 1024));
 
         // Applications are listed only when asked for.
-        assert!(info(&s, "etl", false, false, false).applications.is_empty());
+        assert!(info("etl", false, false, false).applications.is_empty());
 
-        let eng = info(&s, "eng", false, true, false);
+        let eng = info("eng", false, true, false);
         assert_eq!(eng.queue_path.as_deref(), Some("root.eng"));
         assert!(close(eng.capacity, 0.6), "{:?}", eng.capacity);
         assert!(
@@ -759,7 +604,7 @@ mod tests {
 
         // Children without recursion stop one level down; with it the
         // whole subtree comes back.
-        let root = info(&s, "root", false, true, false);
+        let root = info("root", false, true, false);
         assert_eq!(names(&root.child_queues), ["eng", "ops"]);
         assert!(root.child_queues[0].child_queues.is_empty());
         let ops = &root.child_queues[1];
@@ -771,7 +616,7 @@ mod tests {
                 .and_then(|q| q.allocated_memory_mb),
             Some(0)
         );
-        let all = info(&s, "root", false, true, true);
+        let all = info("root", false, true, true);
         assert_eq!(names(&all.child_queues[0].child_queues), ["etl", "adhoc"]);
         let root_stats = all.queue_statistics.expect("statistics");
         assert_eq!(root_stats.num_apps_submitted, Some(2));

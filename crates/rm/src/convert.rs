@@ -1,36 +1,162 @@
-//! Conversions between wire messages and the RM's domain types.
+//! Conversions between wire messages and the RM's domain types that more
+//! than one protocol uses, and the one place where the state's refusals
+//! become Java exceptions.
 //!
 //! Missing optional fields get Hadoop's defaults; fields Java dereferences without a
 //! null check (application state, final status, …) are always set on the way out.
+//! Conversions that belong to one protocol live beside its handlers.
 
 use hadoop_protos::yarn as pb;
+use prost::Message;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::proto::{self, ProtoError};
 use spindle_common::resource::Resource;
-use spindle_ipc::RpcError;
+use spindle_common::security::Token;
+use spindle_ipc::{class, RpcError};
 
-use crate::apps::{App, AppState, FinalStatus};
-use crate::attempts::{Attempt, AttemptState};
-use crate::nodes::{Health, Node, NodeState};
+use crate::cluster::nodes::{Health, NodeState};
+use crate::core::CoreStopped;
+use crate::launch::{AmLaunchContext, AppAccess};
+use crate::refusal::Refusal;
+use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
 
-// Ids and resources are converted by `spindle_common::proto`; the functions
-// below only decide which Java exception a bad or missing one raises.
+// Ids, resources and the application states are converted by
+// `spindle_common::proto`; the functions below only decide which Java
+// exception a bad or missing id raises.
 pub use spindle_common::proto::{
-    app_id_to_pb, attempt_id_to_pb, container_id_to_pb, node_id_to_pb, resource_to_pb,
+    app_id_to_pb, app_state_from_pb, app_state_to_pb, attempt_id_to_pb, attempt_state_to_pb,
+    container_id_to_pb, final_status_from_pb, final_status_to_pb, node_id_to_pb, resource_to_pb,
 };
+
+// ---- errors -------------------------------------------------------------------------
+
+/// The Java exception a Hadoop client expects for each refusal, with
+/// Hadoop's message.
+pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
+    match refusal {
+        Refusal::ApplicationNotFound(id) => RpcError::new(
+            class::APPLICATION_NOT_FOUND,
+            format!("Application with id '{id}' doesn't exist in RM. Please check that the job submission was successful."),
+        ),
+        Refusal::KillOfAbsentApplication(id) => RpcError::new(
+            class::APPLICATION_NOT_FOUND,
+            format!("Trying to kill an absent application {id}"),
+        ),
+        Refusal::AttemptNotFound(id) => RpcError::new(
+            class::APPLICATION_ATTEMPT_NOT_FOUND,
+            format!("ApplicationAttempt with id '{id}' doesn't exist in RM."),
+        ),
+        Refusal::ContainerNotFound(id) => RpcError::new(
+            class::CONTAINER_NOT_FOUND,
+            format!("Container with id '{id}' doesn't exist in RM."),
+        ),
+        Refusal::UnknownApplicationId { id, cluster_ts } => RpcError::yarn(format!(
+            "Application {id} was not created by this ResourceManager (cluster timestamp {cluster_ts}); \
+             call getNewApplication first"
+        )),
+        Refusal::NegativeAmResource { requested } => RpcError::new(
+            class::INVALID_RESOURCE_REQUEST,
+            format!(
+                "Invalid resource request! Cannot allocate containers as requested resource is less \
+                 than 0! Requested resource type=[memory-mb or vcores], Requested resource={requested}"
+            ),
+        ),
+        Refusal::AmResourceAboveMaximum { requested, maximum } => RpcError::new(
+            class::INVALID_RESOURCE_REQUEST,
+            format!(
+                "Invalid resource request! Cannot allocate containers as requested resource is greater \
+                 than maximum allowed allocation. Requested resource={requested}, maximum allowed allocation={maximum}, \
+                 please note that maximum allowed allocation is calculated by scheduler based on maximum \
+                 resource of registered NodeManagers, which might be less than configured maximum allocation={maximum}"
+            ),
+        ),
+        // Hadoop wraps these AccessControlExceptions in a YarnException.
+        Refusal::SubmitAccessDenied { user, app, queue } => RpcError::yarn(format!(
+            "{}: User {user} does not have permission to submit {app} to queue {queue}",
+            class::ACCESS_CONTROL
+        )),
+        Refusal::ModifyAccessDenied { user, app } => RpcError::yarn(format!(
+            "{}: User {user} cannot perform operation MODIFY_APP on {app}",
+            class::ACCESS_CONTROL
+        )),
+        Refusal::PriorityUpdateInState(state) => RpcError::yarn(format!(
+            "Application in {state} state cannot update priority."
+        )),
+        Refusal::NotCurrentAttempt(attempt) => RpcError::new(
+            class::INVALID_APPLICATION_MASTER_REQUEST,
+            format!("Application attempt {attempt} is not the current attempt of its application"),
+        ),
+        Refusal::AmNotRegistered(attempt) => RpcError::new(
+            class::APPLICATION_MASTER_NOT_REGISTERED,
+            format!(
+                "AM is not registered for known application attempt: {attempt} or RM had restarted \
+                 after AM registered. AM should re-register."
+            ),
+        ),
+        Refusal::AmAlreadyRegistered(app) => RpcError::new(
+            class::INVALID_APPLICATION_MASTER_REQUEST,
+            format!("Application Master is already registered : {app}"),
+        ),
+        Refusal::AttemptEnded { attempt, state } => RpcError::new(
+            class::INVALID_APPLICATION_MASTER_REQUEST,
+            format!("Application attempt {attempt} has already ended ({state:?})"),
+        ),
+        Refusal::InvalidResponseId {
+            attempt,
+            expected,
+            got,
+        } => RpcError::new(
+            class::INVALID_APPLICATION_MASTER_REQUEST,
+            format!(
+                "Invalid responseId in AllocateRequest from application attempt: {attempt}, \
+                 expect responseId to be {expected}, but get {got}"
+            ),
+        ),
+        Refusal::AsksRefused(e) => RpcError::new(class::INVALID_RESOURCE_REQUEST, e.to_string()),
+        Refusal::QueuesRefused { source, error } => {
+            let source = source
+                .map(|p| format!("{}: ", p.display()))
+                .unwrap_or_default();
+            RpcError::yarn(format!("{source}{error}"))
+        }
+        Refusal::NodesNotRunning(nodes) => {
+            let names: Vec<String> = nodes.iter().map(NodeId::to_string).collect();
+            RpcError::yarn(format!(
+                "Resource update failed: nodes not running in the cluster: {}",
+                names.join(", ")
+            ))
+        }
+        Refusal::AdminAccessDenied { user, operation } => RpcError::new(
+            class::ACCESS_CONTROL,
+            format!("User {user} doesn't have permission to call '{operation}'"),
+        ),
+    }
+}
+
+impl From<Refusal> for RpcError {
+    fn from(refusal: Refusal) -> RpcError {
+        refusal_to_rpc(refusal)
+    }
+}
+
+/// Hadoop clients retry a RetriableException (the RM is going away).
+impl From<CoreStopped> for RpcError {
+    fn from(e: CoreStopped) -> RpcError {
+        RpcError::new(class::RETRIABLE, e.to_string())
+    }
+}
+
+// ---- ids -----------------------------------------------------------------------------
 
 /// An id the client sent that cannot be read, as Java's IllegalArgumentException.
 fn illegal_argument(what: &str, e: ProtoError) -> RpcError {
-    RpcError::new(
-        spindle_ipc::class::ILLEGAL_ARGUMENT,
-        format!("invalid {what}: {e}"),
-    )
+    RpcError::new(class::ILLEGAL_ARGUMENT, format!("invalid {what}: {e}"))
 }
 
 pub fn app_id_from_pb(p: Option<&pb::ApplicationIdProto>) -> Result<ApplicationId, RpcError> {
     p.map(proto::app_id_from_pb).ok_or_else(|| {
         RpcError::new(
-            spindle_ipc::class::ILLEGAL_ARGUMENT,
+            class::ILLEGAL_ARGUMENT,
             "the request names no application id",
         )
     })
@@ -41,7 +167,7 @@ pub fn attempt_id_from_pb(
 ) -> Result<ApplicationAttemptId, RpcError> {
     let p = p.ok_or_else(|| {
         RpcError::new(
-            spindle_ipc::class::ILLEGAL_ARGUMENT,
+            class::ILLEGAL_ARGUMENT,
             "the request names no application attempt id",
         )
     })?;
@@ -66,6 +192,14 @@ pub fn resource_types() -> Vec<pb::ResourceTypeInfoProto> {
 pub fn resource_from_pb(p: Option<&pb::ResourceProto>) -> Resource {
     p.map(proto::resource_from_pb).unwrap_or_default()
 }
+
+fn priority_to_pb(priority: i32) -> pb::PriorityProto {
+    pb::PriorityProto {
+        priority: Some(priority),
+    }
+}
+
+// ---- nodes ---------------------------------------------------------------------------
 
 pub fn node_state_to_pb(s: NodeState) -> pb::NodeStateProto {
     match s {
@@ -108,22 +242,17 @@ pub fn health_from_pb(p: Option<&pb::NodeHealthStatusProto>) -> Health {
     }
 }
 
-pub fn node_report(n: &Node) -> pb::NodeReportProto {
+pub fn node_report_to_pb(n: &NodeReport) -> pb::NodeReportProto {
     pb::NodeReportProto {
         node_id: Some(node_id_to_pb(&n.id)),
-        // Hadoop reports no HTTP address for nodes that left the cluster.
-        http_address: Some(if n.state.is_active() {
-            n.http_address()
-        } else {
-            String::new()
-        }),
+        http_address: Some(n.http_address.clone()),
         rack_name: Some(n.rack.clone()),
         used: Some(resource_to_pb(n.used)),
         capability: Some(resource_to_pb(n.capability)),
         num_containers: Some(n.num_containers),
         node_state: Some(node_state_to_pb(n.state) as i32),
-        health_report: Some(n.health.report.clone()),
-        last_health_report_time: Some(n.health.last_report_ms),
+        health_report: Some(n.health_report.clone()),
+        last_health_report_time: Some(n.last_health_report_ms),
         node_labels: Vec::new(),
         containers_utilization: None,
         node_utilization: None,
@@ -133,57 +262,11 @@ pub fn node_report(n: &Node) -> pb::NodeReportProto {
     }
 }
 
-pub fn app_state_to_pb(s: AppState) -> pb::YarnApplicationStateProto {
-    match s {
-        AppState::New => pb::YarnApplicationStateProto::New,
-        AppState::NewSaving => pb::YarnApplicationStateProto::NewSaving,
-        AppState::Submitted => pb::YarnApplicationStateProto::Submitted,
-        AppState::Accepted => pb::YarnApplicationStateProto::Accepted,
-        AppState::Running => pb::YarnApplicationStateProto::Running,
-        AppState::Finished => pb::YarnApplicationStateProto::Finished,
-        AppState::Failed => pb::YarnApplicationStateProto::Failed,
-        AppState::Killed => pb::YarnApplicationStateProto::Killed,
-    }
-}
-
-pub fn app_state_from_pb(v: i32) -> Option<AppState> {
-    Some(match pb::YarnApplicationStateProto::try_from(v).ok()? {
-        pb::YarnApplicationStateProto::New => AppState::New,
-        pb::YarnApplicationStateProto::NewSaving => AppState::NewSaving,
-        pb::YarnApplicationStateProto::Submitted => AppState::Submitted,
-        pb::YarnApplicationStateProto::Accepted => AppState::Accepted,
-        pb::YarnApplicationStateProto::Running => AppState::Running,
-        pb::YarnApplicationStateProto::Finished => AppState::Finished,
-        pb::YarnApplicationStateProto::Failed => AppState::Failed,
-        pb::YarnApplicationStateProto::Killed => AppState::Killed,
-    })
-}
-
-pub fn final_status_to_pb(s: FinalStatus) -> pb::FinalApplicationStatusProto {
-    match s {
-        FinalStatus::Undefined => pb::FinalApplicationStatusProto::AppUndefined,
-        FinalStatus::Succeeded => pb::FinalApplicationStatusProto::AppSucceeded,
-        FinalStatus::Failed => pb::FinalApplicationStatusProto::AppFailed,
-        FinalStatus::Killed => pb::FinalApplicationStatusProto::AppKilled,
-        FinalStatus::Ended => pb::FinalApplicationStatusProto::AppEnded,
-    }
-}
+// ---- reports -------------------------------------------------------------------------
 
 /// An application report with every field Java clients dereference set.
-/// `cluster_total` is the cluster's capability, for the usage percentages.
-/// What the application currently holds, for its report.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AppUsage {
-    pub containers: i32,
-    pub used: Resource,
-}
-
-pub fn app_report(
-    a: &App,
-    cluster_total: Resource,
-    usage: AppUsage,
-    attempt: Option<ApplicationAttemptId>,
-) -> pb::ApplicationReportProto {
+pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
+    let a = &r.app;
     let pct = |used: i64, total: i64| {
         if total > 0 {
             used as f32 * 100.0 / total as f32
@@ -192,15 +275,15 @@ pub fn app_report(
         }
     };
     let usage = pb::ApplicationResourceUsageReportProto {
-        num_used_containers: Some(usage.containers),
+        num_used_containers: Some(r.used_containers),
         num_reserved_containers: Some(0),
-        used_resources: Some(resource_to_pb(usage.used)),
+        used_resources: Some(resource_to_pb(r.used)),
         reserved_resources: Some(resource_to_pb(Resource::default())),
         needed_resources: Some(resource_to_pb(Resource::default())),
         memory_seconds: Some(0),
         vcore_seconds: Some(0),
         queue_usage_percentage: Some(0.0),
-        cluster_usage_percentage: Some(pct(usage.used.memory_mb, cluster_total.memory_mb)),
+        cluster_usage_percentage: Some(pct(r.used.memory_mb, r.cluster_capability.memory_mb)),
         preempted_memory_seconds: Some(0),
         preempted_vcore_seconds: Some(0),
         application_resource_usage_map: Vec::new(),
@@ -227,16 +310,14 @@ pub fn app_report(
         final_application_status: Some(final_status_to_pb(a.final_status) as i32),
         app_resource_usage: Some(usage),
         original_tracking_url: Some(tracking),
-        current_application_attempt_id: attempt.as_ref().map(attempt_id_to_pb),
-        progress: Some(a.progress),
+        current_application_attempt_id: r.current_attempt.as_ref().map(attempt_id_to_pb),
+        progress: Some(r.progress),
         application_type: Some(a.app_type.clone()),
-        am_rm_token: None,
+        am_rm_token: r.amrm_token.as_ref().map(Token::to_proto),
         application_tags: a.tags.iter().cloned().collect(),
         log_aggregation_status: None,
         unmanaged_application: Some(a.unmanaged_am),
-        priority: Some(pb::PriorityProto {
-            priority: Some(a.priority),
-        }),
+        priority: Some(priority_to_pb(a.priority)),
         app_node_label_expression: None,
         am_node_label_expression: None,
         app_timeouts: Vec::new(),
@@ -246,21 +327,7 @@ pub fn app_report(
     }
 }
 
-pub fn attempt_state_to_pb(s: AttemptState) -> pb::YarnApplicationAttemptStateProto {
-    use pb::YarnApplicationAttemptStateProto as P;
-    match s {
-        AttemptState::Scheduled => P::AppAttemptScheduled,
-        AttemptState::Allocated => P::AppAttemptAllocated,
-        AttemptState::Launched => P::AppAttemptLaunched,
-        AttemptState::Running => P::AppAttemptRunning,
-        AttemptState::Finishing => P::AppAttemptFinishing,
-        AttemptState::Finished => P::AppAttemptFinished,
-        AttemptState::Failed => P::AppAttemptFailed,
-        AttemptState::Killed => P::AppAttemptKilled,
-    }
-}
-
-pub fn attempt_report<R>(a: &Attempt<R>) -> pb::ApplicationAttemptReportProto {
+pub fn attempt_report_to_pb(a: &AttemptReport) -> pb::ApplicationAttemptReportProto {
     pb::ApplicationAttemptReportProto {
         application_attempt_id: Some(attempt_id_to_pb(&a.id)),
         host: Some(a.host.clone()),
@@ -275,52 +342,103 @@ pub fn attempt_report<R>(a: &Attempt<R>) -> pb::ApplicationAttemptReportProto {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn missing_or_bad_ids_raise_the_java_exceptions_clients_expect() {
-        let err = app_id_from_pb(None).expect_err("no id");
-        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
-
-        let no_app = pb::ApplicationAttemptIdProto {
-            application_id: None,
-            attempt_id: Some(1),
-        };
-        let err = attempt_id_from_pb(Some(&no_app)).expect_err("no application");
-        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
-        assert_eq!(
-            err.message,
-            "invalid application attempt id: ApplicationAttemptIdProto.application_id is missing"
-        );
-
-        let err = container_id_from_pb(&pb::ContainerIdProto::default()).expect_err("empty");
-        assert_eq!(err.class_name, spindle_ipc::class::ILLEGAL_ARGUMENT);
-
-        let bad_port = pb::NodeIdProto {
-            host: Some("h".into()),
-            port: Some(70_000),
-        };
-        let err = node_id_from_pb(Some(&bad_port)).expect_err("port");
-        assert_eq!(err.class_name, spindle_ipc::class::YARN);
-        assert!(err.message.contains("NodeIdProto.port"), "{}", err.message);
-    }
-
-    #[test]
-    fn ids_and_resources_round_trip() {
-        let attempt = ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 3), 1);
-        let c = ContainerId::with_epoch(attempt, 1, 5);
-        assert_eq!(container_id_from_pb(&container_id_to_pb(&c)), Ok(c));
-        assert_eq!(
-            attempt_id_from_pb(Some(&attempt_id_to_pb(&attempt))),
-            Ok(attempt)
-        );
-        let node = NodeId::new("n1", 45454);
-        assert_eq!(node_id_from_pb(Some(&node_id_to_pb(&node))), Ok(node));
-        let r = Resource::new(8192, 8);
-        assert_eq!(resource_from_pb(Some(&resource_to_pb(r))), r);
-        assert_eq!(resource_from_pb(None), Resource::default());
-        assert_eq!(resource_types().len(), 2);
+/// An allocated container's report (it is RUNNING as far as the RM knows).
+pub fn container_report_to_pb(c: &ContainerReport) -> pb::ContainerReportProto {
+    pb::ContainerReportProto {
+        container_id: Some(container_id_to_pb(&c.id)),
+        resource: Some(resource_to_pb(c.resource)),
+        node_id: Some(node_id_to_pb(&c.node)),
+        priority: Some(priority_to_pb(c.priority)),
+        creation_time: Some(c.created_ms as i64),
+        finish_time: Some(0),
+        diagnostics_info: Some(String::new()),
+        log_url: None,
+        container_exit_status: Some(0),
+        container_state: Some(pb::ContainerStateProto::CRunning as i32),
+        node_http_address: c.node_http_address.clone(),
+        execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
+        exposed_ports: None,
     }
 }
+
+// ---- the AM launch context -----------------------------------------------------------
+
+fn access_from_pb(v: Option<i32>) -> AppAccess {
+    // An unset access type reads as the enum's first value, as in Java.
+    match v.and_then(|v| pb::ApplicationAccessTypeProto::try_from(v).ok()) {
+        Some(pb::ApplicationAccessTypeProto::AppaccessModifyApp) => AppAccess::Modify,
+        Some(pb::ApplicationAccessTypeProto::AppaccessViewApp) | None => AppAccess::View,
+    }
+}
+
+fn access_to_pb(a: AppAccess) -> pb::ApplicationAccessTypeProto {
+    match a {
+        AppAccess::View => pb::ApplicationAccessTypeProto::AppaccessViewApp,
+        AppAccess::Modify => pb::ApplicationAccessTypeProto::AppaccessModifyApp,
+    }
+}
+
+/// A submitted launch context: what the RM reads or changes taken out, the
+/// rest kept encoded.
+pub fn launch_context_from_pb(mut clc: pb::ContainerLaunchContextProto) -> AmLaunchContext {
+    let environment = std::mem::take(&mut clc.environment)
+        .into_iter()
+        .map(|e| (e.key.unwrap_or_default(), e.value.unwrap_or_default()))
+        .collect();
+    let acls = std::mem::take(&mut clc.application_ac_ls)
+        .into_iter()
+        .map(|a| {
+            let acl = a.acl.clone().unwrap_or_else(|| " ".to_string());
+            (access_from_pb(a.access_type), acl)
+        })
+        .collect();
+    let tokens = clc.tokens.take();
+    AmLaunchContext {
+        environment,
+        tokens,
+        acls,
+        forwarded: clc.encode_to_vec(),
+    }
+}
+
+/// The launch context as the NodeManager gets it.
+pub fn launch_context_to_pb(
+    launch: &AmLaunchContext,
+) -> Result<pb::ContainerLaunchContextProto, prost::DecodeError> {
+    let mut clc = pb::ContainerLaunchContextProto::decode(launch.forwarded.as_slice())?;
+    clc.environment = launch
+        .environment
+        .iter()
+        .map(|(k, v)| pb::StringStringMapProto {
+            key: Some(k.clone()),
+            value: Some(v.clone()),
+        })
+        .collect();
+    clc.tokens = launch.tokens.clone();
+    clc.application_ac_ls = launch
+        .acls
+        .iter()
+        .map(|(access, acl)| pb::ApplicationAclMapProto {
+            access_type: Some(access_to_pb(*access) as i32),
+            acl: Some(acl.clone()),
+        })
+        .collect();
+    Ok(clc)
+}
+
+/// The `startContainers` call that starts an AM container.
+pub fn start_containers_request(
+    launch: &AmLaunchContext,
+    container_token: &Token,
+) -> Result<pb::StartContainersRequestProto, prost::DecodeError> {
+    Ok(pb::StartContainersRequestProto {
+        start_container_request: vec![pb::StartContainerRequestProto {
+            container_launch_context: Some(launch_context_to_pb(launch)?),
+            container_token: Some(container_token.to_proto()),
+        }],
+    })
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use spindle_common::conf::Configuration;
+
 /// The current include and exclude sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostLists {
@@ -20,6 +22,21 @@ pub struct HostFiles {
 }
 
 impl HostFiles {
+    /// The paths `yarn.resourcemanager.nodes.include-path` and
+    /// `exclude-path` name; empty values mean no list.
+    pub fn from_conf(conf: &Configuration) -> HostFiles {
+        let path = |key: &str| {
+            conf.get(key)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .map(Into::into)
+        };
+        HostFiles {
+            include_path: path("yarn.resourcemanager.nodes.include-path"),
+            exclude_path: path("yarn.resourcemanager.nodes.exclude-path"),
+        }
+    }
+
     /// Reads both files. A path that is configured but unreadable is an error that names
     /// it; an empty path means "no list".
     pub fn read(&self) -> Result<HostLists, String> {

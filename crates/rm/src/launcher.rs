@@ -12,8 +12,10 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
+use crate::command::{AmLaunchFailed, AmLaunched};
+use crate::convert::start_containers_request;
 use crate::core::CoreHandle;
-use crate::lifecycle::Effect;
+use crate::launch::Effect;
 
 /// How long one AM launch may take before it counts as failed.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -28,29 +30,34 @@ pub async fn run(core: CoreHandle, mut effects: mpsc::UnboundedReceiver<Effect>)
                     attempt,
                     node,
                     nm_token,
-                    request,
+                    container_token,
+                    launch: context,
                 } => {
-                    let outcome = tokio::time::timeout(
-                        LAUNCH_TIMEOUT,
-                        launch(&node.to_string(), &attempt.to_string(), nm_token, request),
-                    )
-                    .await;
-                    let result = match outcome {
-                        Ok(r) => r,
-                        Err(_) => Err(format!(
-                            "startContainers on {node} timed out after {} s",
-                            LAUNCH_TIMEOUT.as_secs()
-                        )),
+                    let result = match start_containers_request(&context, &container_token) {
+                        Ok(request) => {
+                            let outcome = tokio::time::timeout(
+                                LAUNCH_TIMEOUT,
+                                launch(&node.to_string(), &attempt.to_string(), nm_token, request),
+                            )
+                            .await;
+                            match outcome {
+                                Ok(r) => r,
+                                Err(_) => Err(format!(
+                                    "startContainers on {node} timed out after {} s",
+                                    LAUNCH_TIMEOUT.as_secs()
+                                )),
+                            }
+                        }
+                        Err(e) => Err(format!("the AM launch context cannot be rebuilt: {e}")),
                     };
                     let _ = match result {
                         Ok(()) => {
                             debug!(%attempt, %node, "AM container started");
-                            core.with(move |s, now| s.am_launched(attempt, now)).await
+                            core.call(AmLaunched { attempt }).await
                         }
                         Err(reason) => {
                             warn!(%attempt, %node, %reason, "AM launch failed");
-                            core.with(move |s, now| s.am_launch_failed(attempt, reason, now))
-                                .await
+                            core.call(AmLaunchFailed { attempt, reason }).await
                         }
                     };
                 }

@@ -1,26 +1,38 @@
 //! The Spindle ResourceManager: Hadoop's RM protocols over Hadoop IPC.
 //!
-//! - [`core`]: the RM state (nodes, applications, queues) and the task that owns it;
-//! - [`nodes`], [`apps`], [`queues`], [`hosts`], [`acl`]: pure domain logic, time passed in;
-//! - [`client_service`], [`tracker_service`], [`admin_service`]: the wire protocols,
-//!   converting with [`convert`] and calling into the core.
+//! - [`state`]: the RM state ([`state::RmState`]), changed only by the closed set of
+//!   [`command`]s through `RmState::handle`, read through its named queries;
+//! - [`core`]: the task that owns the state and the handle ([`core::CoreHandle`])
+//!   protocol handlers use to send commands and ask queries; [`time`]: the clocks;
+//! - [`cluster`]: the node table and the scheduler core, kept in step;
+//! - [`apps`], [`attempts`], [`keys`], [`hosts`], [`acl`], [`queue_files`]: the
+//!   state's parts, pure domain logic with time passed in;
+//! - [`client_service`], [`ams_service`], [`tracker_service`], [`admin_service`]:
+//!   the four protocols, one named handler per method, converting with
+//!   [`convert`]; [`launcher`]: the effects that need the network.
 
 pub mod acl;
 pub mod admin_service;
+pub mod amrm;
 pub mod ams_service;
 pub mod apps;
 pub mod attempts;
 pub mod client_service;
+pub mod cluster;
+pub mod command;
+pub mod context;
 pub mod convert;
 pub mod core;
 pub mod hosts;
+pub mod keys;
+pub mod launch;
 pub mod launcher;
-pub mod lifecycle;
-pub mod nodes;
 pub mod queue_admission;
 pub mod queue_files;
-#[cfg(test)]
-mod test_support;
+pub mod refusal;
+pub mod reports;
+pub mod state;
+pub mod time;
 pub mod topology;
 pub mod tracker_service;
 
@@ -39,29 +51,16 @@ use tracing::info;
 
 use crate::acl::Acl;
 use crate::apps::AppTable;
-use crate::core::{CoreHandle, RmState};
-use crate::lifecycle::{AmrmVerifier, KeyRing};
-use crate::nodes::{NodeConfig, NodeTable};
+use crate::cluster::nodes::{NodeConfig, NodeTable};
+use crate::cluster::Cluster;
+use crate::core::CoreHandle;
+use crate::hosts::HostFiles;
+use crate::keys::{AmrmVerifier, KeyRing, KeyRolling, TokenIssuer};
+use crate::state::{RmState, Settings};
+use crate::time::Clock;
 use crate::topology::Topology;
 
-/// What every service handler shares.
-pub struct RmContext {
-    pub core: CoreHandle,
-    /// Where refreshes re-read configuration from.
-    pub conf_dir: Option<PathBuf>,
-    /// The RM's start time: cluster timestamp in ids and NM `rm_identifier`.
-    pub cluster_ts: i64,
-    pub rm_version: String,
-    pub min_allocation: Resource,
-    pub max_allocation: Resource,
-    /// Token master keys, shared with the token verifiers.
-    pub keys: Arc<KeyRing>,
-    /// Which of Hadoop's schedulers `yarn.resourcemanager.scheduler.class`
-    /// chose; `refreshQueues` re-reads that scheduler's queue file.
-    pub scheduler_kind: SchedulerKind,
-    /// Rack resolution for registering NodeManagers.
-    pub topology: Topology,
-}
+pub use crate::context::RmContext;
 
 /// Why the RM could not start.
 #[derive(Debug, thiserror::Error)]
@@ -232,7 +231,8 @@ impl ResourceManager {
         conf: &Configuration,
         conf_dir: Option<PathBuf>,
     ) -> Result<ResourceManager, RmError> {
-        let cluster_ts = crate::core::now_ms() as i64;
+        let clock = Clock::start();
+        let cluster_ts = clock.now().wall_ms as i64;
         let min_allocation = Resource::new(
             positive(conf, "yarn.scheduler.minimum-allocation-mb")?,
             positive(conf, "yarn.scheduler.minimum-allocation-vcores")? as i32,
@@ -259,7 +259,7 @@ impl ResourceManager {
             .get_i64("yarn.resourcemanager.max-completed-applications")?
             .max(0) as usize;
         let am_max_attempts = positive(conf, "yarn.resourcemanager.am.max-attempts")? as i32;
-        let hosts = admin_service::host_files(conf)
+        let hosts = HostFiles::from_conf(conf)
             .read()
             .map_err(RmError::Invalid)?;
         let class_key = "yarn.resourcemanager.scheduler.class";
@@ -283,6 +283,20 @@ impl ResourceManager {
             conf,
             "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
         )? as u64;
+        let interval =
+            |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
+        let key_rolling = KeyRolling {
+            amrm_interval_ms: interval(
+                "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+            )?,
+            container_interval_ms: interval(
+                "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+            )?,
+            nm_interval_ms: interval(
+                "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+            )?,
+            ..KeyRolling::daily(clock.now().mono_ms)
+        };
         let (node_selection, packing) = placement_settings(conf, scheduler_kind)?;
         let scheduler = Scheduler::new(SchedulerConfig {
             queues: queue_file.tree.clone(),
@@ -303,51 +317,11 @@ impl ResourceManager {
             "scheduler configured"
         );
         let keys = Arc::new(KeyRing::generate());
-        let bind_key = "yarn.resourcemanager.bind-host";
-        let sched_key = "yarn.resourcemanager.scheduler.address";
-        let sched_addr = listen_addr(conf, sched_key, bind_key).await?;
 
-        let mut state = RmState::new(
-            cluster_ts,
-            NodeTable::new(
-                NodeConfig {
-                    liveness_expiry_ms: expiry_ms,
-                    heartbeat_interval_ms: heartbeat_ms,
-                    min_allocation,
-                    default_graceful_timeout_ms: graceful_s.max(0) as u64 * 1000,
-                    default_rack: "/default-rack".into(),
-                },
-                hosts,
-            ),
-            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
-            queue_file,
-            admin_acl,
-            scheduler,
-            keys.clone(),
-        );
-        state.am_expiry_ms = am_expiry_ms;
-        state.acl_enabled = acl_enabled;
-        state.max_application_priority = max_application_priority;
-        let interval =
-            |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
-        state.key_rolling = crate::lifecycle::KeyRolling {
-            amrm_interval_ms: interval(
-                "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
-            )?,
-            container_interval_ms: interval(
-                "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
-            )?,
-            nm_interval_ms: interval(
-                "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
-            )?,
-            ..crate::lifecycle::KeyRolling::daily(cluster_ts as u64)
-        };
-        state.container_token_expiry_ms = container_token_expiry_ms;
-        // Check liveness often enough that expiry is noticed within a tenth of its interval.
-        let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
-        let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
-        let core = CoreHandle::spawn(state, tick, effects_tx);
-        tokio::spawn(launcher::run(core.clone(), effects_rx));
+        // The handlers get the handle now; the state, which needs the
+        // scheduler port's address for its AMRMTokens, starts once the
+        // ports are bound (calls wait for it in the channel).
+        let (core, inbox) = CoreHandle::new();
         let context = Arc::new(RmContext {
             core,
             conf_dir,
@@ -355,12 +329,11 @@ impl ResourceManager {
             rm_version: format!("spindle-{}", env!("CARGO_PKG_VERSION")),
             min_allocation,
             max_allocation,
-            keys: keys.clone(),
             scheduler_kind,
             topology,
         });
 
-        let mut servers = Vec::new();
+        let bind_key = "yarn.resourcemanager.bind-host";
         let bind = |key: &'static str, addr: SocketAddr, service: Service, name: &str| {
             let cfg = ipc_server_config(conf, name);
             async move {
@@ -383,9 +356,11 @@ impl ResourceManager {
         )
         .await?;
         // The scheduler port accepts only AMRMToken-authenticated connections.
+        let sched_key = "yarn.resourcemanager.scheduler.address";
+        let sched_addr = listen_addr(conf, sched_key, bind_key).await?;
         let mut sched_cfg = ipc_server_config(conf, "rm-scheduler")?;
         sched_cfg.mechanisms = vec![Mechanism::token(AmrmVerifier(keys.clone()))];
-        let scheduler = RpcServer::bind(
+        let scheduler_server = RpcServer::bind(
             sched_addr,
             vec![ams_service::service(context.clone())],
             sched_cfg,
@@ -396,18 +371,13 @@ impl ResourceManager {
             addr: sched_addr,
             source,
         })?;
-        let sched_bound = scheduler.local_addr();
+        let sched_bound = scheduler_server.local_addr();
         let service_host = if sched_bound.ip().is_unspecified() {
             "127.0.0.1".to_string()
         } else {
             sched_bound.ip().to_string()
         };
-        let service = format!("{service_host}:{}", sched_bound.port());
-        context
-            .core
-            .with(move |s, _| s.scheduler_service = service)
-            .await
-            .map_err(|e| RmError::Invalid(e.to_string()))?;
+        let scheduler_service = format!("{service_host}:{}", sched_bound.port());
         let tracker_key = "yarn.resourcemanager.resource-tracker.address";
         let tracker = bind(
             tracker_key,
@@ -424,18 +394,53 @@ impl ResourceManager {
             "rm-admin",
         )
         .await?;
+
+        let nodes = NodeTable::new(
+            NodeConfig {
+                liveness_expiry_ms: expiry_ms,
+                heartbeat_interval_ms: heartbeat_ms,
+                min_allocation,
+                default_graceful_timeout_ms: graceful_s.max(0) as u64 * 1000,
+                default_rack: "/default-rack".into(),
+            },
+            hosts,
+        );
+        let state = RmState::new(
+            Settings {
+                acl_enabled,
+                max_application_priority,
+                am_expiry_ms,
+                ..Settings::new(cluster_ts)
+            },
+            Cluster::new(nodes, scheduler),
+            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
+            queue_file,
+            admin_acl,
+            TokenIssuer::new(
+                keys,
+                key_rolling,
+                scheduler_service,
+                cluster_ts,
+                container_token_expiry_ms,
+            ),
+        );
+        // Check liveness often enough that expiry is noticed within a tenth of its interval.
+        let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
+        let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
+        inbox.spawn(state, clock, tick, effects_tx);
+        tokio::spawn(launcher::run(context.core.clone(), effects_rx));
+
         let addresses = RmAddresses {
             client: client.local_addr(),
-            scheduler: scheduler.local_addr(),
+            scheduler: scheduler_server.local_addr(),
             resource_tracker: tracker.local_addr(),
             admin: admin.local_addr(),
         };
-        servers.extend([client, scheduler, tracker, admin]);
         info!(?addresses, cluster_ts, "ResourceManager started");
         Ok(ResourceManager {
             addresses,
             context,
-            _servers: servers,
+            _servers: vec![client, scheduler_server, tracker, admin],
         })
     }
 

@@ -32,7 +32,7 @@ async fn start_rm() -> ResourceManager {
 async fn amrm_token(rm: &ResourceManager, attempt: ApplicationAttemptId) -> Token {
     rm.context()
         .core
-        .with(move |s, _| s.amrm_token(attempt))
+        .query(move |s| s.amrm_token(attempt))
         .await
         .expect("core")
 }

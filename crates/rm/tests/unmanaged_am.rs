@@ -15,7 +15,7 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit};
+use common::{report, submit, FakeNm};
 use spindle_common::proto::app_id_to_pb;
 
 async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
@@ -85,76 +85,6 @@ async fn am_client(rm: &ResourceManager, token: &TokenProto) -> IpcClient {
     IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
         .await
         .expect("the token from the report authenticates")
-}
-
-/// A NodeManager stand-in: registers and heartbeats over the tracker port.
-struct FakeNm {
-    client: IpcClient,
-    node: pb::NodeIdProto,
-    response_id: i32,
-}
-
-impl FakeNm {
-    async fn register(rm: &ResourceManager) -> FakeNm {
-        let client = IpcClient::connect(
-            &rm.addresses().resource_tracker.to_string(),
-            ClientOptions::new("yarn", protocols::RESOURCE_TRACKER),
-        )
-        .await
-        .expect("tracker connection");
-        let node = pb::NodeIdProto {
-            host: Some("nm-unmanaged-test".into()),
-            port: Some(45454),
-        };
-        let resp: pb::RegisterNodeManagerResponseProto = client
-            .call(
-                "registerNodeManager",
-                &pb::RegisterNodeManagerRequestProto {
-                    node_id: Some(node.clone()),
-                    http_port: Some(8042),
-                    resource: Some(pb::ResourceProto {
-                        memory: Some(8192),
-                        virtual_cores: Some(8),
-                        resource_value_map: Vec::new(),
-                    }),
-                    nm_version: Some("3.3.6".into()),
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("register");
-        assert_eq!(resp.node_action, Some(pb::NodeActionProto::Normal as i32));
-        FakeNm {
-            client,
-            node,
-            response_id: 0,
-        }
-    }
-
-    async fn heartbeat(&mut self) -> pb::NodeHeartbeatResponseProto {
-        let resp: pb::NodeHeartbeatResponseProto = self
-            .client
-            .call(
-                "nodeHeartbeat",
-                &pb::NodeHeartbeatRequestProto {
-                    node_status: Some(pb::NodeStatusProto {
-                        node_id: Some(self.node.clone()),
-                        response_id: Some(self.response_id),
-                        node_health_status: Some(pb::NodeHealthStatusProto {
-                            is_node_healthy: Some(true),
-                            health_report: Some(String::new()),
-                            last_health_report_time: Some(0),
-                        }),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("heartbeat");
-        self.response_id = resp.response_id.unwrap_or(0);
-        resp
-    }
 }
 
 async fn allocate(
@@ -253,7 +183,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         assert_eq!(running.host.as_deref(), Some("launcher-host"));
 
         // Containers come once a node heartbeats.
-        let mut nm = FakeNm::register(&rm).await;
+        let mut nm =
+            FakeNm::register(rm.addresses().resource_tracker, "nm-unmanaged-test", 8192).await;
         let ask = pb::ResourceRequestProto {
             priority: Some(pb::PriorityProto { priority: Some(1) }),
             resource_name: Some("*".into()),

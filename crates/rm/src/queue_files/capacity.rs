@@ -42,7 +42,7 @@ use spindle_scheduler::{
 };
 
 use super::placement::{self, Placement};
-use super::{java_float, QueueFile, QueueFileError};
+use super::queue_file::{java_float, QueueFile, QueueFileError};
 
 /// The file read from the configuration directory.
 pub const FILE_NAME: &str = "capacity-scheduler.xml";

@@ -34,12 +34,14 @@ use roxmltree::{Document, Node, ParsingOptions};
 use spindle_common::conf::Configuration;
 use spindle_common::Resource;
 use spindle_scheduler::{
-    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueRunState, QueueShare,
-    QueueTreeConfig, ResourceBound, ResourceCalculatorKind, SchedulerKind,
+    AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueShare, QueueTreeConfig,
+    ResourceBound, ResourceCalculatorKind, SchedulerKind,
 };
 
-use super::placement::{assure_root, is_valid_queue_name, FairRule, Placement};
-use super::{QueueFile, QueueFileError};
+use super::placement::{
+    assure_root, is_valid_queue_name, FairDefaults, FairRule, Placement, DEFAULT_MAX_AM_SHARE,
+};
+use super::queue_file::{QueueFile, QueueFileError};
 
 /// The allocation file looked up when the key is not set.
 pub const DEFAULT_FILE: &str = "fair-scheduler.xml";
@@ -64,64 +66,7 @@ pub const FIFO_POLICY_CLASS: &str =
 /// The name of [`QueueTreeConfig::dynamic_leaf`] (replaced by the new
 /// leaf's).
 const DYNAMIC_LEAF_NAME: &str = "dynamic";
-/// Hadoop's `queueMaxAMShareDefault` when the file sets none.
-const DEFAULT_MAX_AM_SHARE: f64 = 0.5;
 const DEFAULT_LOCALITY_THRESHOLD: f64 = -1.0;
-
-/// The settings of queues that are not configured, or not fully: those
-/// created at submission and every queue's fallback.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct FairDefaults {
-    /// `queueMaxResourcesDefault`.
-    pub(crate) max_resources: Option<ResourceBound>,
-    /// `queueMaxAppsDefault`.
-    pub(crate) max_running_apps: Option<usize>,
-    /// `queueMaxAMShareDefault` (leaves only; `None` for no limit).
-    pub(crate) max_am_share: Option<f64>,
-    /// `defaultQueueSchedulingPolicy`.
-    pub(crate) ordering: AppOrdering,
-}
-
-impl Default for FairDefaults {
-    fn default() -> Self {
-        FairDefaults {
-            max_resources: None,
-            max_running_apps: None,
-            max_am_share: Some(DEFAULT_MAX_AM_SHARE),
-            ordering: AppOrdering::Fair,
-        }
-    }
-}
-
-impl FairDefaults {
-    /// A queue with nothing configured. A parent made here is marked
-    /// `declared_parent`, so that it stays a parent before it has
-    /// children.
-    pub(crate) fn queue(&self, name: &str, leaf: bool) -> QueueConfig {
-        QueueConfig {
-            name: name.to_string(),
-            children: Vec::new(),
-            state: QueueRunState::Running,
-            share: QueueShare::Fair {
-                weight: 1.0,
-                min: None,
-                max: self.max_resources,
-            },
-            max_applications: None,
-            max_running_apps: self.max_running_apps,
-            max_am_share: if leaf { self.max_am_share } else { None },
-            // The fair scheduler has no per-user share of a queue.
-            user_limit_factor: None,
-            minimum_user_limit_percent: 100.0,
-            ordering: self.ordering,
-            acl_submit_applications: None,
-            acl_administer_queue: None,
-            declared_parent: !leaf,
-            // The fair scheduler has no application priorities.
-            default_application_priority: 0,
-        }
-    }
-}
 
 /// Reads the allocation file and the fair scheduler's yarn-site keys.
 pub fn load(site: &Configuration, conf_dir: Option<&Path>) -> Result<QueueFile, QueueFileError> {

@@ -19,9 +19,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use spindle_scheduler::{QueueConfig, QueueTreeConfig};
-
-use super::fair::FairDefaults;
+use spindle_scheduler::{
+    AppOrdering, QueueConfig, QueueRunState, QueueShare, QueueTreeConfig, ResourceBound,
+};
 
 /// The queue Hadoop uses when a submission names none.
 pub const DEFAULT_QUEUE: &str = "default";
@@ -29,6 +29,64 @@ pub const DEFAULT_QUEUE: &str = "default";
 const USER_VAR: &str = "%user";
 const PRIMARY_GROUP_VAR: &str = "%primary_group";
 const SECONDARY_GROUP_VAR: &str = "%secondary_group";
+
+/// Hadoop's `queueMaxAMShareDefault` when the allocation file sets none.
+pub(crate) const DEFAULT_MAX_AM_SHARE: f64 = 0.5;
+
+/// The settings of queues that are not configured, or not fully: those
+/// created at submission and every queue's fallback.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FairDefaults {
+    /// `queueMaxResourcesDefault`.
+    pub(crate) max_resources: Option<ResourceBound>,
+    /// `queueMaxAppsDefault`.
+    pub(crate) max_running_apps: Option<usize>,
+    /// `queueMaxAMShareDefault` (leaves only; `None` for no limit).
+    pub(crate) max_am_share: Option<f64>,
+    /// `defaultQueueSchedulingPolicy`.
+    pub(crate) ordering: AppOrdering,
+}
+
+impl Default for FairDefaults {
+    fn default() -> Self {
+        FairDefaults {
+            max_resources: None,
+            max_running_apps: None,
+            max_am_share: Some(DEFAULT_MAX_AM_SHARE),
+            ordering: AppOrdering::Fair,
+        }
+    }
+}
+
+impl FairDefaults {
+    /// A queue with nothing configured. A parent made here is marked
+    /// `declared_parent`, so that it stays a parent before it has
+    /// children.
+    pub(crate) fn queue(&self, name: &str, leaf: bool) -> QueueConfig {
+        QueueConfig {
+            name: name.to_string(),
+            children: Vec::new(),
+            state: QueueRunState::Running,
+            share: QueueShare::Fair {
+                weight: 1.0,
+                min: None,
+                max: self.max_resources,
+            },
+            max_applications: None,
+            max_running_apps: self.max_running_apps,
+            max_am_share: if leaf { self.max_am_share } else { None },
+            // The fair scheduler has no per-user share of a queue.
+            user_limit_factor: None,
+            minimum_user_limit_percent: 100.0,
+            ordering: self.ordering,
+            acl_submit_applications: None,
+            acl_administer_queue: None,
+            declared_parent: !leaf,
+            // The fair scheduler has no application priorities.
+            default_application_priority: 0,
+        }
+    }
+}
 
 /// Where an application was placed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -57,3 +57,123 @@ pub async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationRep
         .expect("report");
     resp.application_report.expect("a report")
 }
+
+/// The four RM addresses on free loopback ports.
+pub const RM_ADDRESS_KEYS: [&str; 4] = [
+    "yarn.resourcemanager.address",
+    "yarn.resourcemanager.scheduler.address",
+    "yarn.resourcemanager.resource-tracker.address",
+    "yarn.resourcemanager.admin.address",
+];
+
+/// Writes `yarn-site.xml` with `pairs` (and the RM on free loopback ports)
+/// into `dir`, so that refreshes, which re-read the directory, see them.
+pub fn write_yarn_site(dir: &std::path::Path, pairs: &[(&str, &str)]) {
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    let loopback: Vec<(&str, &str)> = RM_ADDRESS_KEYS
+        .iter()
+        .map(|k| (*k, "127.0.0.1:0"))
+        .collect();
+    for (k, v) in loopback.iter().chain(pairs) {
+        xml.push_str(&format!(
+            "  <property><name>{k}</name><value>{v}</value></property>\n"
+        ));
+    }
+    xml.push_str("</configuration>\n");
+    std::fs::write(dir.join("yarn-site.xml"), xml).expect("write yarn-site.xml");
+}
+
+/// A NodeManager stand-in: registers and heartbeats over the tracker port,
+/// reporting the containers it is told to report as running.
+pub struct FakeNm {
+    pub client: IpcClient,
+    pub node: pb::NodeIdProto,
+    pub response_id: i32,
+}
+
+impl FakeNm {
+    /// Registers `host`:45454 with `memory_mb` and 8 vcores; panics unless accepted.
+    pub async fn register(tracker: std::net::SocketAddr, host: &str, memory_mb: i64) -> FakeNm {
+        let client = IpcClient::connect(
+            &tracker.to_string(),
+            spindle_ipc::ClientOptions::new("yarn", spindle_ipc::protocols::RESOURCE_TRACKER),
+        )
+        .await
+        .expect("tracker connection");
+        let node = pb::NodeIdProto {
+            host: Some(host.into()),
+            port: Some(45454),
+        };
+        let resp: pb::RegisterNodeManagerResponseProto = client
+            .call(
+                "registerNodeManager",
+                &pb::RegisterNodeManagerRequestProto {
+                    node_id: Some(node.clone()),
+                    http_port: Some(8042),
+                    resource: Some(pb::ResourceProto {
+                        memory: Some(memory_mb),
+                        virtual_cores: Some(8),
+                        resource_value_map: Vec::new(),
+                    }),
+                    nm_version: Some("3.3.6".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("register");
+        assert_eq!(resp.node_action, Some(pb::NodeActionProto::Normal as i32));
+        FakeNm {
+            client,
+            node,
+            response_id: 0,
+        }
+    }
+
+    /// A heartbeat with nothing running.
+    pub async fn heartbeat(&mut self) -> pb::NodeHeartbeatResponseProto {
+        self.heartbeat_with(&[]).await
+    }
+
+    /// A heartbeat reporting `running` (1 GB, 1 vcore each) as RUNNING.
+    pub async fn heartbeat_with(
+        &mut self,
+        running: &[pb::ContainerIdProto],
+    ) -> pb::NodeHeartbeatResponseProto {
+        let containers_statuses = running
+            .iter()
+            .map(|id| pb::ContainerStatusProto {
+                container_id: Some(*id),
+                state: Some(pb::ContainerStateProto::CRunning as i32),
+                capability: Some(pb::ResourceProto {
+                    memory: Some(1024),
+                    virtual_cores: Some(1),
+                    resource_value_map: Vec::new(),
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let resp: pb::NodeHeartbeatResponseProto = self
+            .client
+            .call(
+                "nodeHeartbeat",
+                &pb::NodeHeartbeatRequestProto {
+                    node_status: Some(pb::NodeStatusProto {
+                        node_id: Some(self.node.clone()),
+                        response_id: Some(self.response_id),
+                        containers_statuses,
+                        node_health_status: Some(pb::NodeHealthStatusProto {
+                            is_node_healthy: Some(true),
+                            health_report: Some(String::new()),
+                            last_health_report_time: Some(0),
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("heartbeat");
+        self.response_id = resp.response_id.unwrap_or(0);
+        resp
+    }
+}

@@ -1,12 +1,17 @@
 //! The RM's view of NodeManagers: registration, heartbeats with response-id
 //! sequencing, health, liveness expiry and (graceful) decommissioning.
 //!
-//! Pure state: every method takes the current time; nothing here reads a clock or
-//! touches the network. The tracker service converts wire messages to the types below.
+//! Pure state: every method takes the current (monotonic) time; nothing here
+//! reads a clock or touches the network. The tracker service converts wire
+//! messages to the types below.
+//!
+//! The table's mutating methods are visible to the parent module only: the
+//! scheduler keeps its own view of the nodes, and the parent's `Cluster`
+//! changes both together.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use spindle_common::ids::NodeId;
+use spindle_common::ids::{ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
 
 use crate::hosts::HostLists;
@@ -117,6 +122,34 @@ pub struct HeartbeatReply {
     pub next_interval_ms: i64,
 }
 
+/// A container status from a NodeManager heartbeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerStatus {
+    pub container: ContainerId,
+    pub running: bool,
+    pub complete: bool,
+    pub exit_status: i32,
+    pub diagnostics: String,
+}
+
+/// Things a NodeManager must hear on its next heartbeat.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct NodeWork {
+    pub cleanup_containers: BTreeSet<ContainerId>,
+    pub cleanup_apps: BTreeSet<ApplicationId>,
+    /// Completed containers the RM has taken note of (so the NM stops reporting them).
+    pub acked: BTreeSet<ContainerId>,
+}
+
+/// The nodes a liveness check took out of the cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expired {
+    /// Silent for longer than the liveness interval: now LOST.
+    pub lost: Vec<NodeId>,
+    /// DECOMMISSIONING past their graceful timeout: now DECOMMISSIONED.
+    pub decommissioned: Vec<NodeId>,
+}
+
 /// How `refreshNodes` decommissions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decommission {
@@ -163,7 +196,7 @@ impl NodeTable {
         &self.config
     }
 
-    pub fn register(&mut self, reg: Registration, now_ms: u64) -> RegisterOutcome {
+    pub(super) fn register(&mut self, reg: Registration, now_ms: u64) -> RegisterOutcome {
         let host = reg.id.host.clone();
         let port = reg.id.port;
         if !self.hosts.is_valid(&host, port) {
@@ -209,7 +242,7 @@ impl NodeTable {
         RegisterOutcome::Accepted
     }
 
-    pub fn heartbeat(&mut self, hb: Heartbeat, now_ms: u64) -> HeartbeatReply {
+    pub(super) fn heartbeat(&mut self, hb: Heartbeat, now_ms: u64) -> HeartbeatReply {
         let interval = self.config.heartbeat_interval_ms;
         let reply = |action, diagnostics: String| HeartbeatReply {
             response_id: 0,
@@ -302,7 +335,7 @@ impl NodeTable {
         response
     }
 
-    pub fn unregister(&mut self, id: &NodeId) -> bool {
+    pub(super) fn unregister(&mut self, id: &NodeId) -> bool {
         self.deactivate(id, NodeState::Shutdown)
     }
 
@@ -320,8 +353,8 @@ impl NodeTable {
     }
 
     /// Marks nodes that have not heartbeated within the expiry interval LOST, and
-    /// finishes graceful decommissions whose deadline passed. Returns the nodes lost.
-    pub fn expire(&mut self, now_ms: u64) -> Vec<NodeId> {
+    /// finishes graceful decommissions whose deadline passed.
+    pub(super) fn expire(&mut self, now_ms: u64) -> Expired {
         let expiry = self.config.liveness_expiry_ms;
         let lost: Vec<NodeId> = self
             .active
@@ -344,11 +377,14 @@ impl NodeTable {
         for id in &overdue {
             self.deactivate(id, NodeState::Decommissioned);
         }
-        lost
+        Expired {
+            lost,
+            decommissioned: overdue,
+        }
     }
 
     /// Applies new host lists (`yarn rmadmin -refreshNodes`).
-    pub fn refresh(&mut self, hosts: HostLists, mode: Decommission, now_ms: u64) {
+    pub(super) fn refresh(&mut self, hosts: HostLists, mode: Decommission, now_ms: u64) {
         self.hosts = hosts;
         let ids: Vec<NodeId> = self.active.keys().cloned().collect();
         for id in ids {
@@ -386,7 +422,7 @@ impl NodeTable {
 
     /// `updateNodeResource`: a new capability for an active node. False when the node
     /// is not active.
-    pub fn set_capability(&mut self, id: &NodeId, capability: Resource) -> bool {
+    pub(super) fn set_capability(&mut self, id: &NodeId, capability: Resource) -> bool {
         match self.active.get_mut(id) {
             Some(node) => {
                 node.capability = capability;
@@ -528,10 +564,10 @@ mod tests {
         t.register(reg("b"), 0);
         t.heartbeat(hb("b", 0), 900);
         assert!(
-            t.expire(1000).is_empty(),
+            t.expire(1000).lost.is_empty(),
             "exactly at expiry is still alive"
         );
-        assert_eq!(t.expire(1500), vec![id("a")]);
+        assert_eq!(t.expire(1500).lost, vec![id("a")]);
         assert_eq!(t.get(&id("a")).map(|n| n.state), Some(NodeState::Lost));
         assert_eq!(t.count(NodeState::Lost), 1);
         assert_eq!(t.heartbeat(hb("a", 1), 1600).action, NodeAction::Resync);
@@ -617,7 +653,8 @@ mod tests {
         let mut busy = hb("a", 1);
         busy.num_containers = 2;
         t.heartbeat(busy, 90);
-        t.expire(150);
+        let expired = t.expire(150);
+        assert_eq!(expired.decommissioned, vec![id("a")]);
         assert_eq!(
             t.get(&id("a")).map(|n| n.state),
             Some(NodeState::Decommissioned)

@@ -3,13 +3,19 @@
 //! queue defaults, the cluster maximum, updates) and queue admission.
 
 use spindle_common::conf::Configuration;
+use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
 use spindle_scheduler::{HeartbeatAssignment, LocalityDelay};
 
-use super::*;
-use crate::lifecycle::Effect;
-use crate::queue_files::fair;
-use crate::test_support::{add_node, capacity_queues, run_ams, state_with, submit_to};
+use super::test_support::{capacity_queues, state_with, TestRm, TS};
+use super::Settings;
+use crate::acl::Acl;
+use crate::apps::AppState;
+use crate::command::{KillApplication, RefreshAdminAcls, RefreshQueues, UpdateApplicationPriority};
+use crate::convert::refusal_to_rpc;
+use crate::keys::KeyRolling;
+use crate::queue_files::{fair, QueueFile};
+use crate::refusal::Refusal;
 
 const TWO_QUEUES: [(&str, &str); 5] = [
     ("root.queues", "a,b"),
@@ -25,25 +31,69 @@ fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static s
     pairs
 }
 
-/// The attempts the outbox asks to launch (AM containers granted), in order.
-fn launched(s: &mut RmState) -> Vec<ApplicationId> {
-    std::mem::take(&mut s.outbox)
-        .into_iter()
-        .map(|e| {
-            let Effect::LaunchAm { attempt, .. } = e;
-            attempt.app
-        })
-        .collect()
+/// A state over `queues` whose cluster maximum priority is `max_priority`.
+fn with_max_priority(queues: QueueFile, max_priority: i32) -> TestRm {
+    let settings = Settings {
+        max_application_priority: max_priority,
+        ..Settings::new(TS)
+    };
+    TestRm::new(queues, settings, KeyRolling::daily(0))
 }
 
-fn priority_of(s: &RmState, id: ApplicationId) -> (i32, Option<i32>, Option<i32>) {
+/// The applications whose AM containers the effects ask to launch, in order.
+fn launched(s: &mut TestRm) -> Vec<ApplicationId> {
+    s.launched().into_iter().map(|a| a.app).collect()
+}
+
+fn priority_of(s: &TestRm, id: ApplicationId) -> (i32, Option<i32>, Option<i32>) {
     let app = s.apps.get(&id).unwrap_or_else(|| panic!("no {id}"));
     let in_scheduler = s
         .current_attempt_id(&id)
-        .and_then(|a| s.scheduler.app(&a))
+        .and_then(|a| s.cluster.scheduler().app(&a))
         .map(|a| a.priority);
-    let reported = s.report(app).priority.and_then(|p| p.priority);
+    let reported = s.app_report(&id, "").ok().map(|r| r.app.priority);
     (app.priority, in_scheduler, reported)
+}
+
+fn update(
+    s: &mut TestRm,
+    ms: u64,
+    app: ApplicationId,
+    priority: i32,
+    user: &str,
+) -> Result<i32, Refusal> {
+    update_as(s, ms, app, priority, user, &[])
+}
+
+fn update_as(
+    s: &mut TestRm,
+    ms: u64,
+    app: ApplicationId,
+    priority: i32,
+    user: &str,
+    groups: &[String],
+) -> Result<i32, Refusal> {
+    s.run(
+        ms,
+        UpdateApplicationPriority {
+            app,
+            priority,
+            user: user.into(),
+            groups: groups.to_vec(),
+        },
+    )
+}
+
+fn kill(s: &mut TestRm, ms: u64, app: ApplicationId, reason: &str) {
+    let killed = s.run(
+        ms,
+        KillApplication {
+            app,
+            user: "alice".into(),
+            reason: Some(reason.into()),
+        },
+    );
+    assert_eq!(killed, Ok(true));
 }
 
 // ---- refreshQueues ----------------------------------------------------------
@@ -55,14 +105,14 @@ fn priority_of(s: &RmState, id: ApplicationId) -> (i32, Option<i32>, Option<i32>
 fn refresh_applies_capacity_delays_and_heartbeat_caps() {
     let mut s = state_with(capacity_queues(&TWO_QUEUES));
     assert_eq!(
-        s.scheduler.config().locality,
+        s.cluster.scheduler().config().locality,
         LocalityDelay::Capacity {
             node_locality_delay: 40,
             rack_locality_additional_delay: -1
         }
     );
     assert_eq!(
-        s.scheduler.config().heartbeat,
+        s.cluster.scheduler().config().heartbeat,
         HeartbeatAssignment {
             max_containers: Some(100),
             max_off_switch: Some(1)
@@ -74,8 +124,8 @@ fn refresh_applies_capacity_delays_and_heartbeat_caps() {
         ("per-node-heartbeat.multiple-assignments-enabled", "false"),
         ("per-node-heartbeat.maximum-offswitch-assignments", "3"),
     ]));
-    s.reconfigure_queues(changed.clone(), 10)
-        .unwrap_or_else(|e| panic!("{e}"));
+    s.run(10, RefreshQueues { queues: changed })
+        .unwrap_or_else(|e| panic!("{e:?}"));
     let expected_locality = LocalityDelay::Capacity {
         node_locality_delay: 5,
         rack_locality_additional_delay: 2,
@@ -84,8 +134,8 @@ fn refresh_applies_capacity_delays_and_heartbeat_caps() {
         max_containers: Some(1),
         max_off_switch: Some(3),
     };
-    assert_eq!(s.scheduler.config().locality, expected_locality);
-    assert_eq!(s.scheduler.config().heartbeat, expected_heartbeat);
+    assert_eq!(s.cluster.scheduler().config().locality, expected_locality);
+    assert_eq!(s.cluster.scheduler().config().heartbeat, expected_heartbeat);
     assert_eq!(s.queues.locality, expected_locality);
     assert_eq!(s.queues.heartbeat, expected_heartbeat);
 }
@@ -101,7 +151,7 @@ fn refresh_applies_fair_thresholds_and_max_assign() {
     let mut site = Configuration::empty();
     let mut s = state_with(load(&site));
     assert_eq!(
-        s.scheduler.config().heartbeat.max_containers,
+        s.cluster.scheduler().config().heartbeat.max_containers,
         Some(1),
         "one container per heartbeat without assignmultiple"
     );
@@ -110,16 +160,24 @@ fn refresh_applies_fair_thresholds_and_max_assign() {
     site.set("yarn.scheduler.fair.assignmultiple", "true");
     site.set("yarn.scheduler.fair.dynamic.max.assign", "false");
     site.set("yarn.scheduler.fair.max.assign", "4");
-    s.reconfigure_queues(load(&site), 10)
-        .unwrap_or_else(|e| panic!("{e}"));
+    s.run(
+        10,
+        RefreshQueues {
+            queues: load(&site),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(
-        s.scheduler.config().locality,
+        s.cluster.scheduler().config().locality,
         LocalityDelay::Fair {
             node_threshold: 0.5,
             rack_threshold: 0.25
         }
     );
-    assert_eq!(s.scheduler.config().heartbeat.max_containers, Some(4));
+    assert_eq!(
+        s.cluster.scheduler().config().heartbeat.max_containers,
+        Some(4)
+    );
 }
 
 /// A refresh the scheduler refuses (it drops a queue that holds an
@@ -128,10 +186,10 @@ fn refresh_applies_fair_thresholds_and_max_assign() {
 #[test]
 fn refused_refresh_keeps_tree_and_settings() {
     let mut s = state_with(capacity_queues(&TWO_QUEUES));
-    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
-    submit_to(&mut s, "b", "alice", None, 1);
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    s.submit_to("b", "alice", None, 1);
     let before_queues = s.queues.clone();
-    let before_config = s.scheduler.config().clone();
+    let before_config = s.cluster.scheduler().config().clone();
     let dropped = capacity_queues(&[
         ("root.queues", "a"),
         ("root.a.capacity", "100"),
@@ -139,11 +197,12 @@ fn refused_refresh_keeps_tree_and_settings() {
         ("per-node-heartbeat.maximum-container-assignments", "2"),
     ]);
     let err = s
-        .reconfigure_queues(dropped, 10)
+        .run(10, RefreshQueues { queues: dropped })
         .expect_err("b holds an app");
+    let err = refusal_to_rpc(err).message;
     assert!(err.contains("root.b"), "{err}");
     assert_eq!(s.queues, before_queues);
-    assert_eq!(s.scheduler.config(), &before_config);
+    assert_eq!(s.cluster.scheduler().config(), &before_config);
 }
 
 // ---- application priorities -------------------------------------------------
@@ -155,12 +214,11 @@ fn refused_refresh_keeps_tree_and_settings() {
 /// record, the scheduler and the report all show.
 #[test]
 fn submitted_priorities_take_queue_defaults_and_the_cluster_maximum() {
-    let mut s = state_with(capacity_queues(&with(&[(
-        "root.a.default-application-priority",
-        "3",
-    )])));
-    s.max_application_priority = 5;
-    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
+    let mut s = with_max_priority(
+        capacity_queues(&with(&[("root.a.default-application-priority", "3")])),
+        5,
+    );
+    s.add_node("h1", Resource::new(8192, 8), 0);
     let cases = [
         ("a", None, 3),
         ("a", Some(9), 5),
@@ -170,7 +228,7 @@ fn submitted_priorities_take_queue_defaults_and_the_cluster_maximum() {
         ("b", Some(5), 5),
     ];
     for (queue, requested, effective) in cases {
-        let id = submit_to(&mut s, queue, "alice", requested, 1);
+        let id = s.submit_to(queue, "alice", requested, 1);
         assert_eq!(
             priority_of(&s, id),
             (effective, Some(effective), Some(effective)),
@@ -187,9 +245,9 @@ fn default_cluster_maximum_is_zero() {
         "root.a.default-application-priority",
         "3",
     )])));
-    assert_eq!(s.max_application_priority, 0);
-    let asked = submit_to(&mut s, "a", "alice", Some(7), 1);
-    let defaulted = submit_to(&mut s, "a", "alice", None, 1);
+    assert_eq!(s.settings.max_application_priority, 0);
+    let asked = s.submit_to("a", "alice", Some(7), 1);
+    let defaulted = s.submit_to("a", "alice", None, 1);
     assert_eq!(s.apps.get(&asked).map(|a| a.priority), Some(0));
     assert_eq!(s.apps.get(&defaulted).map(|a| a.priority), Some(0));
 }
@@ -206,15 +264,10 @@ fn fifo_and_fair_schedulers_give_priority_zero() {
     .unwrap_or_else(|e| panic!("{e}"));
     for file in [QueueFile::fifo(), fair_file] {
         let kind = file.tree.kind;
-        let mut s = state_with(file);
-        s.max_application_priority = 10;
-        let id = submit_to(&mut s, "default", "alice", Some(4), 1);
+        let mut s = with_max_priority(file, 10);
+        let id = s.submit_to("default", "alice", Some(4), 1);
         assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(0), "{kind}");
-        assert_eq!(
-            s.update_app_priority(id, 6, "alice", &[], 2),
-            Ok(0),
-            "{kind}"
-        );
+        assert_eq!(update(&mut s, 2, id, 6, "alice"), Ok(0), "{kind}");
     }
 }
 
@@ -223,19 +276,21 @@ fn fifo_and_fair_schedulers_give_priority_zero() {
 /// with the highest priorities get them, whatever the submission order.
 #[test]
 fn higher_priority_applications_get_containers_first() {
-    let mut s = state_with(capacity_queues(&[
-        ("root.queues", "a"),
-        ("root.a.capacity", "100"),
-        ("root.a.maximum-am-resource-percent", "1.0"),
-        ("root.a.ordering-policy", "fifo"),
-    ]));
-    s.max_application_priority = 10;
-    let low = submit_to(&mut s, "a", "alice", Some(1), 1);
-    let high = submit_to(&mut s, "a", "alice", Some(5), 2);
-    let mid = submit_to(&mut s, "a", "alice", Some(3), 3);
+    let mut s = with_max_priority(
+        capacity_queues(&[
+            ("root.queues", "a"),
+            ("root.a.capacity", "100"),
+            ("root.a.maximum-am-resource-percent", "1.0"),
+            ("root.a.ordering-policy", "fifo"),
+        ]),
+        10,
+    );
+    let low = s.submit_to("a", "alice", Some(1), 1);
+    let high = s.submit_to("a", "alice", Some(5), 2);
+    let mid = s.submit_to("a", "alice", Some(3), 3);
     assert!(launched(&mut s).is_empty(), "no node yet");
-    add_node(&mut s, "h1", Resource::new(2048, 2), 4);
-    s.schedule_pass(5);
+    s.add_node("h1", Resource::new(2048, 2), 4);
+    s.tick(5);
     assert_eq!(launched(&mut s), [high, mid]);
     assert_eq!(s.apps.get(&low).map(|a| a.state), Some(AppState::Accepted));
 }
@@ -245,19 +300,18 @@ fn higher_priority_applications_get_containers_first() {
 /// application gets the next free AM container.
 #[test]
 fn priority_update_is_clamped_and_reorders_the_queue() {
-    let mut s = state_with(capacity_queues(&with(&[(
-        "root.a.ordering-policy",
-        "fifo",
-    )])));
-    s.max_application_priority = 10;
-    let first = submit_to(&mut s, "a", "alice", Some(2), 1);
-    let second = submit_to(&mut s, "a", "alice", Some(1), 2);
-    assert_eq!(s.update_app_priority(second, 20, "alice", &[], 3), Ok(10));
+    let mut s = with_max_priority(
+        capacity_queues(&with(&[("root.a.ordering-policy", "fifo")])),
+        10,
+    );
+    let first = s.submit_to("a", "alice", Some(2), 1);
+    let second = s.submit_to("a", "alice", Some(1), 2);
+    assert_eq!(update(&mut s, 3, second, 20, "alice"), Ok(10));
     assert_eq!(priority_of(&s, second), (10, Some(10), Some(10)));
     // The same priority again changes nothing and answers it.
-    assert_eq!(s.update_app_priority(second, 10, "alice", &[], 4), Ok(10));
-    add_node(&mut s, "h1", Resource::new(1024, 1), 5);
-    s.schedule_pass(6);
+    assert_eq!(update(&mut s, 4, second, 10, "alice"), Ok(10));
+    s.add_node("h1", Resource::new(1024, 1), 5);
+    s.tick(6);
     assert_eq!(launched(&mut s), [second]);
     assert_eq!(
         s.apps.get(&first).map(|a| a.state),
@@ -270,57 +324,80 @@ fn priority_update_is_clamped_and_reorders_the_queue() {
 /// modify the application when ACLs are on.
 #[test]
 fn priority_update_refusals() {
-    let mut s = state_with(capacity_queues(&TWO_QUEUES));
-    s.max_application_priority = 10;
-    let id = submit_to(&mut s, "a", "alice", Some(4), 1);
-    let stranger = ApplicationId::new(crate::test_support::TS, 99);
+    let mut s = TestRm::new(
+        capacity_queues(&TWO_QUEUES),
+        Settings {
+            max_application_priority: 10,
+            acl_enabled: true,
+            ..Settings::new(TS)
+        },
+        KeyRolling::daily(0),
+    );
+    let id = s.submit_to("a", "alice", Some(4), 1);
+    let stranger = ApplicationId::new(TS, 99);
     assert_eq!(
-        s.update_app_priority(stranger, 1, "alice", &[], 2),
-        Err(PriorityUpdateError::NotFound)
+        update(&mut s, 2, stranger, 1, "alice"),
+        Err(Refusal::ApplicationNotFound(stranger))
     );
 
-    s.acl_enabled = true;
-    s.admin_acl = crate::acl::Acl::parse("root admins");
+    s.run(
+        2,
+        RefreshAdminAcls {
+            acl: Acl::parse("root admins"),
+        },
+    );
+    let refused = update(&mut s, 3, id, 6, "mallory");
     assert_eq!(
-        s.update_app_priority(id, 6, "mallory", &[], 3),
-        Err(PriorityUpdateError::AccessDenied(format!(
-            "User mallory cannot perform operation MODIFY_APP on {id}"
-        )))
+        refused,
+        Err(Refusal::ModifyAccessDenied {
+            user: "mallory".into(),
+            app: id
+        })
+    );
+    let message = refused.err().map(|r| refusal_to_rpc(r).message);
+    assert_eq!(
+        message,
+        Some(format!(
+            "org.apache.hadoop.security.AccessControlException: \
+             User mallory cannot perform operation MODIFY_APP on {id}"
+        ))
     );
     assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(4));
-    assert_eq!(s.update_app_priority(id, 6, "alice", &[], 4), Ok(6));
+    assert_eq!(update(&mut s, 4, id, 6, "alice"), Ok(6));
     assert_eq!(
-        s.update_app_priority(id, 7, "bob", &["admins".to_string()], 5),
+        update_as(&mut s, 5, id, 7, "bob", &["admins".to_string()]),
         Ok(7)
     );
 
-    if let Some(app) = s.apps.get_mut(&id) {
+    if let Some(app) = s.state.apps.get_mut(&id) {
         app.state = AppState::Submitted;
     }
+    let refused = update(&mut s, 6, id, 8, "alice");
     assert_eq!(
-        s.update_app_priority(id, 8, "alice", &[], 6),
-        Err(PriorityUpdateError::WrongState(
-            "Application in SUBMITTED state cannot update priority.".into()
-        ))
+        refused,
+        Err(Refusal::PriorityUpdateInState(AppState::Submitted))
     );
-    if let Some(app) = s.apps.get_mut(&id) {
+    assert_eq!(
+        refused.err().map(|r| refusal_to_rpc(r).message),
+        Some("Application in SUBMITTED state cannot update priority.".into())
+    );
+    if let Some(app) = s.state.apps.get_mut(&id) {
         app.state = AppState::Accepted;
     }
-    s.kill_app(id, "killed".into(), 7);
-    assert_eq!(s.update_app_priority(id, 9, "alice", &[], 8), Ok(7));
+    kill(&mut s, 7, id, "killed");
+    assert_eq!(update(&mut s, 8, id, 9, "alice"), Ok(7));
     assert_eq!(s.apps.get(&id).map(|a| a.priority), Some(7));
 }
 
 /// A RUNNING application's priority can be changed too.
 #[test]
 fn running_application_priority_update() {
-    let mut s = state_with(capacity_queues(&TWO_QUEUES));
-    s.max_application_priority = 3;
-    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
-    let id = submit_to(&mut s, "a", "alice", None, 1);
-    assert_eq!(run_ams(&mut s, 2).len(), 1);
+    let mut s = with_max_priority(capacity_queues(&TWO_QUEUES), 3);
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    let id = s.submit_to("a", "alice", None, 1);
+    assert_eq!(s.run_ams(2).len(), 1);
     assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Running));
-    assert_eq!(s.update_app_priority(id, 2, "alice", &[], 3), Ok(2));
+    assert_eq!(update(&mut s, 3, id, 2, "alice"), Ok(2));
     assert_eq!(priority_of(&s, id), (2, Some(2), Some(2)));
 }
 
@@ -335,10 +412,10 @@ fn maximum_applications_refuses_with_hadoops_message() {
         "root.a.maximum-applications",
         "2",
     )])));
-    add_node(&mut s, "h1", Resource::new(8192, 8), 0);
-    let first = submit_to(&mut s, "a", "alice", None, 1);
-    let second = submit_to(&mut s, "a", "bob", None, 2);
-    let third = submit_to(&mut s, "a", "carol", None, 3);
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    let first = s.submit_to("a", "alice", None, 1);
+    let second = s.submit_to("a", "bob", None, 2);
+    let third = s.submit_to("a", "carol", None, 3);
     for id in [first, second] {
         assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Accepted));
     }
@@ -355,14 +432,14 @@ fn maximum_applications_refuses_with_hadoops_message() {
         "a refused application never reaches the scheduler"
     );
     // Another leaf is not affected.
-    let elsewhere = submit_to(&mut s, "b", "carol", None, 4);
+    let elsewhere = s.submit_to("b", "carol", None, 4);
     assert_eq!(
         s.apps.get(&elsewhere).map(|a| a.state),
         Some(AppState::Accepted)
     );
     // A finished application frees its place.
-    s.kill_app(first, "done".into(), 5);
-    let fourth = submit_to(&mut s, "a", "carol", None, 6);
+    kill(&mut s, 5, first, "done");
+    let fourth = s.submit_to("a", "carol", None, 6);
     assert_eq!(
         s.apps.get(&fourth).map(|a| a.state),
         Some(AppState::Accepted)

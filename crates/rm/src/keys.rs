@@ -1,0 +1,252 @@
+//! Token master keys and the tokens the RM mints with them: AMRMTokens (an
+//! AM's credential on the scheduler port), NMTokens (a client's credential
+//! at a NodeManager) and container tokens (a NodeManager's proof that the RM
+//! granted a container).
+//!
+//! The keys live in a [`KeyRing`] shared by the state's owner (which mints
+//! and rolls) and the IPC servers' token verifiers (which check), so each
+//! sits behind a read-mostly lock: verifiers run on connection tasks and
+//! must not wait for the owner. Nothing else in the RM is locked.
+
+use std::sync::{Arc, RwLock};
+
+use hadoop_protos::yarn::ContainerTypeProto;
+use spindle_common::ids::{ApplicationAttemptId, NodeId};
+use spindle_common::security::{
+    kind, AmRmTokenIdentifier, ContainerTokenIdentifier, MasterKey, NmTokenIdentifier,
+    SecretManager, Token,
+};
+use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
+use tracing::{info, warn};
+
+use crate::attempts::Granted;
+
+/// The RM's token secret managers.
+#[derive(Debug)]
+pub struct KeyRing {
+    pub amrm: RwLock<SecretManager>,
+    pub nm_token: RwLock<SecretManager>,
+    pub container_token: RwLock<SecretManager>,
+}
+
+impl KeyRing {
+    /// Fresh random keys.
+    pub fn generate() -> KeyRing {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let mut key = || random_master_key(rng.random_range(1..i32::MAX / 2));
+        KeyRing {
+            amrm: RwLock::new(SecretManager::new(key())),
+            nm_token: RwLock::new(SecretManager::new(key())),
+            container_token: RwLock::new(SecretManager::new(key())),
+        }
+    }
+}
+
+/// A fresh master key for a secret manager.
+pub fn random_master_key(key_id: i32) -> MasterKey {
+    use rand::RngCore;
+    let mut bytes = vec![0u8; spindle_common::security::secret::DEFAULT_KEY_BYTES];
+    rand::rng().fill_bytes(&mut bytes);
+    MasterKey::new(key_id, bytes)
+}
+
+/// Reads a lock, tolerating poisoning (a panicked reader cannot corrupt a key).
+pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes a fresh key current in `lock`; the old one stays valid as the previous key.
+fn roll(lock: &RwLock<SecretManager>) {
+    let mut keys = lock.write().unwrap_or_else(|e| e.into_inner());
+    let next = random_master_key(keys.next_key_id());
+    if let Err(e) = keys.roll(next) {
+        warn!(error = %e, "master key roll failed");
+    }
+}
+
+/// Checks AMRMTokens on the scheduler port; the connection's user becomes the attempt.
+pub struct AmrmVerifier(pub Arc<KeyRing>);
+
+impl TokenVerifier for AmrmVerifier {
+    fn kind(&self) -> &str {
+        kind::AM_RM
+    }
+
+    fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
+        let ident = AmRmTokenIdentifier::decode(identifier).map_err(|e| e.to_string())?;
+        let password = read(&self.0.amrm)
+            .retrieve_password(identifier, ident.key_id)
+            .map_err(|e| format!("AMRMToken for {} refused: {e}", ident.attempt))?;
+        Ok(VerifiedToken {
+            password,
+            user: ident.user(),
+        })
+    }
+}
+
+/// When each master key was last rolled and how often it rolls
+/// (`yarn.resourcemanager.{am-rm,container,nm}-tokens.master-key-rolling-interval-secs`),
+/// in monotonic milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRolling {
+    pub amrm_interval_ms: u64,
+    pub container_interval_ms: u64,
+    pub nm_interval_ms: u64,
+    pub amrm_rolled_ms: u64,
+    pub container_rolled_ms: u64,
+    pub nm_rolled_ms: u64,
+}
+
+impl KeyRolling {
+    /// Hadoop's default: every key rolls daily, the first time a day after `now_ms`.
+    pub fn daily(now_ms: u64) -> KeyRolling {
+        let day = 86_400_000;
+        KeyRolling {
+            amrm_interval_ms: day,
+            container_interval_ms: day,
+            nm_interval_ms: day,
+            amrm_rolled_ms: now_ms,
+            container_rolled_ms: now_ms,
+            nm_rolled_ms: now_ms,
+        }
+    }
+}
+
+/// The master keys NodeManagers verify with, as they get them at
+/// registration and after every roll.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NmMasterKeys {
+    pub container_token: MasterKey,
+    pub nm_token: MasterKey,
+}
+
+/// Whether a container token is for an AM container or a task's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerKind {
+    ApplicationMaster,
+    Task,
+}
+
+/// Mints the RM's tokens and rolls their keys.
+#[derive(Debug)]
+pub struct TokenIssuer {
+    keys: Arc<KeyRing>,
+    rolling: KeyRolling,
+    /// The scheduler address as a token service (`ip:port`), AMRMTokens' service.
+    scheduler_service: String,
+    /// The cluster timestamp, the `rm_identifier` of container tokens.
+    rm_identifier: i64,
+    /// `yarn.resourcemanager.rm.container-allocation.expiry-interval-ms`.
+    container_token_expiry_ms: u64,
+}
+
+impl TokenIssuer {
+    pub fn new(
+        keys: Arc<KeyRing>,
+        rolling: KeyRolling,
+        scheduler_service: String,
+        rm_identifier: i64,
+        container_token_expiry_ms: u64,
+    ) -> TokenIssuer {
+        TokenIssuer {
+            keys,
+            rolling,
+            scheduler_service,
+            rm_identifier,
+            container_token_expiry_ms,
+        }
+    }
+
+    /// The AMRMToken of `attempt` under the current key.
+    pub fn amrm(&self, attempt: ApplicationAttemptId) -> Token {
+        let keys = read(&self.keys.amrm);
+        let id = AmRmTokenIdentifier::new(attempt, keys.current_key().key_id).encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::AM_RM, self.scheduler_service.clone())
+    }
+
+    /// The id of the current AMRMToken key: an AM authenticated under another
+    /// gets a fresh token in its next allocate answer.
+    pub fn current_amrm_key_id(&self) -> i32 {
+        read(&self.keys.amrm).current_key().key_id
+    }
+
+    /// An NMToken for `attempt` at `node`, submitted by `user`.
+    pub fn nm(&self, attempt: ApplicationAttemptId, node: &NodeId, user: &str) -> Token {
+        let keys = read(&self.keys.nm_token);
+        let key_id = keys.current_key().key_id;
+        let id = NmTokenIdentifier::new(attempt, node.clone(), user, key_id).encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::NM, node.to_string())
+    }
+
+    /// The container token of a granted container, created at `wall_ms` and
+    /// valid until the allocation expiry interval has passed (both wall
+    /// clock, as the NodeManager checks them).
+    pub fn container(
+        &self,
+        container: &Granted,
+        user: &str,
+        kind: ContainerKind,
+        wall_ms: u64,
+    ) -> Token {
+        let keys = read(&self.keys.container_token);
+        let key_id = keys.current_key().key_id;
+        let ident = ContainerTokenIdentifier::new(
+            container.container,
+            container.node.to_string(),
+            user,
+            container.resource,
+            (wall_ms + self.container_token_expiry_ms) as i64,
+            key_id,
+            self.rm_identifier,
+            container.priority,
+            wall_ms as i64,
+            match kind {
+                ContainerKind::ApplicationMaster => ContainerTypeProto::ApplicationMaster,
+                ContainerKind::Task => ContainerTypeProto::Task,
+            },
+        );
+        let id = ident.encode();
+        let password = keys.create_password(&id);
+        Token::new(id, password, kind::CONTAINER, container.node.to_string())
+    }
+
+    /// The current keys NodeManagers need.
+    pub fn nm_master_keys(&self) -> NmMasterKeys {
+        NmMasterKeys {
+            container_token: read(&self.keys.container_token).current_key().clone(),
+            nm_token: read(&self.keys.nm_token).current_key().clone(),
+        }
+    }
+
+    /// Rolls master keys whose interval has passed at `now_ms` (monotonic).
+    /// NodeManagers get new keys in their next heartbeat, AMs a new AMRMToken in
+    /// their next allocate answer; tokens under the previous key stay valid until
+    /// the following roll.
+    pub fn roll_due(&mut self, now_ms: u64) {
+        let r = &mut self.rolling;
+        if now_ms.saturating_sub(r.amrm_rolled_ms) >= r.amrm_interval_ms {
+            r.amrm_rolled_ms = now_ms;
+            roll(&self.keys.amrm);
+            info!("AMRMToken master key rolled");
+        }
+        if now_ms.saturating_sub(r.container_rolled_ms) >= r.container_interval_ms {
+            r.container_rolled_ms = now_ms;
+            roll(&self.keys.container_token);
+            info!("container-token master key rolled");
+        }
+        if now_ms.saturating_sub(r.nm_rolled_ms) >= r.nm_interval_ms {
+            r.nm_rolled_ms = now_ms;
+            roll(&self.keys.nm_token);
+            info!("NMToken master key rolled");
+        }
+    }
+
+    /// The key ring, for tests that check which keys are valid.
+    #[cfg(test)]
+    pub fn keys(&self) -> &KeyRing {
+        &self.keys
+    }
+}

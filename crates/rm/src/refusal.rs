@@ -1,0 +1,76 @@
+//! Why the RM refuses a command or cannot answer a query, in domain terms.
+//!
+//! The state returns these; the protocol handlers turn each into the Java
+//! exception class and message a Hadoop client expects, in one place
+//! (`convert::refusal_to_rpc`).
+
+use std::path::PathBuf;
+
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::resource::Resource;
+use spindle_common::states::{AppState, AttemptState};
+use spindle_scheduler::SchedulerError;
+
+/// A refused command or an unanswerable query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No such application (reports, attempts, priority updates).
+    ApplicationNotFound(ApplicationId),
+    /// `forceKillApplication` of an application the RM does not know.
+    KillOfAbsentApplication(ApplicationId),
+    /// No such application attempt.
+    AttemptNotFound(ApplicationAttemptId),
+    /// No container with this id is allocated.
+    ContainerNotFound(ContainerId),
+    /// A submission whose id this RM did not hand out (`getNewApplication`
+    /// first); `cluster_ts` is this RM's cluster timestamp.
+    UnknownApplicationId { id: ApplicationId, cluster_ts: i64 },
+    /// A submission whose AM asks for a negative resource.
+    NegativeAmResource { requested: Resource },
+    /// A submission whose AM asks for more than one container may have.
+    AmResourceAboveMaximum {
+        requested: Resource,
+        maximum: Resource,
+    },
+    /// The user may not submit to the queue (`yarn.acl.enable`); `queue`
+    /// is the queue the submission named.
+    SubmitAccessDenied {
+        user: String,
+        app: ApplicationId,
+        queue: String,
+    },
+    /// The user may not modify the application (`yarn.acl.enable`).
+    ModifyAccessDenied { user: String, app: ApplicationId },
+    /// `updateApplicationPriority` of an application that is neither
+    /// ACCEPTED nor RUNNING (nor finished).
+    PriorityUpdateInState(AppState),
+    /// The AMRMToken names an attempt that is not its application's current one.
+    NotCurrentAttempt(ApplicationAttemptId),
+    /// The AM must register (again) before it allocates or unregisters.
+    AmNotRegistered(ApplicationAttemptId),
+    /// A second `registerApplicationMaster` of the same attempt.
+    AmAlreadyRegistered(ApplicationId),
+    /// `registerApplicationMaster` of an attempt that has ended.
+    AttemptEnded {
+        attempt: ApplicationAttemptId,
+        state: AttemptState,
+    },
+    /// An allocate call out of the response-id sequence.
+    InvalidResponseId {
+        attempt: ApplicationAttemptId,
+        expected: i32,
+        got: i32,
+    },
+    /// The scheduler refused an allocate call's asks, releases or blacklist.
+    AsksRefused(SchedulerError),
+    /// The scheduler refused a new queue configuration (read from `source`);
+    /// the old one stays in force.
+    QueuesRefused {
+        source: Option<PathBuf>,
+        error: SchedulerError,
+    },
+    /// `updateNodeResource` named nodes that are not active.
+    NodesNotRunning(Vec<NodeId>),
+    /// The caller is not in `yarn.admin.acl`.
+    AdminAccessDenied { user: String, operation: String },
+}

@@ -1,0 +1,65 @@
+//! Administration: `yarn rmadmin` refreshes and node resources. The
+//! handlers re-read the configuration files; the commands carry what they
+//! read.
+
+use super::RmState;
+use crate::command::{RefreshAdminAcls, RefreshNodes, RefreshQueues, UpdateNodeResources};
+use crate::refusal::Refusal;
+use crate::time::Now;
+
+impl RmState {
+    /// `refreshQueues`: puts the new queue configuration in force if the
+    /// scheduler accepts it (tree, locality delays and per-heartbeat caps,
+    /// all or nothing); otherwise the old configuration stays and the reason
+    /// is answered.
+    pub(super) fn refresh_queues(&mut self, now: Now, cmd: RefreshQueues) -> Result<(), Refusal> {
+        let queues = cmd.queues;
+        match self.cluster.reconfigure(&queues, now.mono_ms) {
+            Ok(decisions) => {
+                self.queues = queues;
+                self.apply(decisions, now);
+                self.schedule_pass(now);
+                Ok(())
+            }
+            Err(error) => Err(Refusal::QueuesRefused {
+                source: queues.source,
+                error,
+            }),
+        }
+    }
+
+    /// `refreshNodes`: nodes the new host lists exclude are decommissioned
+    /// (at once, or gracefully), excluded ones allowed again are
+    /// recommissioned; the scheduler follows.
+    pub(super) fn refresh_nodes(&mut self, now: Now, cmd: RefreshNodes) {
+        let decisions = self.cluster.refresh(cmd.hosts, cmd.mode, now.mono_ms);
+        self.apply(decisions, now);
+    }
+
+    /// `refreshAdminAcls`: a new `yarn.admin.acl`.
+    pub(super) fn refresh_admin_acls(&mut self, cmd: RefreshAdminAcls) {
+        self.admin_acl = cmd.acl;
+    }
+
+    /// `updateNodeResource`: new capabilities for active nodes; nodes that
+    /// are not active are named in the refusal (the others are updated).
+    pub(super) fn update_node_resources(
+        &mut self,
+        now: Now,
+        cmd: UpdateNodeResources,
+    ) -> Result<(), Refusal> {
+        let mut missing = Vec::new();
+        for (node, capability) in cmd.nodes {
+            let (known, decisions) = self.cluster.set_capability(&node, capability, now.mono_ms);
+            self.apply(decisions, now);
+            if !known {
+                missing.push(node);
+            }
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Refusal::NodesNotRunning(missing))
+        }
+    }
+}

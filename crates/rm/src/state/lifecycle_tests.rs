@@ -1,0 +1,687 @@
+//! The application lifecycle driven command by command on the state:
+//! submission, AM container and launch effect, registration, allocate
+//! sequencing, container completion, unregistration, retries and kill.
+
+use std::collections::BTreeSet;
+
+use spindle_common::conf::Configuration;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::resource::Resource;
+use spindle_common::security::{
+    AmRmTokenIdentifier, ContainerTokenIdentifier, Credentials, NmTokenIdentifier,
+};
+use spindle_scheduler::ResourceAsk;
+
+use super::test_support::{state_with, TestRm, TS};
+use super::Settings;
+use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
+use crate::apps::{AppState, FinalStatus, Submission};
+use crate::attempts::AttemptState;
+use crate::cluster::nodes::{ContainerStatus, Decommission, NodeState, NodeWork};
+use crate::command::{
+    Allocate, AmLaunchFailed, AmLaunched, FinishApplicationMaster, KillApplication, NewApplication,
+    RefreshNodes, RegisterApplicationMaster, SubmitApplication, UnregisterNode,
+};
+use crate::convert::refusal_to_rpc;
+use crate::hosts::{parse_list, HostLists};
+use crate::keys::KeyRolling;
+use crate::launch::{AmLaunchContext, Effect};
+use crate::queue_files::QueueFile;
+use crate::refusal::Refusal;
+
+/// FIFO queues, a 5 s AM liveness interval, keys rolling as `rolling` says.
+fn state_rolling(rolling: KeyRolling) -> TestRm {
+    let settings = Settings {
+        am_expiry_ms: 5_000,
+        ..Settings::new(TS)
+    };
+    TestRm::new(QueueFile::fifo(), settings, rolling)
+}
+
+fn state() -> TestRm {
+    state_rolling(KeyRolling::daily(0))
+}
+
+fn node(host: &str) -> NodeId {
+    NodeId::new(host, 4040)
+}
+
+fn add_node(s: &mut TestRm, host: &str, ms: u64) {
+    s.add_node(host, Resource::new(8192, 8), ms);
+}
+
+fn submit(s: &mut TestRm, ms: u64) -> ApplicationId {
+    submit_keeping(s, ms, false)
+}
+
+fn submit_keeping(s: &mut TestRm, ms: u64, keep_containers: bool) -> ApplicationId {
+    let id = s.run(ms, NewApplication);
+    let mut submission = super::test_support::submission(id, "default", None);
+    submission.keep_containers = keep_containers;
+    let submit = SubmitApplication {
+        submission,
+        launch: crate::convert::launch_context_from_pb(
+            hadoop_protos::yarn::ContainerLaunchContextProto {
+                command: vec!["sleep 1".into()],
+                ..Default::default()
+            },
+        ),
+        user: "alice".into(),
+        groups: Vec::new(),
+    };
+    s.run(ms, submit).expect("submit");
+    id
+}
+
+/// Takes the one LaunchAm effect and checks its tokens.
+fn take_launch(s: &mut TestRm) -> (ApplicationAttemptId, NodeId, ContainerId) {
+    let effects = s.take_effects();
+    assert_eq!(effects.len(), 1, "{effects:?}");
+    let Effect::LaunchAm {
+        attempt,
+        node,
+        nm_token,
+        container_token,
+        launch,
+    } = effects.into_iter().next().expect("one effect");
+    let nm = NmTokenIdentifier::decode(&nm_token.identifier).expect("nm token");
+    assert_eq!(
+        (nm.attempt, &nm.node, nm.app_submitter.as_str()),
+        (attempt, &node, "alice")
+    );
+    let ident = ContainerTokenIdentifier::decode(&container_token.identifier)
+        .expect("container identifier");
+    assert_eq!(ident.nm_host_addr, node.to_string());
+    assert_eq!(ident.rm_identifier, TS);
+    assert_eq!(
+        ident.container_type,
+        Some(hadoop_protos::yarn::ContainerTypeProto::ApplicationMaster)
+    );
+    // The AMRMToken was merged into the launch context's credentials.
+    let creds =
+        Credentials::from_bytes(launch.tokens.as_deref().unwrap_or_default()).expect("HDTS");
+    let amrm: Vec<_> = creds.tokens_of_kind("YARN_AM_RM_TOKEN").collect();
+    assert_eq!(amrm.len(), 1);
+    let amrm_id = AmRmTokenIdentifier::decode(&amrm[0].identifier).expect("amrm identifier");
+    assert_eq!(amrm_id.attempt, attempt);
+    assert!(launch
+        .environment
+        .iter()
+        .any(|(name, _)| name == "APPLICATION_WEB_PROXY_BASE"));
+    (attempt, node, ident.container)
+}
+
+fn amrm_key(s: &TestRm) -> i32 {
+    s.tokens.current_amrm_key_id()
+}
+
+/// The node reports `container` completed with `exit`; answers what the
+/// node is told.
+fn complete(s: &mut TestRm, node: &NodeId, container: ContainerId, exit: i32, ms: u64) -> NodeWork {
+    let status = ContainerStatus {
+        container,
+        running: false,
+        complete: true,
+        exit_status: exit,
+        diagnostics: format!("exit {exit}"),
+    };
+    s.heartbeat(node, vec![status], ms).work
+}
+
+/// What the node is told on a heartbeat reporting nothing.
+fn node_work(s: &mut TestRm, node: &NodeId, ms: u64) -> NodeWork {
+    s.heartbeat(node, Vec::new(), ms).work
+}
+
+fn ask(pri: i32, name: &str, mb: i64, n: i32) -> ResourceAsk {
+    ResourceAsk::new(pri, name, Resource::new(mb, 1), n)
+}
+
+fn register(
+    s: &mut TestRm,
+    attempt: ApplicationAttemptId,
+    url: &str,
+    ms: u64,
+) -> Result<RegisterReply, Refusal> {
+    s.run(
+        ms,
+        RegisterApplicationMaster {
+            attempt,
+            host: "amhost".into(),
+            rpc_port: 7000,
+            tracking_url: url.into(),
+        },
+    )
+}
+
+fn allocate(
+    s: &mut TestRm,
+    attempt: ApplicationAttemptId,
+    key: i32,
+    request: AllocateRequest,
+    ms: u64,
+) -> Result<AllocateReply, Refusal> {
+    s.run(
+        ms,
+        Allocate {
+            attempt,
+            amrm_key_id: key,
+            request,
+        },
+    )
+}
+
+/// An allocate call with response id `id` and nothing else.
+fn plain(id: i32) -> AllocateRequest {
+    AllocateRequest {
+        response_id: id,
+        ..Default::default()
+    }
+}
+
+fn finish(
+    s: &mut TestRm,
+    attempt: ApplicationAttemptId,
+    status: FinalStatus,
+    diagnostics: &str,
+    ms: u64,
+) -> Result<bool, Refusal> {
+    s.run(
+        ms,
+        FinishApplicationMaster {
+            attempt,
+            status,
+            diagnostics: diagnostics.into(),
+            tracking_url: String::new(),
+        },
+    )
+}
+
+fn launched(s: &mut TestRm, attempt: ApplicationAttemptId, ms: u64) {
+    s.run(ms, AmLaunched { attempt });
+}
+
+#[test]
+fn application_runs_to_success() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (attempt, am_node, am_container) = take_launch(&mut s);
+    assert_eq!(
+        am_container.sequence(),
+        1,
+        "the AM container is the attempt's first"
+    );
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Accepted));
+
+    launched(&mut s, attempt, 20);
+    let key = amrm_key(&s);
+    assert_eq!(
+        allocate(&mut s, attempt, key, plain(0), 25),
+        Err(Refusal::AmNotRegistered(attempt))
+    );
+    register(&mut s, attempt, "http://amhost:4040", 30).expect("register");
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Running));
+    assert!(
+        register(&mut s, attempt, "", 31).is_err(),
+        "second register refused"
+    );
+
+    // Ask for two 2 GB containers anywhere.
+    let req = AllocateRequest {
+        asks: vec![ask(1, "*", 2048, 2)],
+        response_id: 0,
+        ..Default::default()
+    };
+    let r1 = allocate(&mut s, attempt, key, req.clone(), 40).expect("allocate");
+    assert_eq!(r1.response_id, 1);
+    assert_eq!(r1.allocated.len(), 2);
+    assert_eq!(r1.nm_tokens.len(), 1, "one NMToken for the one node");
+    for c in &r1.allocated {
+        assert_eq!(c.priority, 1);
+        assert_eq!(c.node_http_address, "h1:8042");
+        assert_eq!(c.token.kind, "ContainerToken");
+    }
+    // A repeated call with the old response id replays the same answer.
+    assert_eq!(allocate(&mut s, attempt, key, req, 41).expect("replay"), r1);
+    // Out-of-sequence ids are refused.
+    assert_eq!(
+        allocate(&mut s, attempt, key, plain(7), 42),
+        Err(Refusal::InvalidResponseId {
+            attempt,
+            expected: 1,
+            got: 7
+        })
+    );
+
+    // One task container finishes; the AM hears about it on the next call.
+    let task = r1.allocated[0].id;
+    complete(&mut s, &am_node, task, 0, 50);
+    let r2 = allocate(&mut s, attempt, key, plain(1), 60).expect("allocate 2");
+    assert_eq!(r2.response_id, 2);
+    assert_eq!(r2.completed.len(), 1);
+    assert_eq!(r2.completed[0].exit_status, 0);
+    assert!(
+        r2.nm_tokens.is_empty(),
+        "no second NMToken for the same node"
+    );
+
+    assert_eq!(
+        finish(&mut s, attempt, FinalStatus::Succeeded, "done", 70),
+        Ok(true)
+    );
+    let a = s.apps.get(&app).expect("app");
+    assert_eq!(
+        (a.state, a.final_status),
+        (AppState::Finished, FinalStatus::Succeeded)
+    );
+    // The AM container exits: the attempt is over and the node cleans up the app.
+    let work = complete(&mut s, &am_node, am_container, 0, 80);
+    assert_eq!(
+        s.attempts.get(&attempt).map(|a| a.state),
+        Some(AttemptState::Finished)
+    );
+    assert!(work.cleanup_apps.contains(&app));
+    assert!(work.acked.contains(&am_container));
+    s.cluster
+        .scheduler()
+        .check_invariants()
+        .expect("invariants");
+    assert_eq!(
+        s.cluster.scheduler().cluster().used,
+        Resource::ZERO,
+        "everything returned"
+    );
+}
+
+#[test]
+fn failed_am_is_retried_then_the_app_fails() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    complete(&mut s, &n1, c1, 1, 30);
+    assert_eq!(
+        s.attempts.get(&a1).map(|a| a.state),
+        Some(AttemptState::Failed)
+    );
+    // A second attempt starts with a new AM container.
+    let (a2, n2, c2) = take_launch(&mut s);
+    assert_eq!(a2.attempt_id, 2);
+    assert_ne!(c1, c2);
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Accepted));
+    complete(&mut s, &n2, c2, 1, 40);
+    let a = s.apps.get(&app).expect("app");
+    assert_eq!(a.state, AppState::Failed);
+    assert!(
+        a.diagnostics.contains("failed 2 times"),
+        "{}",
+        a.diagnostics
+    );
+    assert!(a.diagnostics.contains("exitCode: 1"), "{}", a.diagnostics);
+    assert!(s.effects.is_empty(), "no third attempt");
+}
+
+#[test]
+fn lost_node_does_not_count_as_an_attempt_failure() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, _c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    // The node goes away (as after liveness expiry).
+    add_node(&mut s, "h2", 25);
+    assert!(s.run(30, UnregisterNode { node: n1 }));
+    let (a2, n2, _) = take_launch(&mut s);
+    assert_eq!(n2, node("h2"));
+    assert_eq!(s.history.get(&app).map(|h| h.failed), Some(0));
+    assert_eq!(a2.attempt_id, 2);
+}
+
+#[test]
+fn am_launch_failure_fails_the_attempt() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    s.run(
+        20,
+        AmLaunchFailed {
+            attempt: a1,
+            reason: "connection refused".into(),
+        },
+    );
+    let attempt = s.attempts.get(&a1).expect("attempt");
+    assert_eq!(attempt.state, AttemptState::Failed);
+    assert!(attempt.diagnostics.contains("connection refused"));
+    let _ = take_launch(&mut s);
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Accepted));
+}
+
+#[test]
+fn silent_am_times_out() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    s.tick(4_000);
+    assert_eq!(
+        s.attempts.get(&a1).map(|a| a.state),
+        Some(AttemptState::Running)
+    );
+    s.tick(6_000);
+    let a = s.attempts.get(&a1).expect("attempt");
+    assert_eq!(a.state, AttemptState::Failed);
+    assert!(a.diagnostics.contains("timed out"));
+    assert_eq!(s.history.get(&app).map(|h| h.ids.len()), Some(2));
+}
+
+#[test]
+fn kill_ends_the_attempt_and_cleans_its_containers() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    let key = amrm_key(&s);
+    let r = allocate(
+        &mut s,
+        a1,
+        key,
+        AllocateRequest {
+            asks: vec![ask(1, "*", 1024, 1)],
+            response_id: 0,
+            ..Default::default()
+        },
+        40,
+    )
+    .expect("allocate");
+    assert_eq!(r.allocated.len(), 1);
+    let killed = s.run(
+        50,
+        KillApplication {
+            app,
+            user: "alice".into(),
+            reason: Some("killed by test".into()),
+        },
+    );
+    assert_eq!(killed, Ok(true));
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Killed));
+    assert_eq!(
+        s.apps.get(&app).map(|a| a.diagnostics.as_str()),
+        Some("Application killed by user alice: killed by test")
+    );
+    let work = node_work(&mut s, &n1, 55);
+    assert!(work.cleanup_containers.contains(&c1), "AM container killed");
+    assert_eq!(work.cleanup_containers.len(), 2, "and the task container");
+    assert!(work.cleanup_apps.contains(&app));
+    // The killed attempt's AM is told to shut down.
+    let after = allocate(&mut s, a1, key, plain(1), 60).expect("allocate after kill");
+    assert!(after.shutdown);
+    s.cluster
+        .scheduler()
+        .check_invariants()
+        .expect("invariants");
+}
+
+#[test]
+fn rolled_amrm_key_hands_the_am_a_new_token() {
+    let mut s = state_rolling(KeyRolling {
+        amrm_interval_ms: 1000,
+        ..KeyRolling::daily(0)
+    });
+    add_node(&mut s, "h1", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    register(&mut s, a1, "", 20).expect("register");
+    let old_key = amrm_key(&s);
+    assert!(allocate(&mut s, a1, old_key, plain(0), 30)
+        .expect("allocate")
+        .amrm_token
+        .is_none());
+    // The AMRMToken key rolls every second: the tick at 2 s rolls it.
+    s.tick(2_000);
+    assert_ne!(amrm_key(&s), old_key);
+    let r = allocate(&mut s, a1, old_key, plain(1), 2_010).expect("allocate after roll");
+    let token = r.amrm_token.expect("a new AMRMToken");
+    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
+    assert_eq!((ident.attempt, ident.key_id), (a1, amrm_key(&s)));
+    // The old key is still accepted as the previous one.
+    assert!(crate::keys::read(&s.tokens.keys().amrm)
+        .key(old_key)
+        .is_ok());
+}
+
+#[test]
+fn kept_containers_survive_the_am_and_go_to_the_next_attempt() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit_keeping(&mut s, 10, true);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    let key = amrm_key(&s);
+    let r = allocate(
+        &mut s,
+        a1,
+        key,
+        AllocateRequest {
+            asks: vec![ask(1, "*", 1024, 2)],
+            response_id: 0,
+            ..Default::default()
+        },
+        40,
+    )
+    .expect("allocate");
+    let tasks: Vec<ContainerId> = r.allocated.iter().map(|c| c.id).collect();
+    assert_eq!(tasks.len(), 2);
+    // The AM dies; its task containers keep running.
+    let work = complete(&mut s, &n1, c1, 1, 50);
+    assert!(
+        work.cleanup_containers.is_empty(),
+        "nothing killed: {work:?}"
+    );
+    assert!(work.cleanup_apps.is_empty());
+    let (a2, _, _) = take_launch(&mut s);
+    launched(&mut s, a2, 60);
+    let reg = register(&mut s, a2, "", 70).expect("register 2");
+    assert_eq!(reg.previous_containers.len(), 2);
+    assert_eq!(reg.previous_nm_tokens.len(), 1);
+    // One kept container finishes: the new AM hears of it; the other it releases.
+    complete(&mut s, &n1, tasks[0], 0, 80);
+    let r = allocate(
+        &mut s,
+        a2,
+        key,
+        AllocateRequest {
+            response_id: 0,
+            releases: vec![tasks[1]],
+            ..Default::default()
+        },
+        90,
+    )
+    .expect("allocate 2");
+    let done: Vec<_> = r.completed.iter().map(|c| c.exit_status).collect();
+    assert!(done.contains(&0), "{done:?}");
+    assert!(node_work(&mut s, &n1, 95)
+        .cleanup_containers
+        .contains(&tasks[1]));
+    finish(&mut s, a2, FinalStatus::Succeeded, "", 100).expect("finish");
+    assert_eq!(
+        s.apps.get(&app).map(|a| a.final_status),
+        Some(FinalStatus::Succeeded)
+    );
+    s.cluster
+        .scheduler()
+        .check_invariants()
+        .expect("invariants");
+}
+
+#[test]
+fn ams_hear_about_nodes_that_change() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    add_node(&mut s, "h2", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    register(&mut s, a1, "", 20).expect("register");
+    let key = amrm_key(&s);
+    let r = allocate(&mut s, a1, key, plain(0), 30).expect("allocate");
+    assert!(
+        r.updated_nodes.is_empty(),
+        "nothing changed since registration"
+    );
+    // h2 starts decommissioning gracefully (refreshNodes -g).
+    let hosts = HostLists {
+        include: Default::default(),
+        exclude: parse_list("h2"),
+    };
+    s.run(
+        40,
+        RefreshNodes {
+            hosts,
+            mode: Decommission::Graceful { timeout_ms: None },
+        },
+    );
+    let r = allocate(&mut s, a1, key, plain(1), 50).expect("allocate");
+    let states: Vec<_> = r
+        .updated_nodes
+        .iter()
+        .map(|n| (n.id.host.as_str(), n.state))
+        .collect();
+    assert_eq!(states, vec![("h2", NodeState::Decommissioning)]);
+    let r = allocate(&mut s, a1, key, plain(2), 60).expect("allocate");
+    assert!(r.updated_nodes.is_empty(), "each change is told once");
+}
+
+#[test]
+fn am_reporting_failure_leaves_the_app_finished_with_failed_status() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    register(&mut s, a1, "", 20).expect("register");
+    finish(&mut s, a1, FinalStatus::Failed, "job failed", 30).expect("finish");
+    let a = s.apps.get(&app).expect("app");
+    assert_eq!(
+        (a.state, a.final_status),
+        (AppState::Finished, FinalStatus::Failed)
+    );
+    assert_eq!(a.diagnostics, "job failed");
+}
+
+#[test]
+fn unknown_queue_fails_the_app_without_an_attempt() {
+    // The capacity scheduler's default queues (FIFO ignores queue names).
+    let queues = crate::queue_files::load(
+        spindle_scheduler::SchedulerKind::Capacity,
+        &Configuration::with_defaults(),
+        None,
+    )
+    .expect("default capacity queues");
+    let mut s = state_with(queues);
+    add_node(&mut s, "h1", 0);
+    let id = s.run(1, NewApplication);
+    let submit = SubmitApplication {
+        submission: Submission {
+            name: "x".into(),
+            ..super::test_support::submission(id, "nope", None)
+        },
+        launch: AmLaunchContext::default(),
+        user: "bob".into(),
+        groups: Vec::new(),
+    };
+    s.run(5, submit).expect("recorded");
+    let a = s.apps.get(&id).expect("app");
+    assert_eq!(a.state, AppState::Failed);
+    assert!(a.diagnostics.contains("unknown queue: nope"));
+    assert!(s.effects.is_empty());
+}
+
+#[test]
+fn submit_acl_refuses_outright_when_acls_are_enabled() {
+    let mut conf = Configuration::with_defaults();
+    for (k, v) in [
+        ("yarn.scheduler.capacity.root.acl_submit_applications", " "),
+        ("yarn.scheduler.capacity.root.acl_administer_queue", " "),
+        (
+            "yarn.scheduler.capacity.root.default.acl_submit_applications",
+            "alice",
+        ),
+    ] {
+        conf.set(k, v);
+    }
+    let queues =
+        crate::queue_files::capacity::from_conf(&conf, "capacity-scheduler.xml").expect("queues");
+    let settings = Settings {
+        acl_enabled: true,
+        am_expiry_ms: 5_000,
+        ..Settings::new(TS)
+    };
+    let mut s = TestRm::new(queues, settings, KeyRolling::daily(0));
+    let submission = |s: &mut TestRm, user: &str| {
+        let id = s.run(5, NewApplication);
+        let submit = SubmitApplication {
+            submission: Submission {
+                name: "x".into(),
+                ..super::test_support::submission(id, "default", None)
+            },
+            launch: AmLaunchContext::default(),
+            user: user.into(),
+            groups: Vec::new(),
+        };
+        (id, s.run(5, submit))
+    };
+    let (id, refused) = submission(&mut s, "bob");
+    match refused {
+        Err(r) => {
+            assert_eq!(
+                r,
+                Refusal::SubmitAccessDenied {
+                    user: "bob".into(),
+                    app: id,
+                    queue: "default".into()
+                }
+            );
+            let message = refusal_to_rpc(r).message;
+            assert!(
+                message.ends_with(&format!(
+                    "User bob does not have permission to submit {id} to queue default"
+                )),
+                "{message}"
+            );
+        }
+        other => panic!("bob should be refused: {other:?}"),
+    }
+    assert!(
+        s.apps.get(&id).is_none(),
+        "a refused submission leaves no record"
+    );
+    let (id, accepted) = submission(&mut s, "alice");
+    accepted.expect("alice may submit");
+    assert_eq!(s.apps.get(&id).map(|a| a.state), Some(AppState::Accepted));
+}
+
+/// Tags and other submission fields land in the application record.
+#[test]
+fn submission_fields_are_recorded() {
+    let mut s = state();
+    let id = s.run(1, NewApplication);
+    let submit = SubmitApplication {
+        submission: Submission {
+            tags: BTreeSet::from(["nightly".to_string()]),
+            ..super::test_support::submission(id, "default", None)
+        },
+        launch: AmLaunchContext::default(),
+        user: "alice".into(),
+        groups: Vec::new(),
+    };
+    s.run(2, submit).expect("submit");
+    let report = s.app_report(&id, "alice").expect("report");
+    assert_eq!(report.app.tags, BTreeSet::from(["nightly".to_string()]));
+    assert_eq!(report.app.user, "alice");
+}

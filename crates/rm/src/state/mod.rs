@@ -1,0 +1,195 @@
+//! The RM's state, and the one place it changes: [`RmState::handle`].
+//!
+//! `handle` takes a [`Command`] with the time and calls the one method that
+//! performs the whole operation, step by step; those methods live in this
+//! module's files, one concern each:
+//!
+//! - `lifecycle`: applications and attempts (ids, submission, kill,
+//!   priority, attempts started, launched, failed, retried, kept, ended;
+//!   AM liveness);
+//! - `am_protocol`: registerApplicationMaster, allocate (with replay) and
+//!   finishApplicationMaster;
+//! - `heartbeat`: NodeManagers registering, heartbeating (container
+//!   statuses, node work, master keys) and leaving;
+//! - `admin`: refreshes and node resources;
+//! - `decisions`: applying what the scheduler core decided;
+//! - `queries`: the read-only questions handlers (and any other reader)
+//!   ask, answered with domain reports.
+//!
+//! The nodes and the scheduler core sit in [`Cluster`], which keeps the two
+//! in step; tokens in [`TokenIssuer`]. Nothing here touches the network or
+//! reads a clock: work for the network leaves as [`Effect`]s with the reply.
+
+mod admin;
+mod am_protocol;
+mod decisions;
+mod heartbeat;
+mod lifecycle;
+mod queries;
+
+use std::collections::BTreeMap;
+
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+
+use crate::acl::Acl;
+use crate::amrm::AllocateReply;
+use crate::apps::AppTable;
+use crate::attempts::{AppAttempts, Attempt};
+use crate::cluster::nodes::NodeWork;
+use crate::cluster::Cluster;
+use crate::command::{Command, Reply};
+use crate::keys::TokenIssuer;
+use crate::launch::Effect;
+use crate::queue_files::QueueFile;
+use crate::time::Now;
+
+/// Settings of the state that are read once at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The RM's start time: ids' cluster timestamp.
+    pub cluster_ts: i64,
+    /// `yarn.acl.enable`: queue submit ACLs and application modify rights are checked.
+    pub acl_enabled: bool,
+    /// `yarn.cluster.max-application-priority` (default 0): submitted and
+    /// updated application priorities above it are lowered to it
+    /// (capacity scheduler; see [`QueueFile::application_priority`]).
+    pub max_application_priority: i32,
+    /// `yarn.am.liveness-monitor.expiry-interval-ms`.
+    pub am_expiry_ms: u64,
+}
+
+impl Settings {
+    /// Hadoop's defaults.
+    pub fn new(cluster_ts: i64) -> Settings {
+        Settings {
+            cluster_ts,
+            acl_enabled: false,
+            max_application_priority: 0,
+            am_expiry_ms: 600_000,
+        }
+    }
+}
+
+/// Everything the RM knows.
+#[derive(Debug)]
+pub struct RmState {
+    settings: Settings,
+    /// The nodes and the scheduler core, kept in step.
+    cluster: Cluster,
+    apps: AppTable,
+    attempts: BTreeMap<ApplicationAttemptId, Attempt<AllocateReply>>,
+    /// Per application: its AM launch context and attempt history.
+    history: BTreeMap<ApplicationId, AppAttempts>,
+    /// The queue configuration in force: the tree (also held by the
+    /// scheduler), placement rules and ACLs; replaced by `refreshQueues`.
+    queues: QueueFile,
+    /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
+    admin_acl: Acl,
+    tokens: TokenIssuer,
+    /// Heartbeat-borne instructions per node.
+    node_work: BTreeMap<NodeId, NodeWork>,
+    /// Network work for the effect executor, handed out with each reply.
+    outbox: Vec<Effect>,
+}
+
+impl RmState {
+    /// A state over `cluster` (normally without nodes yet) and `apps`
+    /// (without applications), scheduling with `queues`.
+    pub fn new(
+        settings: Settings,
+        cluster: Cluster,
+        apps: AppTable,
+        queues: QueueFile,
+        admin_acl: Acl,
+        tokens: TokenIssuer,
+    ) -> RmState {
+        RmState {
+            settings,
+            cluster,
+            apps,
+            attempts: BTreeMap::new(),
+            history: BTreeMap::new(),
+            queues,
+            admin_acl,
+            tokens,
+            node_work: BTreeMap::new(),
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Performs `command` at `now`: the reply for the caller, and the
+    /// network work it left for the effect executor.
+    pub fn handle(&mut self, now: Now, command: Command) -> (Reply, Vec<Effect>) {
+        let reply = match command {
+            Command::NewApplication(_) => Reply::NewApplication(self.new_application()),
+            Command::SubmitApplication(c) => {
+                Reply::SubmitApplication(self.submit_application(now, c))
+            }
+            Command::KillApplication(c) => Reply::KillApplication(self.kill_application(now, c)),
+            Command::UpdateApplicationPriority(c) => {
+                Reply::UpdateApplicationPriority(self.update_application_priority(now, c))
+            }
+            Command::RegisterApplicationMaster(c) => {
+                Reply::RegisterApplicationMaster(self.register_application_master(now, c))
+            }
+            Command::Allocate(c) => Reply::Allocate(self.allocate(now, c)),
+            Command::FinishApplicationMaster(c) => {
+                Reply::FinishApplicationMaster(self.finish_application_master(now, c))
+            }
+            Command::RegisterNode(c) => Reply::RegisterNode(self.register_node(now, c)),
+            Command::NodeHeartbeat(c) => Reply::NodeHeartbeat(self.node_heartbeat(now, c)),
+            Command::UnregisterNode(c) => Reply::UnregisterNode(self.unregister_node(now, c)),
+            Command::RefreshQueues(c) => Reply::RefreshQueues(self.refresh_queues(now, c)),
+            Command::RefreshNodes(c) => {
+                self.refresh_nodes(now, c);
+                Reply::RefreshNodes
+            }
+            Command::RefreshAdminAcls(c) => {
+                self.refresh_admin_acls(c);
+                Reply::RefreshAdminAcls
+            }
+            Command::UpdateNodeResources(c) => {
+                Reply::UpdateNodeResources(self.update_node_resources(now, c))
+            }
+            Command::Tick(_) => {
+                self.tick(now);
+                Reply::Tick
+            }
+            Command::AmLaunched(c) => {
+                self.am_launched(now, c.attempt);
+                Reply::AmLaunched
+            }
+            Command::AmLaunchFailed(c) => {
+                self.am_launch_failed(now, c);
+                Reply::AmLaunchFailed
+            }
+        };
+        (reply, std::mem::take(&mut self.outbox))
+    }
+
+    /// The periodic tick: node liveness (lost nodes and timed-out graceful
+    /// decommissions leave the scheduler), master keys that are due roll,
+    /// AM liveness, then a continuous-scheduling pass.
+    fn tick(&mut self, now: Now) {
+        let (_, decisions) = self.cluster.expire(now.mono_ms);
+        self.apply(decisions, now);
+        self.tokens.roll_due(now.mono_ms);
+        self.expire_silent_ams(now);
+        self.schedule_pass(now);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod lifecycle_tests;
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod queue_tests;
+
+#[cfg(test)]
+#[path = "handle_tests.rs"]
+mod handle_tests;
