@@ -2,13 +2,17 @@
 //!
 //! Today that is starting AM containers: the RM connects to the NodeManager with the
 //! attempt's NMToken (SASL DIGEST-MD5, as Hadoop's AMLauncher does) and calls
-//! startContainers; the outcome goes back to the state as a command.
+//! startContainers; the outcome goes back to the state as a command. The connection
+//! follows Hadoop's NMProxy rules (`yarn.client.nodemanager-connect.*`): an unreachable
+//! NodeManager is retried until the wait runs out, and then the launch fails.
 
-use std::time::Duration;
+use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
+use spindle_common::conf::{ConfError, Configuration};
 use spindle_ipc::client::ClientToken;
-use spindle_ipc::{protocols, ClientOptions, IpcClient};
+use spindle_ipc::methods::container_management::START_CONTAINERS;
+use spindle_ipc::{protocols, yarn_conf, ProxyConfig, RpcProxy};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
@@ -17,85 +21,107 @@ use crate::convert::start_containers_request;
 use crate::core::CoreHandle;
 use crate::launch::Effect;
 
-/// How long one AM launch may take before it counts as failed.
-const LAUNCH_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Runs effects until the state's owner stops.
-pub async fn run(core: CoreHandle, mut effects: mpsc::UnboundedReceiver<Effect>) {
-    while let Some(effect) = effects.recv().await {
-        let core = core.clone();
-        tokio::spawn(async move {
-            match effect {
-                Effect::LaunchAm {
-                    attempt,
-                    node,
-                    nm_token,
-                    container_token,
-                    launch: context,
-                } => {
-                    let result = match start_containers_request(&context, &container_token) {
-                        Ok(request) => {
-                            let outcome = tokio::time::timeout(
-                                LAUNCH_TIMEOUT,
-                                launch(&node.to_string(), &attempt.to_string(), nm_token, request),
-                            )
-                            .await;
-                            match outcome {
-                                Ok(r) => r,
-                                Err(_) => Err(format!(
-                                    "startContainers on {node} timed out after {} s",
-                                    LAUNCH_TIMEOUT.as_secs()
-                                )),
-                            }
-                        }
-                        Err(e) => Err(format!("the AM launch context cannot be rebuilt: {e}")),
-                    };
-                    let _ = match result {
-                        Ok(()) => {
-                            debug!(%attempt, %node, "AM container started");
-                            core.call(AmLaunched { attempt }).await
-                        }
-                        Err(reason) => {
-                            warn!(%attempt, %node, %reason, "AM launch failed");
-                            core.call(AmLaunchFailed { attempt, reason }).await
-                        }
-                    };
-                }
-            }
-        });
-    }
+/// How the launcher reaches NodeManagers: the configuration the NMProxy
+/// settings are read from, checked once at start-up.
+#[derive(Clone)]
+pub struct Launcher {
+    conf: Arc<Configuration>,
 }
 
-async fn launch(
-    addr: &str,
-    attempt: &str,
-    nm_token: spindle_common::security::Token,
-    request: pb::StartContainersRequestProto,
-) -> Result<(), String> {
-    let token = ClientToken {
-        identifier: nm_token.identifier,
-        password: nm_token.password,
-        kind: nm_token.kind,
-        service: nm_token.service,
-    };
-    let options = ClientOptions::new(attempt, protocols::CONTAINER_MANAGEMENT).with_token(token);
-    let client = IpcClient::connect(addr, options)
-        .await
-        .map_err(|e| e.to_string())?;
-    let resp: pb::StartContainersResponseProto = client
-        .call("startContainers", &request)
-        .await
-        .map_err(|e| e.to_string())?;
-    if let Some(failed) = resp.failed_requests.first() {
-        let ex = failed.exception.clone().unwrap_or_default();
-        return Err(format!(
-            "{}: {}",
-            ex.class_name.unwrap_or_default(),
-            ex.message.unwrap_or_default()
-        ));
+impl Launcher {
+    /// Fails when the `yarn.client.nodemanager-connect.*` or `ipc.client.*`
+    /// settings are invalid, so that a bad value stops the RM at start-up
+    /// rather than failing every AM launch.
+    pub fn new(conf: &Configuration) -> Result<Launcher, ConfError> {
+        Launcher::proxy_config(conf, "localhost:0", "check")?;
+        Ok(Launcher {
+            conf: Arc::new(conf.clone()),
+        })
     }
-    if resp.succeeded_requests.is_empty() {
-        return Err("the NodeManager reported neither success nor failure".into());
+
+    fn proxy_config(
+        conf: &Configuration,
+        addr: &str,
+        attempt: &str,
+    ) -> Result<ProxyConfig, ConfError> {
+        yarn_conf::nm_client(conf, addr, attempt, protocols::CONTAINER_MANAGEMENT)
     }
-    Ok(())
+
+    /// Runs effects until the state's owner stops.
+    pub async fn run(self, core: CoreHandle, mut effects: mpsc::UnboundedReceiver<Effect>) {
+        while let Some(effect) = effects.recv().await {
+            let core = core.clone();
+            let launcher = self.clone();
+            tokio::spawn(async move {
+                match effect {
+                    Effect::LaunchAm {
+                        attempt,
+                        node,
+                        nm_token,
+                        container_token,
+                        launch: context,
+                    } => {
+                        let result = match start_containers_request(&context, &container_token) {
+                            Ok(request) => {
+                                launcher
+                                    .launch(
+                                        &node.to_string(),
+                                        &attempt.to_string(),
+                                        nm_token,
+                                        request,
+                                    )
+                                    .await
+                            }
+                            Err(e) => Err(format!("the AM launch context cannot be rebuilt: {e}")),
+                        };
+                        let _ = match result {
+                            Ok(()) => {
+                                debug!(%attempt, %node, "AM container started");
+                                core.call(AmLaunched { attempt }).await
+                            }
+                            Err(reason) => {
+                                warn!(%attempt, %node, %reason, "AM launch failed");
+                                core.call(AmLaunchFailed { attempt, reason }).await
+                            }
+                        };
+                    }
+                }
+            });
+        }
+    }
+
+    async fn launch(
+        &self,
+        addr: &str,
+        attempt: &str,
+        nm_token: spindle_common::security::Token,
+        request: pb::StartContainersRequestProto,
+    ) -> Result<(), String> {
+        let token = ClientToken {
+            identifier: nm_token.identifier,
+            password: nm_token.password,
+            kind: nm_token.kind,
+            service: nm_token.service,
+        };
+        let config = Launcher::proxy_config(&self.conf, addr, attempt)
+            .map_err(|e| e.to_string())?
+            .with_token(token);
+        let proxy = RpcProxy::new(config);
+        let resp: pb::StartContainersResponseProto = proxy
+            .call(START_CONTAINERS, &request)
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some(failed) = resp.failed_requests.first() {
+            let ex = failed.exception.clone().unwrap_or_default();
+            return Err(format!(
+                "{}: {}",
+                ex.class_name.unwrap_or_default(),
+                ex.message.unwrap_or_default()
+            ));
+        }
+        if resp.succeeded_requests.is_empty() {
+            return Err("the NodeManager reported neither success nor failure".into());
+        }
+        Ok(())
+    }
 }

@@ -278,6 +278,8 @@ impl ResourceManager {
         let acl_enabled = conf.get_bool("yarn.acl.enable")?;
         let max_application_priority = max_application_priority(conf)?;
         let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+        // AM containers are started through the NMProxy settings; a bad one stops start-up.
+        let launcher = launcher::Launcher::new(conf)?;
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
         let container_token_expiry_ms = positive(
             conf,
@@ -428,7 +430,7 @@ impl ResourceManager {
         let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
         let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
         inbox.spawn(state, clock, tick, effects_tx);
-        tokio::spawn(launcher::run(context.core.clone(), effects_rx));
+        tokio::spawn(launcher.run(context.core.clone(), effects_rx));
 
         let addresses = RmAddresses {
             client: client.local_addr(),
