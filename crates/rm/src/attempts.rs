@@ -172,6 +172,9 @@ pub struct AppAttempts {
     /// Failed attempts whose containers were kept for the next attempt
     /// (keep-containers-across-application-attempts).
     pub retained: BTreeSet<ApplicationAttemptId>,
+    /// Every node any of its containers was placed on (Hadoop's `ranNodes`):
+    /// they are told to clean the application up when it ends.
+    pub ran_on: BTreeSet<NodeId>,
 }
 
 impl AppAttempts {
@@ -182,6 +185,7 @@ impl AppAttempts {
             failed: 0,
             ids: Vec::new(),
             retained: BTreeSet::new(),
+            ran_on: BTreeSet::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use tracing::info;
 
-use super::RmState;
+use super::{AppEnd, RmState};
 use crate::amrm::{AllocateReply, AllocatedContainer, ClusterView, NmTokenGrant, RegisterReply};
 use crate::apps::AppState;
 use crate::attempts::{Attempt, AttemptState, Granted, ResponseIdCheck};
@@ -255,7 +255,13 @@ impl RmState {
         if unmanaged {
             // No AM container to wait for: the attempt is over (Hadoop goes
             // straight to FINISHED for unmanaged AMs).
-            self.end_attempt(attempt_id, AttemptState::Finished, String::new(), now);
+            self.end_attempt(
+                attempt_id,
+                AttemptState::Finished,
+                String::new(),
+                AppEnd::Ends,
+                now,
+            );
         }
         Ok(true)
     }

@@ -19,6 +19,9 @@ impl RmState {
             let Some(attempt) = self.attempts.get_mut(&attempt_id) else {
                 continue;
             };
+            if let Some(history) = self.history.get_mut(&attempt_id.app) {
+                history.ran_on.insert(alloc.node.clone());
+            }
             attempt.live.insert(
                 alloc.container,
                 LiveContainer {

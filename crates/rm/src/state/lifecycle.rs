@@ -7,7 +7,7 @@ use spindle_common::security::Credentials;
 use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
-use super::RmState;
+use super::{AppEnd, RmState};
 use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
@@ -139,7 +139,13 @@ impl RmState {
             None => format!("Application killed by user {}.", cmd.user),
         };
         if let Some(attempt) = self.current_attempt_id(&cmd.app) {
-            self.end_attempt(attempt, AttemptState::Killed, diagnostics.clone(), now);
+            self.end_attempt(
+                attempt,
+                AttemptState::Killed,
+                diagnostics.clone(),
+                AppEnd::Ends,
+                now,
+            );
         }
         self.apps
             .kill(cmd.app, diagnostics, now.wall_ms)
@@ -370,7 +376,13 @@ impl RmState {
         };
         match attempt.state {
             AttemptState::Finishing => {
-                self.end_attempt(attempt_id, AttemptState::Finished, String::new(), now);
+                self.end_attempt(
+                    attempt_id,
+                    AttemptState::Finished,
+                    String::new(),
+                    AppEnd::Ends,
+                    now,
+                );
                 if let Some(app) = self.apps.get_mut(&attempt_id.app) {
                     app.finish_ms = app.finish_ms.max(now.wall_ms);
                 }
@@ -390,52 +402,43 @@ impl RmState {
         }
     }
 
-    /// Removes an attempt from the scheduler and ends it; its containers are
-    /// killed, and so are those kept from the application's earlier attempts.
+    /// Removes an attempt from the scheduler and ends it; the scheduler kills
+    /// its containers. When it is the application's last attempt
+    /// ([`AppEnd::Ends`]), the containers kept from earlier attempts go too,
+    /// and every node the application ran on is told to clean it up.
     pub(super) fn end_attempt(
         &mut self,
         attempt_id: ApplicationAttemptId,
         state: AttemptState,
         diag: String,
+        app_end: AppEnd,
         now: Now,
     ) {
-        let nodes = match self.attempts.get_mut(&attempt_id) {
-            Some(a) if !a.state.is_final() => {
-                a.end(state, diag, now.wall_ms);
-                a.nodes()
-            }
+        match self.attempts.get_mut(&attempt_id) {
+            Some(a) if !a.state.is_final() => a.end(state, diag, now.wall_ms),
             _ => return,
+        }
+        let removed = self.cluster.remove_app(attempt_id, now.mono_ms);
+        self.apply_or_warn("AppRemoved", removed, now);
+        if app_end == AppEnd::Continues {
+            return;
+        }
+        let Some(history) = self.history.get_mut(&attempt_id.app) else {
+            return;
         };
-        for node in nodes {
+        // Containers kept from earlier attempts end with the application's last one.
+        let retained = std::mem::take(&mut history.retained);
+        let ran_on = history.ran_on.clone();
+        for old in retained {
+            let removed = self.cluster.remove_app(old, now.mono_ms);
+            self.apply_or_warn("AppRemoved", removed, now);
+        }
+        for node in ran_on {
             self.node_work
                 .entry(node)
                 .or_default()
                 .cleanup_apps
                 .insert(attempt_id.app);
-        }
-        let removed = self.cluster.remove_app(attempt_id, now.mono_ms);
-        self.apply_or_warn("AppRemoved", removed, now);
-        // Containers kept from earlier attempts end with the application's last one.
-        let retained = self
-            .history
-            .get_mut(&attempt_id.app)
-            .map(|h| std::mem::take(&mut h.retained))
-            .unwrap_or_default();
-        for old in retained {
-            let nodes: Vec<_> = self
-                .attempts
-                .get(&old)
-                .map(|a| a.live.values().map(|c| c.node.clone()).collect())
-                .unwrap_or_default();
-            for node in nodes {
-                self.node_work
-                    .entry(node)
-                    .or_default()
-                    .cleanup_apps
-                    .insert(old.app);
-            }
-            let removed = self.cluster.remove_app(old, now.mono_ms);
-            self.apply_or_warn("AppRemoved", removed, now);
         }
     }
 
@@ -500,7 +503,12 @@ impl RmState {
         if keep && !exhausted && !app_final {
             self.retain_attempt(attempt_id, diag.clone(), now);
         } else {
-            self.end_attempt(attempt_id, AttemptState::Failed, diag.clone(), now);
+            let app_end = if exhausted || app_final {
+                AppEnd::Ends
+            } else {
+                AppEnd::Continues
+            };
+            self.end_attempt(attempt_id, AttemptState::Failed, diag.clone(), app_end, now);
         }
         if app_final {
             return;
@@ -553,7 +561,7 @@ impl RmState {
                 .get(&id)
                 .is_some_and(|a| a.state == AttemptState::Finishing);
             if finishing {
-                self.end_attempt(id, AttemptState::Finished, String::new(), now);
+                self.end_attempt(id, AttemptState::Finished, String::new(), AppEnd::Ends, now);
             } else {
                 warn!(attempt = %id, "ApplicationMaster timed out");
                 self.fail_attempt(

@@ -323,6 +323,29 @@ fn failed_am_is_retried_then_the_app_fails() {
     assert!(s.effects.is_empty(), "no third attempt");
 }
 
+/// A failed attempt that is retried ends only its own containers (the
+/// scheduler kills them); the application itself is cleaned up on its nodes
+/// only when it ends, as Hadoop's RMAppImpl does on reaching a final state.
+/// Cleaning it up at the first failure races the next attempt's AM container
+/// on the NodeManager ("Application ... is finishing on this node").
+#[test]
+fn a_retried_attempt_leaves_the_application_on_its_nodes() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    let work = complete(&mut s, &n1, c1, 1, 30);
+    assert!(!work.cleanup_apps.contains(&app), "{work:?}");
+    let (a2, n2, c2) = take_launch(&mut s);
+    launched(&mut s, a2, 35);
+    assert!(!node_work(&mut s, &n2, 36).cleanup_apps.contains(&app));
+    // The last attempt fails: now the application ends on every node.
+    let work = complete(&mut s, &n2, c2, 1, 40);
+    assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Failed));
+    assert!(work.cleanup_apps.contains(&app), "{work:?}");
+}
+
 #[test]
 fn lost_node_does_not_count_as_an_attempt_failure() {
     let mut s = state();

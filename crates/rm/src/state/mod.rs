@@ -92,6 +92,15 @@ pub struct RmState {
     outbox: Vec<Effect>,
 }
 
+/// Whether an attempt that ends is its application's last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AppEnd {
+    /// The application ends with it (finished, killed, attempts exhausted).
+    Ends,
+    /// Another attempt follows: the application stays on its nodes.
+    Continues,
+}
+
 impl RmState {
     /// A state over `cluster` (normally without nodes yet) and `apps`
     /// (without applications), scheduling with `queues`.
