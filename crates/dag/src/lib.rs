@@ -137,6 +137,7 @@ pub mod autoscaler;
 pub mod config;
 pub mod container_scheduler;
 pub mod dag;
+pub mod session;
 pub mod task_scheduler;
 mod types;
 
