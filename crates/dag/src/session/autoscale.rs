@@ -62,7 +62,7 @@ impl Session {
         if g.autoscaler.is_none() {
             return;
         }
-        let starting = self.cs.group_report(group).map_or(0, |r| r.starting);
+        let starting = self.cs.starting(group);
         for _ in g.outstanding_auto..starting {
             self.cs_input(
                 now,

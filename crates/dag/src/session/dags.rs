@@ -218,29 +218,11 @@ impl Session {
                 continue;
             };
             let vertex = a.attempt.task.vertex;
-            let mut inputs = Vec::new();
-            for (producer, kind) in record.dag.producers(vertex) {
-                let Some(pv) = record.dag.vertex(producer) else {
-                    continue;
-                };
-                let tasks: Vec<u32> = match kind {
-                    EdgeKind::OneToOne => vec![a.attempt.task.task],
-                    EdgeKind::AllToAll => (0..pv.tasks).collect(),
-                };
-                for t in tasks {
-                    let from = record
-                        .outputs
-                        .get(&(producer, t))
-                        .and_then(|w| self.workers.get(w))
-                        .map(|w| w.address.clone());
-                    inputs.push(TaskInput {
-                        vertex: pv.name.clone(),
-                        vertex_index: producer,
-                        task: t,
-                        from,
-                    });
-                }
-            }
+            let inputs = if self.locate_inputs {
+                self.inputs_of(record, a.attempt)
+            } else {
+                Vec::new()
+            };
             let partitions = record
                 .dag
                 .consumers(vertex)
@@ -278,6 +260,36 @@ impl Session {
         for w in d.drained_workers {
             self.drained(now, group, &w);
         }
+    }
+
+    /// Where each input of the attempt is: for a one-to-one edge the
+    /// producer task of the same index, for an all-to-all edge every
+    /// producer task.
+    fn inputs_of(&self, record: &DagRecord, attempt: AttemptId) -> Vec<TaskInput> {
+        let mut inputs = Vec::new();
+        for (producer, kind) in record.dag.producers(attempt.task.vertex) {
+            let Some(pv) = record.dag.vertex(producer) else {
+                continue;
+            };
+            let tasks: Vec<u32> = match kind {
+                EdgeKind::OneToOne => vec![attempt.task.task],
+                EdgeKind::AllToAll => (0..pv.tasks).collect(),
+            };
+            for t in tasks {
+                let from = record
+                    .outputs
+                    .get(&(producer, t))
+                    .and_then(|w| self.workers.get(w))
+                    .map(|w| w.address.clone());
+                inputs.push(TaskInput {
+                    vertex: pv.name.clone(),
+                    vertex_index: producer,
+                    task: t,
+                    from,
+                });
+            }
+        }
+        inputs
     }
 
     fn dag_ended(&mut self, now: u64, event: DagEvent) {

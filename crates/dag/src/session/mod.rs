@@ -232,6 +232,8 @@ pub struct Session {
     /// Inside [`Session::apply`]: a worker's own offer waits for the
     /// settle.
     deferring: bool,
+    /// Work out where each input of an assignment is.
+    locate_inputs: bool,
     /// Check the cores' invariants after each of their inputs.
     check_every_step: bool,
     violation: Option<String>,
@@ -261,6 +263,7 @@ impl Session {
             stopping: false,
             core_steps: 0,
             deferring: false,
+            locate_inputs: true,
             check_every_step: false,
             violation: None,
         };
@@ -274,6 +277,14 @@ impl Session {
     /// [`check_invariants`](Session::check_invariants).
     pub fn check_every_step(&mut self, on: bool) {
         self.check_every_step = on;
+    }
+
+    /// Whether assignments say where each of their inputs is (on by
+    /// default: the AM tells each worker what to fetch from where). A
+    /// driver that moves no data, such as a simulator, turns it off: its
+    /// assignments then list no inputs, and nothing else changes.
+    pub fn locate_inputs(&mut self, on: bool) {
+        self.locate_inputs = on;
     }
 
     /// Handles one input as the AM does: the input, the offer of the
@@ -506,7 +517,7 @@ impl Session {
                 a.check_invariants().map_err(|e| e.to_string())?;
                 // Its starts in the ContainerScheduler are its autoscaler's
                 // outstanding requests, and nothing else asks for workers.
-                let starting = self.cs.group_report(name).map_or(0, |r| r.starting);
+                let starting = self.cs.starting(name);
                 if !self.stopping && starting != g.outstanding_auto {
                     return Err(format!(
                         "group {name}: the container scheduler starts {starting} workers, \

@@ -65,7 +65,6 @@ impl Session {
     /// pending tasks need, within `spindle.dag.group.max.workers` and the
     /// caps on all workers.
     fn demand(&mut self, name: &str, running: crate::autoscaler::WorkerTotals) -> Option<u32> {
-        let requested = self.requested_totals();
         let g = self.groups.get(name)?;
         if g.autoscaler.is_some() {
             // The starts these become make no request of their own (see
@@ -76,24 +75,44 @@ impl Session {
             // Workers of this group cannot start.
             return Some(0);
         }
-        let (count, need) = g.ts.pending_demand();
-        let per = g.spec.worker_resource;
-        let by_memory = need.memory_mb.div_ceil(per.memory_mb.max(1));
-        let by_cores = u64::from(need.vcores).div_ceil(u64::from(per.vcores.max(1)));
-        let wanted = if count == 0 {
-            0
-        } else {
-            by_memory.max(by_cores).max(1)
-        };
-        let have = g.ts.workers().len() as u64;
+        let have = g.ts.worker_count() as u64;
         let room = u64::from(self.config.group_max_workers).saturating_sub(have);
+        let per = g.spec.worker_resource;
+        // The workers the pending tasks need (worked out only when the
+        // group may still grow).
+        let wanted = match room {
+            0 => 0,
+            _ => {
+                let (count, need) = g.ts.pending_demand();
+                let by_memory = need.memory_mb.div_ceil(per.memory_mb.max(1));
+                let by_cores = u64::from(need.vcores).div_ceil(u64::from(per.vcores.max(1)));
+                if count == 0 {
+                    0
+                } else {
+                    by_memory.max(by_cores).max(1)
+                }
+            }
+        };
+        if wanted.min(room) == 0 {
+            // Nothing to ask for: no cap can hold the group back.
+            if g.capped_by.is_some() {
+                self.notice(Notice::CapReleased {
+                    group: name.to_string(),
+                });
+                if let Some(g) = self.groups.get_mut(name) {
+                    g.capped_by = None;
+                }
+            }
+            return Some(0);
+        }
         // The caps on all workers (`mr3.k8s.worker.total.*`) hold with
         // autoscaling off too: the demand counts the group's workers being
         // started, and the workers in the reserve of its kind (the
         // ContainerScheduler hands those out first, and recycling one adds
         // nothing to the totals), so it may reach those plus what still
         // fits.
-        let starting = self.cs.group_report(name).map_or(0, |r| r.starting);
+        let requested = self.requested_totals();
+        let starting = self.cs.starting(name);
         let reserve = self.cs.reserved_for(name);
         let (fit, cap) = running
             .plus(requested)
