@@ -38,8 +38,8 @@
 //! # Ok::<(), spindle_sim::dagsim::DagSimError>(())
 //! ```
 
+mod driver;
 mod elastic;
-mod elastic_engine;
 mod elastic_output;
 mod engine;
 mod output;
