@@ -30,13 +30,12 @@
 //! text scan cannot; this scan needs no clippy run and also covers
 //! grouped imports of whole modules, which clippy does not flag.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 #[path = "purity/scan.rs"]
 mod scan;
 
-use scan::{dependencies, findings, rust_files};
+use scan::{dependencies, findings, impure_lines, unexpected_dependencies};
 
 /// What the core may take from `spindle_common`.
 const COMMON_ALLOWED: &[&str] = &[
@@ -54,28 +53,10 @@ const COMMON_ALLOWED: &[&str] = &[
 const ALLOWED_DEPENDENCIES: &[&str] = &["spindle-common", "thiserror"];
 
 #[test]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "the guard reads the sources it checks (clippy.toml bans file I/O in this crate)"
-)]
 fn the_core_has_no_io_clock_thread_or_lock() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    let (files, report) = impure_lines(root, "crates/scheduler", COMMON_ALLOWED);
     assert!(files.len() > 5, "found only {files:?}");
-    let mut report = String::new();
-    for file in &files {
-        let src = std::fs::read_to_string(file)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(file)
-            .display()
-            .to_string();
-        for (line, reason) in findings(&src, COMMON_ALLOWED) {
-            let _ = writeln!(report, "crates/scheduler/{shown}:{line}: {reason}");
-        }
-    }
     assert!(
         report.is_empty(),
         "the scheduler core must stay pure (no I/O, clock, threads or locks):\n{report}"
@@ -83,20 +64,13 @@ fn the_core_has_no_io_clock_thread_or_lock() {
 }
 
 #[test]
-#[allow(
-    clippy::disallowed_methods,
-    reason = "the guard reads the manifest it checks (clippy.toml bans file I/O in this crate)"
-)]
 fn the_core_depends_on_nothing_else() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml"))
-        .unwrap_or_else(|e| panic!("Cargo.toml: {e}"));
-    let deps = dependencies(&manifest);
+    let extra = unexpected_dependencies(root, ALLOWED_DEPENDENCIES);
     assert!(
-        deps.iter()
-            .all(|d| ALLOWED_DEPENDENCIES.contains(&d.as_str())),
+        extra.is_empty(),
         "crates/scheduler/Cargo.toml [dependencies] must stay within {ALLOWED_DEPENDENCIES:?} \
-         (a new dependency is a reviewed change): {deps:?}"
+         (a new dependency is a reviewed change): {extra:?}"
     );
 }
 

@@ -7,6 +7,7 @@
 //! scheduler's `purity.rs` (next to this directory) says what is looked
 //! for and why, and tests the scanner itself.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Standard modules the core may not touch at all.
@@ -296,7 +297,7 @@ pub fn findings(src: &str, common_allowed: &[&str]) -> Vec<(usize, String)> {
     clippy::disallowed_methods,
     reason = "the guard reads the sources it checks (clippy.toml bans file I/O in this crate)"
 )]
-pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
         Err(e) => panic!("cannot list {}: {e}", dir.display()),
@@ -333,4 +334,43 @@ pub fn dependencies(manifest: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Every impure line of the crate at `root` (its `src/`), one report line
+/// each naming `<prefix>/<file>:<line>`, and the files read.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the guard reads the sources it checks (clippy.toml bans file I/O in this crate)"
+)]
+pub fn impure_lines(root: &Path, prefix: &str, common_allowed: &[&str]) -> (Vec<PathBuf>, String) {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut report = String::new();
+    for file in &files {
+        let src = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        for (line, reason) in findings(&src, common_allowed) {
+            let _ = writeln!(report, "{prefix}/{shown}:{line}: {reason}");
+        }
+    }
+    (files, report)
+}
+
+/// The `[dependencies]` of the crate at `root` that are not `allowed`.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the guard reads the manifest it checks (clippy.toml bans file I/O in this crate)"
+)]
+pub fn unexpected_dependencies(root: &Path, allowed: &[&str]) -> Vec<String> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("Cargo.toml: {e}"));
+    dependencies(&manifest)
+        .into_iter()
+        .filter(|d| !allowed.contains(&d.as_str()))
+        .collect()
 }
