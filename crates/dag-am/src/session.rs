@@ -12,8 +12,8 @@
 //! `spindle dag status`.
 
 use spindle_dag::session::{
-    Assignment, CoreName, DagEnd, Notice, Reply, Session as Core, SessionCounters, SessionEffect,
-    SessionInput, SessionReport, WorkerOutcome,
+    Assignment, CoreName, DagEnd, Notice, Session as Core, SessionCounters, SessionEffect,
+    SessionReport, WorkerOutcome,
 };
 use spindle_dag::{DagId, Resource, WorkerId};
 use tracing::{debug, error, info, warn};
@@ -24,7 +24,7 @@ use crate::protocol::{
     TaskInput, WireOutcome, WorkerStatus,
 };
 
-pub use spindle_dag::session::{keys, SessionConfig};
+pub use spindle_dag::session::{keys, Reply, SessionConfig, SessionInput};
 
 /// What the I/O layer must do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,136 +72,9 @@ impl Session {
         counters(self.core.counters())
     }
 
-    /// A client submits a DAG. Returns its id, or why it was refused.
-    pub fn submit(
-        &mut self,
-        now_ms: u64,
-        client: &str,
-        file: &DagFile,
-        queue: Option<String>,
-    ) -> Result<DagId, String> {
-        let input = SessionInput::SubmitDag {
-            client: client.to_string(),
-            spec: file.to_spec(),
-            group: file.group.as_ref().map(|g| g.to_spec()),
-            queue: queue.or_else(|| file.queue.clone()),
-        };
-        match self.handle(now_ms, input) {
-            Some(Reply::Submitted(id)) => Ok(id),
-            other => Err(refusal(other)),
-        }
-    }
-
-    /// A client kills a DAG.
-    pub fn kill(&mut self, now_ms: u64, dag: DagId, client: &str) -> Result<(), String> {
-        let input = SessionInput::KillDag {
-            dag,
-            client: client.to_string(),
-        };
-        match self.handle(now_ms, input) {
-            Some(Reply::Killed(_)) => Ok(()),
-            other => Err(refusal(other)),
-        }
-    }
-
-    /// A granted container, matched to the request of `priority`.
-    pub fn container_allocated(
-        &mut self,
-        now_ms: u64,
-        container: WorkerId,
-        host: String,
-        priority: i32,
-    ) {
-        let input = SessionInput::ContainerGranted {
-            container,
-            host,
-            priority,
-        };
-        self.handle(now_ms, input);
-    }
-
-    /// The NodeManager refused to start the worker.
-    pub fn launch_failed(&mut self, now_ms: u64, container: &WorkerId, error: &str) {
-        let input = SessionInput::LaunchFailed {
-            container: container.clone(),
-            error: error.to_string(),
-        };
-        self.handle(now_ms, input);
-    }
-
-    /// A worker connected and registered. Returns an error (and the
-    /// connection should be closed) if no such worker was started.
-    pub fn worker_registered(
-        &mut self,
-        now_ms: u64,
-        worker: &WorkerId,
-        http_addr: String,
-    ) -> Result<(), String> {
-        let input = SessionInput::WorkerRegistered {
-            worker: worker.clone(),
-            address: http_addr,
-        };
-        match self.handle(now_ms, input) {
-            Some(Reply::Registered) => Ok(()),
-            other => Err(refusal(other)),
-        }
-    }
-
-    /// A worker reports the end of an attempt.
-    pub fn attempt_finished(
-        &mut self,
-        now_ms: u64,
-        worker: &WorkerId,
-        attempt: AttemptRef,
-        outcome: WireOutcome,
-    ) {
-        let outcome = match outcome {
-            WireOutcome::Succeeded => WorkerOutcome::Succeeded,
-            WireOutcome::Failed { reason } => WorkerOutcome::Failed { reason },
-            WireOutcome::Killed { reason } => WorkerOutcome::Killed { reason },
-            WireOutcome::InputLost { reason } => WorkerOutcome::InputLost { reason },
-        };
-        let input = SessionInput::AttemptFinished {
-            worker: worker.clone(),
-            attempt: attempt.to_id(),
-            outcome,
-        };
-        self.handle(now_ms, input);
-    }
-
-    /// A worker's connection closed, or its container completed.
-    pub fn worker_gone(&mut self, now_ms: u64, worker: &WorkerId, why: &str) {
-        let input = SessionInput::WorkerGone {
-            worker: worker.clone(),
-            why: why.to_string(),
-        };
-        self.handle(now_ms, input);
-    }
-
-    /// Time passes: status lines, fair rebalancing, reserve timeouts,
-    /// autoscaling.
-    pub fn tick(&mut self, now_ms: u64) {
-        self.handle(now_ms, SessionInput::Tick);
-    }
-
-    /// The session ends: every worker is told to stop and every container
-    /// released.
-    pub fn stop(&mut self, reason: &str) {
-        let input = SessionInput::Stop {
-            reason: reason.to_string(),
-        };
-        // The core ignores the time of a stop.
-        self.handle(0, input);
-    }
-
-    /// What `spindle dag status` shows.
-    pub fn status(&self, application: &str, dag: Option<DagId>) -> Result<StatusReport, String> {
-        Ok(status_report(application, self.core.report(dag)?))
-    }
-
-    /// Hands the input to the core and translates its effects; returns the
-    /// reply to the input, if it was a request.
-    fn handle(&mut self, now_ms: u64, input: SessionInput) -> Option<Reply> {
+    /// Hands one event to the session core and translates its effects;
+    /// returns the reply to the event, if it was a request.
+    pub fn handle(&mut self, now_ms: u64, input: SessionInput) -> Option<Reply> {
         let mut reply = None;
         for effect in self.core.handle(now_ms, input) {
             match effect {
@@ -210,6 +83,11 @@ impl Session {
             }
         }
         reply
+    }
+
+    /// What `spindle dag status` shows.
+    pub fn status(&self, application: &str, dag: Option<DagId>) -> Result<StatusReport, String> {
+        Ok(status_report(application, self.core.report(dag)?))
     }
 
     fn translate(&mut self, effect: SessionEffect) {
@@ -272,7 +150,34 @@ impl Session {
     }
 }
 
-fn refusal(reply: Option<Reply>) -> String {
+/// A client's submission: the DAG file's DAG, group and queue (`queue`,
+/// the client's `--dag-queue`, overrides the file's).
+pub fn submission(client: &str, file: &DagFile, queue: Option<String>) -> SessionInput {
+    SessionInput::SubmitDag {
+        client: client.to_string(),
+        spec: file.to_spec(),
+        group: file.group.as_ref().map(|g| g.to_spec()),
+        queue: queue.or_else(|| file.queue.clone()),
+    }
+}
+
+/// A worker's report of the end of an attempt.
+pub fn attempt_end(worker: &WorkerId, attempt: AttemptRef, outcome: WireOutcome) -> SessionInput {
+    let outcome = match outcome {
+        WireOutcome::Succeeded => WorkerOutcome::Succeeded,
+        WireOutcome::Failed { reason } => WorkerOutcome::Failed { reason },
+        WireOutcome::Killed { reason } => WorkerOutcome::Killed { reason },
+        WireOutcome::InputLost { reason } => WorkerOutcome::InputLost { reason },
+    };
+    SessionInput::AttemptFinished {
+        worker: worker.clone(),
+        attempt: attempt.to_id(),
+        outcome,
+    }
+}
+
+/// Why a request was refused (any answer but the expected one).
+pub fn refusal(reply: Option<Reply>) -> String {
     match reply {
         Some(Reply::Refused(reason)) => reason,
         other => format!("the session answered {other:?}"),
@@ -577,18 +482,16 @@ mod tests {
         SessionConfig::from_map(&map).expect("valid settings")
     }
 
-    fn vertex(name: &str, tasks: u32, command: &str) -> VertexFile {
-        VertexFile {
+    /// A word count of two 512 MB maps and a reduce, on workers of 512 MB.
+    fn word_count() -> DagFile {
+        let vertex = |name: &str, tasks: u32, command: &str| VertexFile {
             name: name.into(),
             tasks,
             memory_mb: 512,
             vcores: 1,
             command: command.into(),
             priority: None,
-        }
-    }
-
-    fn word_count() -> DagFile {
+        };
         DagFile {
             name: "wc".into(),
             queue: None,
@@ -605,7 +508,20 @@ mod tests {
         }
     }
 
-    fn assignments(effects: &[Effect]) -> Vec<(WorkerId, TaskAssignment)> {
+    fn session() -> Session {
+        Session::new(config(&[
+            (keys::WORKER_MEMORY_MB, "512"),
+            (keys::WORKER_VCORES, "1"),
+        ]))
+        .expect("session")
+    }
+
+    fn w(name: &str) -> WorkerId {
+        WorkerId::new(name)
+    }
+
+    /// The attempts the effects assign, with their workers.
+    fn assigned(effects: &[Effect]) -> Vec<(WorkerId, TaskAssignment)> {
         effects
             .iter()
             .filter_map(|e| match e {
@@ -618,24 +534,28 @@ mod tests {
             .collect()
     }
 
-    fn w(name: &str) -> WorkerId {
-        WorkerId::new(name)
-    }
-
-    /// Grants a container for the default group (priority 1) and registers
-    /// its worker; returns the effects.
-    fn start_worker(s: &mut Session, now: u64, name: &str, host: &str) -> Vec<Effect> {
-        s.container_allocated(now, w(name), host.into(), 1);
-        s.worker_registered(now + 1, &w(name), format!("{host}:9000"))
-            .expect("registers");
+    /// A container of the default group (request priority 1) is granted on
+    /// `host` and its worker registers; returns the effects.
+    fn worker_on(s: &mut Session, now: u64, name: &str, host: &str) -> Vec<Effect> {
+        let granted = SessionInput::ContainerGranted {
+            container: w(name),
+            host: host.into(),
+            priority: 1,
+        };
+        assert_eq!(s.handle(now, granted), None);
+        let hello = SessionInput::WorkerRegistered {
+            worker: w(name),
+            address: format!("{host}:9000"),
+        };
+        assert_eq!(s.handle(now + 1, hello), Some(Reply::Registered));
         s.take_effects()
     }
 
-    /// A word count on two workers: the maps run on container_1 and
-    /// container_2; returns their assignments.
+    /// The word count's maps, one on container_1 (h1), one on container_2
+    /// (h2).
     fn maps_on_two_workers(s: &mut Session) -> Vec<(WorkerId, TaskAssignment)> {
-        s.submit(10, "alice", &word_count(), Some("etl".into()))
-            .expect("accepted");
+        let reply = s.handle(10, submission("alice", &word_count(), Some("etl".into())));
+        assert_eq!(reply, Some(Reply::Submitted(DagId(1))));
         let e = s.take_effects();
         assert!(
             e.contains(&Effect::RequestContainer {
@@ -644,28 +564,25 @@ mod tests {
             }),
             "{e:?}"
         );
-        let mut maps = assignments(&start_worker(s, 20, "container_1", "h1"));
-        maps.extend(assignments(&start_worker(s, 30, "container_2", "h2")));
+        let mut maps = assigned(&worker_on(s, 20, "container_1", "h1"));
+        maps.extend(assigned(&worker_on(s, 30, "container_2", "h2")));
         assert_eq!(maps.len(), 2, "{maps:?}");
         maps
     }
 
     #[test]
     fn inputs_become_urls_of_the_workers_output_servers() {
-        let mut s = Session::new(config(&[
-            (keys::WORKER_MEMORY_MB, "512"),
-            (keys::WORKER_VCORES, "1"),
-        ]))
-        .expect("session");
+        let mut s = session();
         let maps = maps_on_two_workers(&mut s);
         assert_eq!(maps[0].1.command, "map 0");
         assert_eq!(maps[0].1.partitions, 1);
         assert!(maps[0].1.inputs.is_empty());
         for (i, (worker, a)) in maps.iter().enumerate() {
-            s.attempt_finished(40 + i as u64, worker, a.attempt, WireOutcome::Succeeded);
+            let end = attempt_end(worker, a.attempt, WireOutcome::Succeeded);
+            assert_eq!(s.handle(40 + i as u64, end), None);
         }
         let e = s.take_effects();
-        let reduce = assignments(&e);
+        let reduce = assigned(&e);
         assert_eq!(reduce.len(), 1, "{e:?}");
         let urls: Vec<&str> = reduce[0].1.inputs.iter().map(|i| i.url.as_str()).collect();
         assert_eq!(
@@ -677,15 +594,20 @@ mod tests {
         );
         assert_eq!(reduce[0].1.inputs[1].vertex, "map");
         assert_eq!((reduce[0].1.memory_mb, reduce[0].1.vcores), (512, 1));
-        // The worker holding map 1's output is lost: its URL is one nobody
-        // serves, and the reduce is told to stop.
+        // The other worker, holding a map output, is lost: its container is
+        // released, and the reduce is told to stop (the map runs again).
         let runner = reduce[0].0.clone();
         let other = if runner == w("container_1") {
             w("container_2")
         } else {
             w("container_1")
         };
-        s.worker_gone(50, &other, "container completed with exit status 137");
+        let why = "container completed with exit status 137".to_string();
+        let gone = SessionInput::WorkerGone {
+            worker: other.clone(),
+            why,
+        };
+        s.handle(50, gone);
         let e = s.take_effects();
         assert!(
             e.contains(&Effect::ReleaseContainer {
@@ -702,33 +624,27 @@ mod tests {
             }),
             "{e:?}"
         );
+        assert!(
+            e.contains(&Effect::RequestContainer {
+                priority: 1,
+                resource: Resource::new(512, 1)
+            }),
+            "a replacement is asked for: {e:?}"
+        );
     }
 
     #[test]
     fn wire_outcomes_and_the_status_report() {
-        let mut s = Session::new(config(&[
-            (keys::WORKER_MEMORY_MB, "512"),
-            (keys::WORKER_VCORES, "1"),
-        ]))
-        .expect("session");
+        let mut s = session();
         let maps = maps_on_two_workers(&mut s);
-        let (worker, a) = &maps[0];
-        s.attempt_finished(
-            40,
-            worker,
-            a.attempt,
-            WireOutcome::InputLost {
-                reason: "connection refused".into(),
-            },
-        );
-        s.attempt_finished(
-            41,
-            &maps[1].0,
-            maps[1].1.attempt,
-            WireOutcome::Failed {
-                reason: "exit 3".into(),
-            },
-        );
+        let lost = WireOutcome::InputLost {
+            reason: "connection refused".into(),
+        };
+        s.handle(40, attempt_end(&maps[0].0, maps[0].1.attempt, lost));
+        let failed = WireOutcome::Failed {
+            reason: "exit 3".into(),
+        };
+        s.handle(41, attempt_end(&maps[1].0, maps[1].1.attempt, failed));
         let c = s.counters();
         assert_eq!((c.inputs_lost, c.attempts_failed), (1, 1));
         let report = s.status("application_1_0001", None).expect("status");
@@ -746,7 +662,11 @@ mod tests {
         assert_eq!(report.workers[0].worker, "container_1");
         assert_eq!(report.workers[0].capacity_mb, 512);
         assert_eq!(report.counters.attempts_started, 4, "two retries");
-        s.kill(50, DagId(1), "alice").expect("killed");
+        let kill = |dag| SessionInput::KillDag {
+            dag,
+            client: "alice".into(),
+        };
+        assert_eq!(s.handle(50, kill(DagId(1))), Some(Reply::Killed(DagId(1))));
         let report = s.status("app", Some(DagId(1))).expect("status");
         assert_eq!(report.dags[0].state, "KILLED");
         assert_eq!(report.dags[0].reason.as_deref(), Some("killed by alice"));
@@ -762,8 +682,8 @@ mod tests {
             )),
             "{e:?}"
         );
-        let err = s.kill(60, DagId(1), "alice").expect_err("over");
-        assert_eq!(err, "DAG dag_1 has already ended");
+        let again = s.handle(60, kill(DagId(1)));
+        assert_eq!(refusal(again), "DAG dag_1 has already ended");
         let err = s.status("app", Some(DagId(9))).expect_err("unknown");
         assert_eq!(err, "no DAG dag_9 in this session");
     }
@@ -771,13 +691,17 @@ mod tests {
     #[test]
     fn stopping_releases_everything() {
         let mut s = Session::new(config(&[])).expect("session");
-        s.submit(0, "c", &word_count(), None).expect("accepted");
-        s.container_allocated(1, w("container_1"), "h1".into(), 1);
-        s.worker_registered(2, &w("container_1"), "h1:9000".into())
-            .expect("registers");
-        s.container_allocated(3, w("container_2"), "h2".into(), 1);
+        s.handle(0, submission("c", &word_count(), None));
+        worker_on(&mut s, 1, "container_1", "h1");
+        let granted = SessionInput::ContainerGranted {
+            container: w("container_2"),
+            host: "h2".into(),
+            priority: 1,
+        };
+        s.handle(3, granted);
         s.take_effects();
-        s.stop("session stopped by alice");
+        let reason = "session stopped by alice".to_string();
+        s.handle(4, SessionInput::Stop { reason });
         let e = s.take_effects();
         assert!(
             e.contains(&Effect::Send {
@@ -794,9 +718,7 @@ mod tests {
                 "{c}: {e:?}"
             );
         }
-        let err = s
-            .submit(10, "c", &word_count(), None)
-            .expect_err("stopping");
-        assert_eq!(err, "the session is stopping");
+        let refused = s.handle(10, submission("c", &word_count(), None));
+        assert_eq!(refusal(refused), "the session is stopping");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{DrainReason, Notice, Session, SessionEffect};
+use super::{DrainReason, Notice, Session};
 use crate::autoscaler::{AutoscaleAction, ClusterSnapshot, NodeUsage, ScaleOutCause, WorkerTotals};
 use crate::container_scheduler::Input as CsInput;
 use crate::task_scheduler::Input as TsInput;
@@ -166,21 +166,15 @@ impl Session {
                         return;
                     };
                     let n = count.min(g.outstanding_auto);
-                    let (priority, resource) = (g.priority, g.spec.worker_resource);
+                    g.outstanding_auto -= n;
+                    let cancel = g.cancel();
                     self.notice(Notice::ScaleOutOver {
                         group: group.to_string(),
                         count: n,
                     });
+                    self.counters.requests_cancelled += u64::from(n);
                     for _ in 0..n {
-                        if let Some(g) = self.groups.get_mut(group) {
-                            g.outstanding_auto -= 1;
-                        }
-                        self.counters.requests_cancelled += 1;
-                        self.effects.push(SessionEffect::CancelContainerRequest {
-                            group: group.to_string(),
-                            priority,
-                            resource,
-                        });
+                        self.effects.push(cancel.clone());
                     }
                     self.sync_autoscaled_starts(now, group);
                 }
@@ -274,7 +268,7 @@ impl Session {
             return;
         };
         let unsent = std::mem::take(&mut g.auto_unsent);
-        let (priority, resource) = (g.priority, g.spec.worker_resource);
+        let request = g.request();
         if unsent < count {
             self.notice(Notice::RecycledForRequests {
                 group: group.to_string(),
@@ -282,13 +276,9 @@ impl Session {
                 requested: unsent,
             });
         }
+        self.counters.containers_requested += u64::from(unsent);
         for _ in 0..unsent {
-            self.counters.containers_requested += 1;
-            self.effects.push(SessionEffect::RequestContainer {
-                group: group.to_string(),
-                priority,
-                resource,
-            });
+            self.effects.push(request.clone());
         }
     }
 

@@ -114,11 +114,7 @@ impl Session {
         if let Some(g) = self.groups.remove(group) {
             self.by_priority.remove(&g.priority);
             for _ in 0..g.outstanding_cs + g.outstanding_auto {
-                self.effects.push(SessionEffect::CancelContainerRequest {
-                    group: group.to_string(),
-                    priority: g.priority,
-                    resource: g.spec.worker_resource,
-                });
+                self.effects.push(g.cancel());
             }
         }
     }
@@ -184,11 +180,7 @@ impl Session {
         if !g.starts_blocked(limit) {
             g.outstanding_cs += 1;
             self.counters.containers_requested += 1;
-            self.effects.push(SessionEffect::RequestContainer {
-                group: group.to_string(),
-                priority: g.priority,
-                resource: g.spec.worker_resource,
-            });
+            self.effects.push(g.request());
         } else {
             // Workers of this group cannot start. Reporting it as failed
             // would make the container scheduler ask again at once; hold it
@@ -210,11 +202,7 @@ impl Session {
         } else if g.outstanding_cs > 0 {
             g.outstanding_cs -= 1;
             self.counters.requests_cancelled += 1;
-            self.effects.push(SessionEffect::CancelContainerRequest {
-                group: group.to_string(),
-                priority: g.priority,
-                resource: g.spec.worker_resource,
-            });
+            self.effects.push(g.cancel());
         }
     }
 
@@ -256,11 +244,7 @@ impl Session {
                     g.auto_unsent -= 1;
                 } else {
                     self.counters.requests_cancelled += 1;
-                    let cancel = SessionEffect::CancelContainerRequest {
-                        group: to.clone(),
-                        priority: g.priority,
-                        resource: g.spec.worker_resource,
-                    };
+                    let cancel = g.cancel();
                     self.notice(Notice::RecycledInPlaceOfRequest {
                         worker: worker.clone(),
                         group: to.clone(),

@@ -166,6 +166,24 @@ impl Group {
     fn requests(&self) -> u32 {
         self.outstanding_cs + self.outstanding_auto + self.deferred_starts
     }
+
+    /// One container request for a worker of the group.
+    fn request(&self) -> SessionEffect {
+        SessionEffect::RequestContainer {
+            group: self.spec.name.clone(),
+            priority: self.priority,
+            resource: self.spec.worker_resource,
+        }
+    }
+
+    /// The withdrawal of one of the group's container requests.
+    fn cancel(&self) -> SessionEffect {
+        SessionEffect::CancelContainerRequest {
+            group: self.spec.name.clone(),
+            priority: self.priority,
+            resource: self.spec.worker_resource,
+        }
+    }
 }
 
 /// A registered worker.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Notice, Session, SessionEffect};
+use super::{Notice, Session};
 use crate::config::ContainerSchedulerScheme;
 use crate::container_scheduler::Input as CsInput;
 use crate::task_scheduler::Input as TsInput;
@@ -20,17 +20,13 @@ impl Session {
         }
         let names: Vec<String> = self.groups.keys().cloned().collect();
         let limit = self.config.max_start_failures;
-        for (name, g) in self.groups.iter_mut() {
+        for g in self.groups.values_mut() {
             if g.deferred_starts > 0 && !g.starts_blocked(limit) {
                 for _ in 0..g.deferred_starts {
-                    g.outstanding_cs += 1;
-                    self.counters.containers_requested += 1;
-                    self.effects.push(SessionEffect::RequestContainer {
-                        group: name.clone(),
-                        priority: g.priority,
-                        resource: g.spec.worker_resource,
-                    });
+                    self.effects.push(g.request());
                 }
+                g.outstanding_cs += g.deferred_starts;
+                self.counters.containers_requested += u64::from(g.deferred_starts);
                 g.deferred_starts = 0;
             }
         }

@@ -1126,3 +1126,64 @@ fn settings_are_checked() {
     .into();
     assert!(SessionConfig::from_map(&bad).is_err());
 }
+
+/// A simulator's instant: inputs are applied one by one and the session
+/// settles once, at the end; only then are workers offered work and the
+/// ContainerScheduler told the demand.
+#[test]
+fn an_instant_offers_work_and_asks_for_workers_at_its_settle() {
+    let mut s = Session::new(config(&[
+        (keys::WORKER_MEMORY_MB, "1024"),
+        (keys::WORKER_VCORES, "2"),
+    ]))
+    .expect("session");
+    s.check_every_step(true);
+    s.locate_inputs(false);
+    let submit = SessionInput::SubmitDag {
+        client: "alice".into(),
+        spec: word_count().spec,
+        group: None,
+        queue: None,
+    };
+    let e = s.apply(0, submit);
+    assert!(e.contains(&SessionEffect::Reply(Reply::Submitted(DagId(1)))));
+    assert_eq!(requests(&e), 0, "the demand waits for the settle: {e:?}");
+    assert_eq!(requests(&s.settle(0)), 1);
+    let granted = SessionInput::ContainerGranted {
+        container: w("container_1"),
+        host: "h1".into(),
+        priority: 1,
+    };
+    let e = s.apply(10, granted);
+    assert!(
+        e.iter()
+            .any(|e| matches!(e, SessionEffect::LaunchWorker { host, .. } if host == "h1")),
+        "{e:?}"
+    );
+    let hello = SessionInput::WorkerRegistered {
+        worker: w("container_1"),
+        address: "h1:9000".into(),
+    };
+    let e = s.apply(11, hello);
+    assert!(e.contains(&SessionEffect::Reply(Reply::Registered)));
+    assert!(assignments(&e).is_empty(), "no offer before the settle: {e:?}");
+    let maps = assignments(&s.settle(11));
+    assert_eq!(maps.len(), 2);
+    let mut e = Vec::new();
+    for m in &maps {
+        let end = SessionInput::AttemptFinished {
+            worker: w("container_1"),
+            attempt: m.attempt,
+            outcome: WorkerOutcome::Succeeded,
+        };
+        e.extend(s.apply(20, end));
+    }
+    assert!(assignments(&e).is_empty(), "{e:?}");
+    let reduce = assignments(&s.settle(20));
+    assert_eq!(reduce.len(), 1);
+    assert!(
+        reduce[0].inputs.is_empty(),
+        "inputs are not located when asked not to"
+    );
+    s.check_invariants().expect("invariants");
+}

@@ -163,40 +163,29 @@ impl Session {
             group: l.group.clone(),
         });
         self.counters.workers_started += 1;
+        self.workers.insert(
+            worker.clone(),
+            WorkerEntry {
+                host: l.host.clone(),
+                resource: l.resource,
+                address,
+                group: (!on_released_node).then(|| l.group.clone()),
+                drain: None,
+                last_idle: None,
+            },
+        );
         if on_released_node {
             // Asked for before the scale-in and granted on a node it is
             // emptying: it holds no data yet, so it goes at once.
             self.notice(Notice::WorkerOnReleasedNode {
                 worker: worker.clone(),
-                host: l.host.clone(),
-                group: l.group.clone(),
+                host: l.host,
+                group: l.group,
             });
             self.counters.scale_in_released += 1;
-            self.workers.insert(
-                worker.clone(),
-                WorkerEntry {
-                    host: l.host,
-                    resource: l.resource,
-                    address,
-                    group: None,
-                    drain: None,
-                    last_idle: None,
-                },
-            );
             self.retire(worker, "its node was released by scale-in");
             return Ok(true);
         }
-        self.workers.insert(
-            worker.clone(),
-            WorkerEntry {
-                host: l.host,
-                resource: l.resource,
-                address,
-                group: Some(l.group.clone()),
-                drain: None,
-                last_idle: None,
-            },
-        );
         self.ts_input(
             now,
             &l.group,
@@ -276,13 +265,9 @@ impl Session {
             self.effects
                 .push(SessionEffect::ReleaseContainer { container: c });
         }
-        for (name, g) in self.groups.iter_mut() {
+        for g in self.groups.values_mut() {
             for _ in 0..g.outstanding_cs + g.outstanding_auto {
-                self.effects.push(SessionEffect::CancelContainerRequest {
-                    group: name.clone(),
-                    priority: g.priority,
-                    resource: g.spec.worker_resource,
-                });
+                self.effects.push(g.cancel());
             }
             g.outstanding_cs = 0;
             g.outstanding_auto = 0;
