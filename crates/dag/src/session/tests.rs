@@ -1166,7 +1166,10 @@ fn an_instant_offers_work_and_asks_for_workers_at_its_settle() {
     };
     let e = s.apply(11, hello);
     assert!(e.contains(&SessionEffect::Reply(Reply::Registered)));
-    assert!(assignments(&e).is_empty(), "no offer before the settle: {e:?}");
+    assert!(
+        assignments(&e).is_empty(),
+        "no offer before the settle: {e:?}"
+    );
     let maps = assignments(&s.settle(11));
     assert_eq!(maps.len(), 2);
     let mut e = Vec::new();
