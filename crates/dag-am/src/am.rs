@@ -37,7 +37,9 @@ use crate::protocol::{
     read_json, secret_matches, write_json, AmToWorker, ClientRequest, ClientResponse, Hello,
     WorkerToAm, SECRET_ENV,
 };
-use crate::session::{Effect, Session, SessionConfig};
+use crate::session::{
+    attempt_end, refusal, submission, Effect, Reply, Session, SessionConfig, SessionInput,
+};
 use crate::WORKER_SUBCOMMAND;
 
 /// Variables of the AM's environment handed on to workers.
@@ -195,9 +197,9 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                                         dag.group.as_ref().map(|g| g.name.as_str()).unwrap_or_default()
                                     ) }
                                 } else {
-                                    match session.submit(now_ms(), &client, &dag, queue) {
-                                        Ok(id) => ClientResponse::Submitted { dag: id.0 },
-                                        Err(message) => ClientResponse::Error { message },
+                                    match session.handle(now_ms(), submission(&client, &dag, queue)) {
+                                        Some(Reply::Submitted(id)) => ClientResponse::Submitted { dag: id.0 },
+                                        other => ClientResponse::Error { message: refusal(other) },
                                     }
                                 }
                             }
@@ -205,10 +207,13 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                                 Ok(report) => ClientResponse::Status(Box::new(report)),
                                 Err(message) => ClientResponse::Error { message },
                             },
-                            ClientRequest::Kill { dag } => match session.kill(now_ms(), DagId(dag), &client) {
-                                Ok(()) => ClientResponse::Killed { dag },
-                                Err(message) => ClientResponse::Error { message },
-                            },
+                            ClientRequest::Kill { dag } => {
+                                let kill = SessionInput::KillDag { dag: DagId(dag), client: client.clone() };
+                                match session.handle(now_ms(), kill) {
+                                    Some(Reply::Killed(_)) => ClientResponse::Killed { dag },
+                                    other => ClientResponse::Error { message: refusal(other) },
+                                }
+                            }
                             ClientRequest::Stop => {
                                 stop_reason = Some(format!("session stopped by {client}"));
                                 ClientResponse::Stopping
@@ -221,7 +226,11 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                             let _ = accepted.send(Err(format!("worker {worker} is already connected")));
                         } else {
                             outboxes.insert(worker.clone(), outbox);
-                            let result = session.worker_registered(now_ms(), &worker, http_addr);
+                            let hello = SessionInput::WorkerRegistered { worker: worker.clone(), address: http_addr };
+                            let result = match session.handle(now_ms(), hello) {
+                                Some(Reply::Registered) => Ok(()),
+                                other => Err(refusal(other)),
+                            };
                             if result.is_err() {
                                 outboxes.remove(&worker);
                             }
@@ -230,17 +239,19 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                     }
                     Event::WorkerMessage { worker, message } => match message {
                         WorkerToAm::Finished { attempt, outcome } => {
-                            session.attempt_finished(now_ms(), &worker, attempt, outcome);
+                            session.handle(now_ms(), attempt_end(&worker, attempt, outcome));
                         }
                     },
                     Event::WorkerClosed { worker, why } => {
                         if outboxes.remove(&worker).is_some() {
-                            session.worker_gone(now_ms(), &worker, &why);
+                            session.handle(now_ms(), SessionInput::WorkerGone { worker, why });
                         }
                     }
                     Event::Launched { container, result } => match result {
                         Ok(()) => debug!(%container, "worker container started"),
-                        Err(e) => session.launch_failed(now_ms(), &container, &e),
+                        Err(error) => {
+                            session.handle(now_ms(), SessionInput::LaunchFailed { container, error });
+                        }
                     },
                 }
             }
@@ -253,7 +264,8 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                                     let id = WorkerId::new(c.id.to_string());
                                     let host = c.node.host.clone();
                                     containers.insert(id.clone(), c);
-                                    session.container_allocated(now_ms(), id, host, req.priority);
+                                    let granted = SessionInput::ContainerGranted { container: id, host, priority: req.priority };
+                                    session.handle(now_ms(), granted);
                                 }
                                 None => {
                                     debug!(container = %c.id, "releasing a container nothing asked for");
@@ -265,11 +277,8 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                             let id = WorkerId::new(status.id.to_string());
                             containers.remove(&id);
                             outboxes.remove(&id);
-                            session.worker_gone(
-                                now_ms(),
-                                &id,
-                                &format!("container completed with exit status {}: {}", status.exit_status, status.diagnostics.trim()),
-                            );
+                            let why = format!("container completed with exit status {}: {}", status.exit_status, status.diagnostics.trim());
+                            session.handle(now_ms(), SessionInput::WorkerGone { worker: id, why });
                         }
                     }
                     Err(AmError::Shutdown { .. }) => {
@@ -283,7 +292,9 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                     }
                 }
             }
-            _ = tick.tick() => session.tick(now_ms()),
+            _ = tick.tick() => {
+                session.handle(now_ms(), SessionInput::Tick);
+            }
             _ = &mut stop_signal => {
                 info!("signalled to stop");
                 stop_reason = Some("the AM was signalled to stop".into());
@@ -305,7 +316,12 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
 
     let reason = stop_reason.unwrap_or_else(|| "the session server stopped".into());
     info!(%reason, "DAG session stopping");
-    session.stop(&reason);
+    session.handle(
+        now_ms(),
+        SessionInput::Stop {
+            reason: reason.clone(),
+        },
+    );
     apply_effects(
         &mut session,
         &mut rm,
@@ -386,7 +402,8 @@ fn apply_effects(
                     resource: _,
                 } => {
                     let Some(c) = containers.get(&container).cloned() else {
-                        session.launch_failed(now_ms, &container, "the container is unknown");
+                        let error = "the container is unknown".to_string();
+                        session.handle(now_ms, SessionInput::LaunchFailed { container, error });
                         continue;
                     };
                     let launch = worker_launch(exe, am_addr, secret);

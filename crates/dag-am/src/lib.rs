@@ -1,14 +1,18 @@
 //! Spindle's MR3-style DAG ApplicationMaster on YARN: the session AM, its
 //! ContainerWorkers and the `spindle dag` client.
 //!
-//! The decisions (which task runs where, when workers stop or move, when to
-//! scale out or in) are made by the pure cores of `spindle-dag`; this crate
-//! is their production driver:
+//! The decisions (which task runs where, when workers start, stop or move,
+//! when to scale out or in) and the session's bookkeeping are made by the
+//! pure session core of `spindle-dag` ([`spindle_dag::session`]); this
+//! crate is its production driver:
 //!
-//! - [`session`]: the driver proper — real events in, core inputs, core
-//!   decisions out as [`session::Effect`]s; no I/O, so it is unit-tested;
-//! - [`am`]: the AM process (`spindle dag am`): AMRM heartbeats, worker
-//!   launches through the NodeManagers, the session server;
+//! - [`am`]: the AM process (`spindle dag am`): its event loop hands
+//!   every event to the session core and carries out the effects (AMRM
+//!   heartbeats, worker launches through the NodeManagers, messages on the
+//!   session server);
+//! - [`session`]: the wire edge of the session core: DAG files and wire
+//!   outcomes into inputs, effects into [`session::Effect`]s (AMRM requests,
+//!   launches, releases, worker messages), the status report, log lines;
 //! - [`worker`]: `spindle worker`, run in each worker container;
 //! - [`client`]: `spindle dag session start|stop`, `submit`, `status`, `kill`;
 //! - [`protocol`]: the newline-delimited JSON spoken on the session port;

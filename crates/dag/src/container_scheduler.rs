@@ -729,6 +729,11 @@ impl ContainerScheduler {
         })
     }
 
+    /// Workers being started for the group (0 for an unknown group).
+    pub fn starting(&self, group: &str) -> u32 {
+        self.groups.get(group).map_or(0, |g| g.starting)
+    }
+
     /// Groups, oldest first.
     pub fn groups(&self) -> Vec<String> {
         let mut v: Vec<(u64, String)> = self

@@ -41,53 +41,20 @@
 //! Every core has a `check_invariants()` that tests and the simulator call
 //! after every step; a violation is a bug in this crate.
 //!
-//! # How a driver wires them
+//! # The session core
 //!
-//! One `TaskScheduler` per ContainerGroup, one `Autoscaler` per group when
-//! autoscaling is on, one `ContainerScheduler` for the AM:
-//!
-//! 1. A client registers a group ([`container_scheduler::Input::RegisterGroup`])
-//!    and submits DAGs to that group's task scheduler.
-//! 2. The driver reports each group's need for workers (from
-//!    [`pending_demand`](task_scheduler::TaskScheduler::pending_demand))
-//!    as [`GroupDemand`](container_scheduler::Input::GroupDemand), and
-//!    its idle workers (from
-//!    [`idle_workers`](task_scheduler::TaskScheduler::idle_workers)) as
-//!    [`WorkerActivity`](container_scheduler::Input::WorkerActivity).
-//!    The autoscaler alone decides how many workers a group with an
-//!    autoscaler has, and it requests nothing while it is in SCALE_IN
-//!    (see
-//!    [`allows_new_workers`](autoscaler::Autoscaler::allows_new_workers)):
-//!    that group's demand is its outstanding autoscaler requests, so
-//!    recycled workers of its kind fill them before the resource manager
-//!    is asked; the container scheduler's own starts for it create no
-//!    request, and a request the driver withdraws or sees granted is
-//!    reported as
-//!    [`WorkerStartWithdrawn`](container_scheduler::Input::WorkerStartWithdrawn).
-//!    The caps on all workers' memory and cores hold either way: the
-//!    driver passes the totals of every group to
-//!    [`tick_with_totals`](autoscaler::Autoscaler::tick_with_totals) and
-//!    cuts the other groups' demand to
-//!    [`WorkerTotals::headroom`](autoscaler::WorkerTotals::headroom), the
-//!    reserve of the group's kind counting as available (recycling a
-//!    worker adds nothing to the totals).
-//! 3. It carries out `StartWorker`, feeds arriving workers to the group's
-//!    task scheduler ([`WorkerAdded`](task_scheduler::Input::WorkerAdded))
-//!    and to the container scheduler
-//!    ([`WorkerStarted`](container_scheduler::Input::WorkerStarted)).
-//! 4. `StopWorkerGracefully` and scale-in `ReleaseNodes` become
-//!    [`DrainWorker`](task_scheduler::Input::DrainWorker); when the task
-//!    scheduler reports the worker drained, the driver removes it there and
-//!    reports [`WorkerStopped`](container_scheduler::Input::WorkerStopped)
-//!    (recycling) or terminates it (scale-in). A scale-in completes only
-//!    once the released nodes hold no worker of the group, so the driver
-//!    keeps listing draining workers under their node in the
-//!    [`ClusterSnapshot`](autoscaler::ClusterSnapshot) until they exit.
-//!    `ReassignWorker` moves a worker from one group's task scheduler to
-//!    another's.
-//! 5. Workers ask for work; each request is an
-//!    [`Offer`](task_scheduler::Input::Offer), and the assignments are
-//!    sent to the workers.
+//! A driver does not wire the three cores itself: [`session::Session`]
+//! does, as the DAG AM needs them wired (one `TaskScheduler` per
+//! ContainerGroup, one `Autoscaler` per group when autoscaling is on, one
+//! `ContainerScheduler`), and it keeps the bookkeeping the cores leave to
+//! their driver. Its inputs are the AM's events ([`session::SessionInput`]:
+//! DAGs submitted and killed, containers granted, workers registering and
+//! gone, attempts ending, ticks) and its outputs the AM's actions
+//! ([`session::SessionEffect`]: container requests, launches and releases,
+//! assignments, kills and other messages to workers, replies, notices to
+//! log). The DAG AM (crates/dag-am) and the simulator (`spindle dag sim`)
+//! drive the session and only turn its effects into I/O or simulated
+//! events. See the [`session`] module for how the cores are wired.
 //!
 //! # Modules
 //!
@@ -97,6 +64,8 @@
 //! - [`config`]: every key with its default, parsed from a key -> value
 //!   map with errors naming the key.
 //! - [`task_scheduler`], [`container_scheduler`], [`autoscaler`]: the cores.
+//! - [`session`]: the session core, the cores wired together with the
+//!   session's own settings (`spindle.dag.*`).
 //!
 //! # Example
 //!
@@ -137,6 +106,7 @@ pub mod autoscaler;
 pub mod config;
 pub mod container_scheduler;
 pub mod dag;
+pub mod session;
 pub mod task_scheduler;
 mod types;
 

@@ -4,8 +4,8 @@
 //! The seed's task-scheduling experiments run on a fixed cluster; this
 //! scenario drives the other two cores. Nodes of a fixed number of worker
 //! slots appear a provisioning delay after the cluster needs them and are
-//! reclaimed once empty ([`NodeModel`]); the cores are wired as the DAG AM
-//! wires them ([`elastic_engine`](super::elastic_engine)). Five runs:
+//! reclaimed once empty ([`NodeModel`]); the DAG AM's session core makes
+//! every decision ([`driver`](super::driver)). Five runs:
 //!
 //! - `autoscaling`: one group (`All-In-One`) with autoscaling on: a burst
 //!   of clients, each submitting DAGs back to back from time 0, then a
@@ -26,12 +26,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use spindle_dag::autoscaler::{ScaleOutCause, ScaleState};
-use spindle_dag::config::{keys, ContainerSchedulerScheme, DagConfig};
+use spindle_dag::config::{keys, ContainerSchedulerScheme};
+use spindle_dag::session::{keys as session_keys, SessionConfig};
 use spindle_dag::Resource;
 
-use super::elastic_engine::{
-    simulate_elastic, ClientStart, ElasticClient, ElasticOutcome, ElasticSpec, GroupPlan,
-    NodeModel, ScaleAction,
+use super::driver::{
+    simulate, ClientStart, GroupPlan, NodeModel, ScaleAction, SimClient, SimOutcome, SimSpec,
 };
 use super::engine::Cluster;
 use super::workload::{build_query, QueryModel};
@@ -424,7 +424,11 @@ impl RunKind {
 /// The keys every run gives the configuration parser.
 fn run_keys(size: &ElasticSize, kind: RunKind, opts: &ElasticOptions) -> BTreeMap<String, String> {
     let worker_gb = size.worker().memory_mb / 1024;
-    let pairs: [(&str, String); 18] = [
+    let max_workers = match kind {
+        RunKind::Recycling(_) => size.group_max_workers,
+        _ => size.max_workers,
+    };
+    let pairs: [(&str, String); 21] = [
         (
             keys::TASKATTEMPT_QUEUE_SCHEME,
             opts.task_queue_scheme.name().into(),
@@ -464,6 +468,15 @@ fn run_keys(size: &ElasticSize, kind: RunKind, opts: &ElasticOptions) -> BTreeMa
             keys::WORKER_TOTAL_MAX_MEMORY_GB,
             (u64::from(size.max_workers) * worker_gb).to_string(),
         ),
+        (
+            session_keys::WORKER_MEMORY_MB,
+            size.worker().memory_mb.to_string(),
+        ),
+        (
+            session_keys::WORKER_VCORES,
+            size.worker().vcores.to_string(),
+        ),
+        (session_keys::GROUP_MAX_WORKERS, max_workers.to_string()),
     ];
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -569,7 +582,7 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
         workers_per_node: size.workers_per_node,
         provision_ms: NODE_PROVISIONING_S * 1000,
         worker_start_ms: WORKER_START_S * 1000,
-        reclaim_after_ms: EMPTY_NODE_RECLAIM_S * 1000,
+        reclaim_after_ms: Some(EMPTY_NODE_RECLAIM_S * 1000),
         initial_nodes: 1,
         max_nodes,
     };
@@ -582,10 +595,9 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                     name: "All-In-One".into(),
                     worker,
                     default: true,
-                    max_workers: size.max_workers,
                 }];
                 let clients = (0..size.burst_clients)
-                    .map(|c| ElasticClient {
+                    .map(|c| SimClient {
                         name: format!("Beeline {}", c + 1),
                         group: 0,
                         start: ClientStart::At { ms: 0 },
@@ -598,7 +610,7 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                         ),
                         background_until_ms: None,
                     })
-                    .chain(std::iter::once(ElasticClient {
+                    .chain(std::iter::once(SimClient {
                         name: "background".into(),
                         group: 0,
                         start: ClientStart::At { ms: 0 },
@@ -615,7 +627,6 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                         name: name.into(),
                         worker,
                         default: false,
-                        max_workers: size.group_max_workers,
                     })
                     .collect();
                 let mut clients = Vec::new();
@@ -628,7 +639,7 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
                 ];
                 for (g, start) in starts.into_iter().enumerate() {
                     for c in 0..size.recycling_clients_per_group {
-                        clients.push(ElasticClient {
+                        clients.push(SimClient {
                             name: format!("{} {}", groups[g].name, c + 1),
                             group: g,
                             start,
@@ -647,8 +658,8 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
             }
         };
         let keys = run_keys(&size, kind, opts);
-        let config = DagConfig::from_map(&keys)?;
-        let outcome = simulate_elastic(&ElasticSpec {
+        let config = SessionConfig::from_map(&keys).map_err(DagSimError::Options)?;
+        let outcome = simulate(&SimSpec {
             queries: &queries,
             groups: &groups,
             clients: &clients,
@@ -709,9 +720,9 @@ fn run_report(
     kind: RunKind,
     keys: BTreeMap<String, String>,
     groups: &[GroupPlan],
-    clients: &[ElasticClient],
+    clients: &[SimClient],
     queries: &[QueryModel],
-    o: &ElasticOutcome,
+    o: &SimOutcome,
     size: ElasticSize,
 ) -> ElasticRunReport {
     let name = |g: usize| groups[g].name.clone();
@@ -829,12 +840,7 @@ fn run_report(
         containers_requested: c.containers_requested,
         requests_cancelled: c.requests_cancelled,
         requests_recycled: c.requests_recycled,
-        requests_during_scale_in: o
-            .requests
-            .iter()
-            .filter(|r| r.during_scale_in)
-            .map(|r| r.count)
-            .sum(),
+        requests_during_scale_in: o.requests.iter().filter(|r| r.during_scale_in).count() as u32,
         workers_started: c.workers_started,
         workers_exited: c.workers_exited,
         released_by_scale_in: c.released_by_scale_in,

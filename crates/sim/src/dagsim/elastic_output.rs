@@ -170,7 +170,7 @@ pub(super) fn tables(r: &ElasticReport) -> String {
         c.quiet_period_s
     );
     if let Some(a) = r.runs.first() {
-        let _ = writeln!(out, "Keys of the autoscaling run (the others differ only in the scheme and mr3.enable.auto.scaling):");
+        let _ = writeln!(out, "Keys of the autoscaling run (the others differ only in the scheme, mr3.enable.auto.scaling and spindle.dag.group.max.workers):");
         for (k, v) in &a.keys {
             let _ = writeln!(out, "  {k} = {v}");
         }

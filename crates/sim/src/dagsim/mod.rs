@@ -1,12 +1,16 @@
 //! `spindle dag sim`: the task-scheduling experiments of the MR3 seed,
 //! reproduced on the pure DAG cores of `spindle_dag`.
 //!
-//! A discrete-event driver (`engine`) runs clients that submit DAGs
-//! one after another to the real [`TaskScheduler`](spindle_dag::task_scheduler::TaskScheduler)
-//! of one ContainerGroup, on a fixed pool of ContainerWorkers brought up
-//! through the real [`ContainerScheduler`](spindle_dag::container_scheduler::ContainerScheduler),
-//! on a simulated clock. Task durations come from TPC-DS-like DAGs built
-//! from the seed's vertex counts and sequential times (`workload`).
+//! One discrete-event driver (`driver`) runs the DAG AM's own session
+//! core ([`Session`](spindle_dag::session::Session), which drives the real
+//! TaskScheduler, ContainerScheduler and Autoscaler exactly as the AM
+//! does) on a simulated cluster and clock, and turns its effects into
+//! simulated events: clients submit DAGs one after another, containers
+//! are granted by nodes, attempts end after their task's duration. The
+//! experiments (`engine`) run it on a fixed pool of ContainerWorkers, one
+//! ContainerGroup shared by every client. Task durations come from
+//! TPC-DS-like DAGs built from the seed's vertex counts and sequential
+//! times (`workload`).
 //!
 //! - [`Experiment::One`]: 16 clients each submit the same 17 queries
 //!   (TPC-DS 25 to 40, with 39a and 39b) in a unique order; schemes
@@ -19,13 +23,12 @@
 //! The seed's claims are checked on the results ([`ExperimentReport::claims`]).
 //!
 //! The seed's experiments run on a fixed cluster. [`run_elastic`] (`spindle
-//! dag sim --experiment elastic`) drives the two other cores: the real
+//! dag sim --experiment elastic`) exercises the two other cores: the real
 //! [`Autoscaler`](spindle_dag::autoscaler::Autoscaler) and the container
-//! scheduler's recycling, wired as the DAG AM wires them, on a simulated
-//! cluster whose nodes appear after a provisioning delay and are reclaimed
-//! once empty (`elastic_engine`): a burst of clients then a quiet period
-//! on an autoscaled group, and two groups of one kind under each recycling
-//! scheme ([`ElasticReport`]).
+//! scheduler's recycling, on the same driver with a cluster whose nodes
+//! appear after a provisioning delay and are reclaimed once empty: a burst
+//! of clients then a quiet period on an autoscaled group, and two groups
+//! of one kind under each recycling scheme ([`ElasticReport`]).
 //!
 //! ```no_run
 //! use spindle_sim::dagsim::{run_experiment, Experiment, ExperimentOptions};
@@ -38,8 +41,8 @@
 //! # Ok::<(), spindle_sim::dagsim::DagSimError>(())
 //! ```
 
+mod driver;
 mod elastic;
-mod elastic_engine;
 mod elastic_output;
 mod engine;
 mod output;
