@@ -25,9 +25,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 
-use crate::config::ConfigError;
+// The limits and the priority scheme are configuration; DAG errors are shared
+// with the cores' errors.
+pub use crate::config::{DagLimits, VertexPriorityScheme};
+pub use crate::types::DagError;
 use crate::types::{DagId, Resource};
 
 /// The top of the range `normalize` maps priorities into:
@@ -151,90 +153,6 @@ impl DagSpec {
     pub fn validate(&self, limits: &DagLimits) -> Result<Dag, DagError> {
         Dag::build(self, limits)
     }
-}
-
-/// Named bounds on what one DAG may contain, so that one submission cannot
-/// make the AM allocate without bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DagLimits {
-    /// Vertices per DAG.
-    pub max_vertices: u32,
-    /// Edges per DAG.
-    pub max_edges: u32,
-    /// Tasks per vertex.
-    pub max_tasks_per_vertex: u32,
-    /// Tasks per DAG, all vertices together (bounds per-task bookkeeping).
-    pub max_tasks_per_dag: u64,
-    /// Bytes in a DAG or vertex name.
-    pub max_name_bytes: usize,
-    /// Bytes in a command template.
-    pub max_command_bytes: usize,
-}
-
-impl Default for DagLimits {
-    fn default() -> Self {
-        DagLimits {
-            max_vertices: 10_000,
-            max_edges: 100_000,
-            max_tasks_per_vertex: 1_000_000,
-            max_tasks_per_dag: 10_000_000,
-            max_name_bytes: 256,
-            max_command_bytes: 64 * 1024,
-        }
-    }
-}
-
-/// Why a DAG was rejected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DagError {
-    #[error("DAG '{dag}': {what} name '{name}' is invalid: {reason}")]
-    InvalidName {
-        dag: String,
-        what: &'static str,
-        name: String,
-        reason: String,
-    },
-    #[error("DAG '{dag}' has no vertices")]
-    NoVertices { dag: String },
-    #[error("DAG '{dag}': vertex '{vertex}' is declared twice")]
-    DuplicateVertex { dag: String, vertex: String },
-    #[error("DAG '{dag}': vertex '{vertex}' has 0 tasks; every vertex needs at least one")]
-    NoTasks { dag: String, vertex: String },
-    #[error("DAG '{dag}': vertex '{vertex}' asks for 0 MB per task; memory must be positive")]
-    NoMemory { dag: String, vertex: String },
-    #[error("DAG '{dag}': edge {from} -> {to} names unknown vertex '{unknown}'")]
-    UnknownVertex {
-        dag: String,
-        from: String,
-        to: String,
-        unknown: String,
-    },
-    #[error("DAG '{dag}': edge {from} -> {to} is declared twice")]
-    DuplicateEdge {
-        dag: String,
-        from: String,
-        to: String,
-    },
-    #[error("DAG '{dag}' has a cycle: {}", cycle.join(" -> "))]
-    Cycle { dag: String, cycle: Vec<String> },
-    #[error(
-        "DAG '{dag}': one-to-one edge {from} -> {to} joins vertices with different task \
-         counts ({from_tasks} and {to_tasks}); one-to-one edges need equal counts"
-    )]
-    OneToOneMismatch {
-        dag: String,
-        from: String,
-        to: String,
-        from_tasks: u32,
-        to_tasks: u32,
-    },
-    #[error("DAG '{dag}': {what} = {value} is over the limit of {limit}")]
-    TooLarge {
-        dag: String,
-        what: &'static str,
-        value: u64,
-        limit: u64,
-    },
 }
 
 /// A validated vertex.
@@ -634,82 +552,6 @@ fn topological_order(vertices: &[Vertex], edges: &[Edge]) -> Result<Vec<u32>, Ve
         position.insert(producer, walk.len());
         walk.push(producer);
         current = producer;
-    }
-}
-
-/// `mr3.vertex.priority.scheme`: how vertex priorities are (re)computed
-/// when a DAG is submitted. Lower numbers run first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum VertexPriorityScheme {
-    /// Keep the priorities given in the DAG (the seed's default). A vertex
-    /// without one gets its `roots` value (its depth), which is how Tez
-    /// derives vertex priorities when the client gives none.
-    #[default]
-    Intact,
-    /// Distance from the root vertices that read input data: the longest
-    /// path from any root (roots 0, their consumers 1, ...). Longest, not
-    /// shortest, so a consumer never ties with or beats a producer.
-    Roots,
-    /// Distance to the leaf vertices that produce output data:
-    /// `H - height(v)` where `height(v)` is the longest path from `v` to a
-    /// leaf and `H` the largest height in the DAG. The vertices on the
-    /// longest chain start at 0, every leaf gets `H`, and a short side
-    /// branch feeding a late vertex is deferred until shortly before its
-    /// output is needed.
-    Leaves,
-    /// Postorder numbering: a depth-first walk from each leaf (in
-    /// declaration order) into producers (in edge declaration order),
-    /// numbering a vertex 0, 1, 2, ... after all its producers. Every vertex
-    /// gets a different priority, and a vertex comes right after the
-    /// producers it needs, which keeps intermediate data short-lived.
-    Postorder,
-    /// The `intact` priorities mapped onto `0..=12252240`
-    /// ([`NORMALIZE_MAX`]) so that every DAG spans the same range. The
-    /// seed gives only the range; Spindle maps by dense rank: with `k`
-    /// distinct priority values, the `r`-th smallest (from 0) becomes
-    /// `r * 12252240 / (k - 1)` (integer division; exact whenever `k - 1`
-    /// divides 12252240, e.g. any `k` up to 19), and a DAG whose vertices
-    /// all share one value maps to 0. For evenly spaced input priorities,
-    /// as Tez and Hive produce, this is the same as a linear rescaling.
-    Normalize,
-}
-
-impl VertexPriorityScheme {
-    pub const KNOWN: &'static str = "intact, roots, leaves, postorder, normalize";
-
-    pub fn name(self) -> &'static str {
-        match self {
-            VertexPriorityScheme::Intact => "intact",
-            VertexPriorityScheme::Roots => "roots",
-            VertexPriorityScheme::Leaves => "leaves",
-            VertexPriorityScheme::Postorder => "postorder",
-            VertexPriorityScheme::Normalize => "normalize",
-        }
-    }
-}
-
-impl fmt::Display for VertexPriorityScheme {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for VertexPriorityScheme {
-    type Err = ConfigError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "intact" => Ok(VertexPriorityScheme::Intact),
-            "roots" => Ok(VertexPriorityScheme::Roots),
-            "leaves" => Ok(VertexPriorityScheme::Leaves),
-            "postorder" => Ok(VertexPriorityScheme::Postorder),
-            "normalize" => Ok(VertexPriorityScheme::Normalize),
-            _ => Err(ConfigError::unknown_name(
-                crate::config::keys::VERTEX_PRIORITY_SCHEME,
-                s,
-                Self::KNOWN,
-            )),
-        }
     }
 }
 

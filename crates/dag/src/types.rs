@@ -128,6 +128,59 @@ impl fmt::Display for AttemptId {
     }
 }
 
+/// Why a DAG was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DagError {
+    #[error("DAG '{dag}': {what} name '{name}' is invalid: {reason}")]
+    InvalidName {
+        dag: String,
+        what: &'static str,
+        name: String,
+        reason: String,
+    },
+    #[error("DAG '{dag}' has no vertices")]
+    NoVertices { dag: String },
+    #[error("DAG '{dag}': vertex '{vertex}' is declared twice")]
+    DuplicateVertex { dag: String, vertex: String },
+    #[error("DAG '{dag}': vertex '{vertex}' has 0 tasks; every vertex needs at least one")]
+    NoTasks { dag: String, vertex: String },
+    #[error("DAG '{dag}': vertex '{vertex}' asks for 0 MB per task; memory must be positive")]
+    NoMemory { dag: String, vertex: String },
+    #[error("DAG '{dag}': edge {from} -> {to} names unknown vertex '{unknown}'")]
+    UnknownVertex {
+        dag: String,
+        from: String,
+        to: String,
+        unknown: String,
+    },
+    #[error("DAG '{dag}': edge {from} -> {to} is declared twice")]
+    DuplicateEdge {
+        dag: String,
+        from: String,
+        to: String,
+    },
+    #[error("DAG '{dag}' has a cycle: {}", cycle.join(" -> "))]
+    Cycle { dag: String, cycle: Vec<String> },
+    #[error(
+        "DAG '{dag}': one-to-one edge {from} -> {to} joins vertices with different task \
+         counts ({from_tasks} and {to_tasks}); one-to-one edges need equal counts"
+    )]
+    OneToOneMismatch {
+        dag: String,
+        from: String,
+        to: String,
+        from_tasks: u32,
+        to_tasks: u32,
+    },
+    #[error("DAG '{dag}': {what} = {value} is over the limit of {limit}")]
+    TooLarge {
+        dag: String,
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
+}
+
 /// A driver broke a core's contract: an unknown id, a duplicate, time going
 /// backwards, an input over a named limit. The core's state is unchanged
 /// when one of these is returned.
@@ -148,7 +201,7 @@ pub enum CoreError {
     #[error("invalid input: {0}")]
     Invalid(String),
     #[error("DAG rejected: {0}")]
-    InvalidDag(#[from] crate::dag::DagError),
+    InvalidDag(#[from] DagError),
 }
 
 /// An internal consistency check failed: a bug in this crate, never a

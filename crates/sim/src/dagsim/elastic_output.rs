@@ -4,9 +4,13 @@ use std::fmt::Write as _;
 
 use spindle_dag::autoscaler::ScaleState;
 
-use super::elastic::{ElasticReport, ElasticRunReport, ElasticSize, MIN_HOSTS};
+use std::path::{Path, PathBuf};
+
+use super::elastic_report::{
+    burst_dags, ElasticClientReport, ElasticReport, ElasticRunReport, ElasticSize, MIN_HOSTS,
+};
 use super::output::{claims_list, esc, nice_step, query_table, table};
-use super::Claim;
+use super::{Claim, DagSimError};
 
 fn s(v: impl ToString) -> String {
     v.to_string()
@@ -14,6 +18,32 @@ fn s(v: impl ToString) -> String {
 
 fn opt_s(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.0}"))
+}
+
+impl ElasticReport {
+    /// The human tables.
+    pub fn tables(&self) -> String {
+        tables(self)
+    }
+
+    /// Workers, nodes and memory usage over time, one panel per run.
+    pub fn svg(&self) -> String {
+        svg(self)
+    }
+
+    /// Writes `dag-sim-elastic.svg` into `dir` (created if missing).
+    pub fn write_svg(&self, dir: &Path) -> Result<PathBuf, DagSimError> {
+        std::fs::create_dir_all(dir).map_err(|source| DagSimError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join("dag-sim-elastic.svg");
+        std::fs::write(&path, self.svg()).map_err(|source| DagSimError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    }
 }
 
 /// What the scenario is meant to show, judged on the results.
@@ -110,14 +140,14 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
         });
     }
     // Every client ran all its DAGs (the background client at least one).
-    let planned = |r: &ElasticRunReport, c: &super::elastic::ElasticClientReport| -> Option<u32> {
+    let planned = |r: &ElasticRunReport, c: &ElasticClientReport| -> Option<u32> {
         if r.run != "autoscaling" {
             Some(size.recycling_dags_per_client)
         } else {
             c.name
                 .strip_prefix("Beeline ")
                 .and_then(|i| i.parse::<u32>().ok())
-                .map(|i| super::elastic::burst_dags(&size, i - 1))
+                .map(|i| burst_dags(&size, i - 1))
         }
     };
     let short: Vec<String> = runs
@@ -146,7 +176,7 @@ pub(super) fn claims(runs: &[ElasticRunReport], size: ElasticSize) -> Vec<Claim>
     out
 }
 
-pub(super) fn tables(r: &ElasticReport) -> String {
+fn tables(r: &ElasticReport) -> String {
     let mut out = String::new();
     let c = &r.cluster;
     let _ = writeln!(out, "Elastic scenario (seed {}): {}", r.seed, r.description);
@@ -413,7 +443,7 @@ enum Mark {
 /// whole panel tinted when there is one), and below it the memory in use
 /// by running attempts with each autoscaler's window usage and the
 /// thresholds (80% and 50%).
-pub(super) fn svg(r: &ElasticReport) -> String {
+fn svg(r: &ElasticReport) -> String {
     const W: f64 = 1000.0;
     const LEFT: f64 = 70.0;
     const RIGHT: f64 = 210.0;

@@ -44,6 +44,7 @@
 mod driver;
 mod elastic;
 mod elastic_output;
+mod elastic_report;
 mod engine;
 mod output;
 mod workload;
@@ -58,10 +59,10 @@ use spindle_dag::dag::VertexPriorityScheme;
 use spindle_dag::{CoreError, InvariantViolation, Resource};
 
 use crate::rng::Rng;
-pub use elastic::{
-    burst_dags, run_elastic, ElasticClientReport, ElasticClusterReport, ElasticGroupResult,
-    ElasticOptions, ElasticReport, ElasticRunReport, ElasticSize, MoveReport, ScaleEventReport,
-    StateChangeReport, TimelinePoint,
+pub use elastic::{run_elastic, ElasticOptions};
+pub use elastic_report::{
+    burst_dags, ElasticClientReport, ElasticClusterReport, ElasticGroupResult, ElasticReport,
+    ElasticRunReport, ElasticSize, MoveReport, ScaleEventReport, StateChangeReport, TimelinePoint,
 };
 use engine::{simulate, ClientPlan, Cluster, RunOutcome, RunSpec};
 use workload::{build_query, QueryModel};
