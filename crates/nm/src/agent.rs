@@ -259,14 +259,10 @@ impl Agent {
             );
             return Err(NmExit::ShutdownByRm { diagnostics });
         }
-        let container_key = resp
-            .container_token_master_key
-            .as_ref()
-            .and_then(wire::master_key_from_proto);
-        let nm_key = resp
-            .nm_token_master_key
-            .as_ref()
-            .and_then(wire::master_key_from_proto);
+        let (container_key, nm_key) = wire::master_keys_from_proto(
+            resp.container_token_master_key.as_ref(),
+            resp.nm_token_master_key.as_ref(),
+        );
         let mut total = self.session.borrow().total_resource;
         if let Some(r) = resp.resource.as_ref().map(wire::resource_from_proto) {
             if r != total && r.memory_mb > 0 && r.vcores > 0 {
@@ -365,14 +361,10 @@ impl Agent {
         } else {
             DEFAULT_HEARTBEAT_INTERVAL
         };
-        let container_key = resp
-            .container_token_master_key
-            .as_ref()
-            .and_then(wire::master_key_from_proto);
-        let nm_key = resp
-            .nm_token_master_key
-            .as_ref()
-            .and_then(wire::master_key_from_proto);
+        let (container_key, nm_key) = wire::master_keys_from_proto(
+            resp.container_token_master_key.as_ref(),
+            resp.nm_token_master_key.as_ref(),
+        );
         if container_key.is_some() || nm_key.is_some() {
             debug!(
                 ?container_key,

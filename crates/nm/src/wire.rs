@@ -26,6 +26,18 @@ pub fn master_key_from_proto(p: &MasterKeyProto) -> Option<MasterKey> {
     }
 }
 
+/// The container-token and NM-token master keys a registration or heartbeat
+/// answer carries (each `None` when absent or unusable).
+pub fn master_keys_from_proto(
+    container: Option<&MasterKeyProto>,
+    nm: Option<&MasterKeyProto>,
+) -> (Option<MasterKey>, Option<MasterKey>) {
+    (
+        container.and_then(master_key_from_proto),
+        nm.and_then(master_key_from_proto),
+    )
+}
+
 // Ids and resources are converted by `spindle_common::proto`; these names
 // are the agent's, and its readers answer `None` for a record that names
 // nothing usable.
