@@ -14,9 +14,12 @@
 //!   answer a YarnException that names the method, so a caller fails fast
 //!   with a clear message.
 
+use std::sync::Arc;
+
 use hadoop_protos::yarn::{
-    GetContainerStatusesRequestProto, SignalContainerRequestProto, StartContainersRequestProto,
-    StopContainersRequestProto,
+    GetContainerStatusesRequestProto, GetContainerStatusesResponseProto,
+    SignalContainerRequestProto, SignalContainerResponseProto, StartContainersRequestProto,
+    StartContainersResponseProto, StopContainersRequestProto, StopContainersResponseProto,
 };
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::debug;
@@ -67,35 +70,44 @@ pub fn service(manager: ContainerManager) -> Service {
         .copied()
         .filter(|m| !SERVED.contains(m))
         .collect();
-    let (m1, m2, m3, m4) = (manager.clone(), manager.clone(), manager.clone(), manager);
     Service::new(protocols::CONTAINER_MANAGEMENT)
-        .method(
-            "startContainers",
-            move |ctx: CallContext, req: StartContainersRequestProto| {
-                let m = m1.clone();
-                async move { m.start_containers(&caller(&ctx)?, req) }
-            },
-        )
-        .method(
-            "stopContainers",
-            move |ctx: CallContext, req: StopContainersRequestProto| {
-                let m = m2.clone();
-                async move { m.stop_containers(&caller(&ctx)?, req) }
-            },
-        )
-        .method(
-            "getContainerStatuses",
-            move |ctx: CallContext, req: GetContainerStatusesRequestProto| {
-                let m = m3.clone();
-                async move { m.get_container_statuses(&caller(&ctx)?, req) }
-            },
-        )
-        .method(
-            "signalToContainer",
-            move |ctx: CallContext, req: SignalContainerRequestProto| {
-                let m = m4.clone();
-                async move { m.signal_to_container(&caller(&ctx)?, req) }
-            },
-        )
+        .with_state(Arc::new(manager))
+        .method("startContainers", start_containers)
+        .method("stopContainers", stop_containers)
+        .method("getContainerStatuses", get_container_statuses)
+        .method("signalToContainer", signal_to_container)
         .unsupported(&unsupported)
+        .into()
+}
+
+async fn start_containers(
+    manager: Arc<ContainerManager>,
+    call: CallContext,
+    req: StartContainersRequestProto,
+) -> Result<StartContainersResponseProto, RpcError> {
+    manager.start_containers(&caller(&call)?, req)
+}
+
+async fn stop_containers(
+    manager: Arc<ContainerManager>,
+    call: CallContext,
+    req: StopContainersRequestProto,
+) -> Result<StopContainersResponseProto, RpcError> {
+    manager.stop_containers(&caller(&call)?, req)
+}
+
+async fn get_container_statuses(
+    manager: Arc<ContainerManager>,
+    call: CallContext,
+    req: GetContainerStatusesRequestProto,
+) -> Result<GetContainerStatusesResponseProto, RpcError> {
+    manager.get_container_statuses(&caller(&call)?, req)
+}
+
+async fn signal_to_container(
+    manager: Arc<ContainerManager>,
+    call: CallContext,
+    req: SignalContainerRequestProto,
+) -> Result<SignalContainerResponseProto, RpcError> {
+    manager.signal_to_container(&caller(&call)?, req)
 }
