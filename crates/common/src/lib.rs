@@ -12,6 +12,7 @@
 //!   YARN protobuf records, shared by every crate that speaks a protocol;
 //! * [`states`]: application and attempt states and the final status, as
 //!   Hadoop names them, shared by the RM and its clients;
+//! * [`text`]: peer-supplied text escaped for log lines;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
@@ -37,6 +38,7 @@ pub mod proto;
 pub mod resource;
 pub mod security;
 pub mod states;
+pub mod text;
 
 pub use conf::{current_user, ConfError, Configuration};
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError, NodeId};
