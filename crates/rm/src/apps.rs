@@ -80,6 +80,8 @@ pub struct AppTable {
     apps: BTreeMap<ApplicationId, App>,
     completed: VecDeque<ApplicationId>,
     max_completed: usize,
+    /// Applications dropped from the table since the last `take_evicted`.
+    evicted: Vec<ApplicationId>,
     max_allocation: Resource,
     global_max_attempts: i32,
 }
@@ -97,6 +99,7 @@ impl AppTable {
             apps: BTreeMap::new(),
             completed: VecDeque::new(),
             max_completed,
+            evicted: Vec::new(),
             max_allocation,
             global_max_attempts,
         }
@@ -249,8 +252,15 @@ impl AppTable {
         while self.completed.len() > self.max_completed {
             if let Some(old) = self.completed.pop_front() {
                 self.apps.remove(&old);
+                self.evicted.push(old);
             }
         }
+    }
+
+    /// The applications dropped (past `max-completed-applications`) since
+    /// the last call, for the RM to drop what it keeps about them.
+    pub fn take_evicted(&mut self) -> Vec<ApplicationId> {
+        std::mem::take(&mut self.evicted)
     }
 
     pub fn get(&self, id: &ApplicationId) -> Option<&App> {

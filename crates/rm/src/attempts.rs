@@ -148,6 +148,8 @@ impl<R> Attempt<R> {
             self.diagnostics = diagnostics;
         }
         self.finish_ms = wall_ms;
+        // An ended attempt's AM is told to shut down, never answered again.
+        self.last_response = None;
     }
 
     /// The nodes its containers (and its AM container) are on.

@@ -9,10 +9,12 @@
 //! Commands carry plain domain data, and everything their outcome depends
 //! on besides the state itself: the caller's user and groups, a node's
 //! resolved rack, a re-read queue file or host list, and (passed beside the
-//! command) the time. Handling the same commands at the same times in the
-//! same order on the same state gives the same state, so the commands that
-//! change durable state ([`Command::is_durable`]) are what a state store
-//! needs to keep.
+//! command) the time. The one exception is the token master keys, which
+//! are random when they roll. [`Command::is_durable`] names the commands
+//! whose effect on applications must outlive a restart; they are not a
+//! replay log by themselves (a durable command's outcome can depend on
+//! non-durable ones, such as the heartbeat that placed an AM container), so
+//! a state store records what they changed.
 //!
 //! Each variant's payload is its own type implementing [`Request`], which
 //! names the payload's reply: `CoreHandle::call(payload)` wraps it into a
@@ -38,7 +40,8 @@ use crate::refusal::Refusal;
 /// What can happen to the RM.
 ///
 /// (A submission's launch context makes one variant much larger than the
-/// others; a command is built once and moved once, so it is not boxed.)
+/// others; the owner task's channel carries commands boxed, so the size of
+/// the enum costs nothing there.)
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
 pub enum Command {

@@ -110,10 +110,8 @@ impl CoreInbox {
                 match message {
                     Message::Command(command, reply_to) => {
                         let (reply, out) = state.handle(clock.now(), *command);
-                        // The reply goes first: a heartbeat's answer (e.g. "clean up
-                        // this application") should reach its NodeManager before the
-                        // launcher starts a container there that the answer could
-                        // otherwise take for one of the things to clean up.
+                        // The reply is handed over before the effects, so that the
+                        // caller's answer is on its way first.
                         let _ = reply_to.send(reply);
                         for effect in out {
                             let _ = effects.send(effect);

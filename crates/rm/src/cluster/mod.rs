@@ -124,7 +124,6 @@ impl Cluster {
         if let Some(s) = self.summary {
             if s.node_change_seq == self.change_seq
                 && now_ms.saturating_sub(s.computed_ms) < CLUSTER_SUMMARY_MAX_AGE_MS
-                && now_ms >= s.computed_ms
             {
                 return s;
             }

@@ -59,7 +59,7 @@ pub struct Node {
     pub state: NodeState,
     pub health: Health,
     pub nm_version: String,
-    pub registered_ms: u64,
+    /// When the node last heartbeated (monotonic ms), for liveness.
     pub last_heartbeat_ms: u64,
     /// The response id of the last heartbeat answer (0 right after registration).
     pub last_response_id: i32,
@@ -192,10 +192,6 @@ impl NodeTable {
         }
     }
 
-    pub fn config(&self) -> &NodeConfig {
-        &self.config
-    }
-
     pub(super) fn register(&mut self, reg: Registration, now_ms: u64) -> RegisterOutcome {
         let host = reg.id.host.clone();
         let port = reg.id.port;
@@ -232,7 +228,6 @@ impl NodeTable {
             state,
             health: reg.health,
             nm_version: reg.nm_version,
-            registered_ms: now_ms,
             last_heartbeat_ms: now_ms,
             last_response_id: 0,
             last_reply: None,
@@ -333,6 +328,14 @@ impl NodeTable {
             self.deactivate(&hb.id, NodeState::Decommissioned);
         }
         response
+    }
+
+    /// Whether `hb` repeats the heartbeat answered last (the NM did not get
+    /// the answer and sent the same heartbeat again).
+    pub fn is_repeat(&self, hb: &Heartbeat) -> bool {
+        self.active.get(&hb.id).is_some_and(|node| {
+            node.last_reply.is_some() && next_response_id(hb.response_id) == node.last_response_id
+        })
     }
 
     pub(super) fn unregister(&mut self, id: &NodeId) -> bool {

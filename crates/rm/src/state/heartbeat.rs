@@ -21,6 +21,7 @@ impl RmState {
         match outcome {
             RegisterOutcome::Accepted => {
                 self.node_work.remove(&id);
+                self.last_answers.remove(&id);
                 NodeRegistration::Accepted(self.tokens.nm_master_keys())
             }
             RegisterOutcome::Rejected(reason) => NodeRegistration::Rejected(reason),
@@ -41,6 +42,11 @@ impl RmState {
             known_nm_token_key,
         } = cmd;
         let id = heartbeat.id.clone();
+        if self.cluster.nodes().is_repeat(&heartbeat) {
+            if let Some(last) = self.last_answers.get(&id) {
+                return last.clone();
+            }
+        }
         let (reply, decisions) = self.cluster.heartbeat(heartbeat, now.mono_ms);
         self.apply(decisions, now);
         if reply.action != NodeAction::Normal {
@@ -56,14 +62,16 @@ impl RmState {
         self.apply(offered, now);
         let work = self.node_work.remove(&id).unwrap_or_default();
         let keys = self.tokens.nm_master_keys();
-        HeartbeatAnswer {
+        let answer = HeartbeatAnswer {
             reply,
             work,
             container_token_key: (known_container_token_key != Some(keys.container_token.key_id))
                 .then_some(keys.container_token),
             nm_token_key: (known_nm_token_key != Some(keys.nm_token.key_id))
                 .then_some(keys.nm_token),
-        }
+        };
+        self.last_answers.insert(id, answer.clone());
+        answer
     }
 
     /// `unRegisterNodeManager`: the node is SHUTDOWN and leaves the

@@ -356,6 +356,18 @@ impl RmState {
     /// Starting the AM container failed: the attempt fails.
     pub(super) fn am_launch_failed(&mut self, now: Now, cmd: AmLaunchFailed) {
         let AmLaunchFailed { attempt, reason } = cmd;
+        // The launch may give up long after the attempt ended another way
+        // (its AM container exited, the application was killed): only the
+        // current attempt, still waiting for its launch, fails for it.
+        let waiting = self.current_attempt_id(&attempt.app) == Some(attempt)
+            && self
+                .attempts
+                .get(&attempt)
+                .is_some_and(|a| a.state == AttemptState::Allocated);
+        if !waiting {
+            info!(%attempt, %reason, "a launch failure for an attempt that is no longer launching; ignored");
+            return;
+        }
         let diag = format!("Error launching {attempt}. Got exception: {reason}");
         warn!(%attempt, %reason, "AM launch failed");
         self.fail_attempt(attempt, diag, true, now);
@@ -486,6 +498,16 @@ impl RmState {
         counts: bool,
         now: Now,
     ) {
+        // An attempt fails once: a second report of its end (a late launch
+        // failure, a liveness expiry racing its container's exit) must not
+        // count again or start another attempt.
+        if self
+            .attempts
+            .get(&attempt_id)
+            .is_none_or(|a| a.state.is_final())
+        {
+            return;
+        }
         let app_id = attempt_id.app;
         let (max, keep, app_final, unmanaged) = match self.apps.get(&app_id) {
             Some(app) => (

@@ -346,6 +346,133 @@ fn a_retried_attempt_leaves_the_application_on_its_nodes() {
     assert!(work.cleanup_apps.contains(&app), "{work:?}");
 }
 
+/// A launch that gives up after its attempt already ended (the AM
+/// container exited and the next attempt started) changes nothing: no
+/// attempt counts twice and no third attempt starts.
+#[test]
+fn a_late_launch_failure_of_an_ended_attempt_is_ignored() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    complete(&mut s, &n1, c1, 1, 30);
+    let (a2, _, _) = take_launch(&mut s);
+    s.run(
+        40,
+        AmLaunchFailed {
+            attempt: a1,
+            reason: "startContainers timed out".into(),
+        },
+    );
+    assert!(s.effects.is_empty(), "no third attempt: {:?}", s.effects);
+    assert_eq!(s.history.get(&app).map(|h| h.ids.len()), Some(2));
+    assert_eq!(s.history.get(&app).map(|h| h.failed), Some(1));
+    assert_eq!(
+        s.attempts.get(&a2).map(|a| a.state),
+        Some(AttemptState::Allocated)
+    );
+}
+
+/// A node whose heartbeat answer was lost sends the same heartbeat again
+/// and must hear the same cleanups: they were taken out of the RM's node
+/// work when the first answer was made.
+#[test]
+fn a_repeated_heartbeat_gets_the_same_answer_again() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    let killed = s.run(
+        30,
+        KillApplication {
+            app,
+            user: "alice".into(),
+            reason: None,
+        },
+    );
+    assert_eq!(killed, Ok(true));
+    let first = node_work(&mut s, &n1, 40);
+    assert!(first.cleanup_containers.contains(&c1), "{first:?}");
+    assert!(first.cleanup_apps.contains(&app), "{first:?}");
+    let again = s.repeat_heartbeat(&n1, 45);
+    assert_eq!(again.work, first);
+    // The next fresh heartbeat has nothing left to say.
+    let next = node_work(&mut s, &n1, 50);
+    assert!(next.cleanup_containers.is_empty() && next.cleanup_apps.is_empty());
+}
+
+/// What the RM keeps for a node (work not yet told, its last answer) goes
+/// when the node is lost.
+#[test]
+fn a_lost_node_leaves_nothing_behind() {
+    let mut s = state();
+    let n1 = s.add_node("h1", Resource::new(8192, 8), 0);
+    let app = submit(&mut s, 10);
+    let (a1, _, _) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    let _ = node_work(&mut s, &n1, 25);
+    let _ = s.run(
+        30,
+        KillApplication {
+            app,
+            user: "alice".into(),
+            reason: None,
+        },
+    );
+    assert!(s.node_work.contains_key(&n1));
+    assert!(s.last_answers.contains_key(&n1));
+    // Silent past the liveness expiry (10 s in these tests).
+    s.tick(20_000);
+    assert!(!s.node_work.contains_key(&n1));
+    assert!(!s.last_answers.contains_key(&n1));
+}
+
+/// Past `max-completed-applications` the oldest finished application is
+/// forgotten, and so are its attempts and launch history; an application
+/// whose unregistered AM is still winding down keeps its attempt until the
+/// AM container's end has reached it.
+#[test]
+fn evicted_applications_take_their_attempts_with_them() {
+    let mut s = state();
+    s.apps = crate::apps::AppTable::new(TS, 1, Resource::new(8192, 4), 2);
+    add_node(&mut s, "h1", 0);
+    // The first application's AM unregisters; its container still runs.
+    let first = submit(&mut s, 10);
+    let (a1, n1, c1) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    finish(&mut s, a1, FinalStatus::Succeeded, "", 40).expect("finish");
+    // Two more applications end: the first is evicted from the table.
+    for ms in [50, 60] {
+        let app = submit(&mut s, ms);
+        let _ = take_launch(&mut s);
+        let killed = s.run(
+            ms + 1,
+            KillApplication {
+                app,
+                user: "alice".into(),
+                reason: None,
+            },
+        );
+        assert_eq!(killed, Ok(true));
+    }
+    assert!(s.apps.get(&first).is_none(), "evicted from the table");
+    assert!(s.history.contains_key(&first), "its AM is still finishing");
+    assert_eq!(
+        s.attempts.get(&a1).map(|a| a.state),
+        Some(AttemptState::Finishing)
+    );
+    // The AM container exits: now everything about the application goes.
+    complete(&mut s, &n1, c1, 0, 70);
+    assert!(!s.history.contains_key(&first));
+    assert!(!s.attempts.contains_key(&a1));
+    // Only the newest completed application is kept, with its attempt.
+    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.attempts.len(), 1);
+}
+
 #[test]
 fn lost_node_does_not_count_as_an_attempt_failure() {
     let mut s = state();

@@ -37,7 +37,7 @@ use crate::apps::AppTable;
 use crate::attempts::{AppAttempts, Attempt};
 use crate::cluster::nodes::NodeWork;
 use crate::cluster::Cluster;
-use crate::command::{Command, Reply};
+use crate::command::{Command, HeartbeatAnswer, Reply};
 use crate::keys::TokenIssuer;
 use crate::launch::Effect;
 use crate::queue_files::QueueFile;
@@ -88,6 +88,13 @@ pub struct RmState {
     tokens: TokenIssuer,
     /// Heartbeat-borne instructions per node.
     node_work: BTreeMap<NodeId, NodeWork>,
+    /// The last NORMAL heartbeat answer of each node, whole, for a node
+    /// that repeats its heartbeat because the answer was lost: it must hear
+    /// the same cleanups again (as Hadoop's `lastNodeHeartbeatResponse`).
+    last_answers: BTreeMap<NodeId, HeartbeatAnswer>,
+    /// Applications evicted from `apps` whose attempts are not all over
+    /// yet; their records go once they are (see `forget_evicted`).
+    evicted: Vec<ApplicationId>,
     /// Network work for the effect executor, handed out with each reply.
     outbox: Vec<Effect>,
 }
@@ -122,6 +129,8 @@ impl RmState {
             admin_acl,
             tokens,
             node_work: BTreeMap::new(),
+            last_answers: BTreeMap::new(),
+            evicted: Vec::new(),
             outbox: Vec::new(),
         }
     }
@@ -173,7 +182,38 @@ impl RmState {
                 Reply::AmLaunchFailed
             }
         };
+        self.forget_evicted();
         (reply, std::mem::take(&mut self.outbox))
+    }
+
+    /// Drops the attempts and history of applications the application table
+    /// evicted (past `yarn.resourcemanager.max-completed-applications`),
+    /// once none of their attempts is still running: an unregistered AM's
+    /// container may still be winding down, and its end must still reach
+    /// its attempt.
+    fn forget_evicted(&mut self) {
+        self.evicted.extend(self.apps.take_evicted());
+        if self.evicted.is_empty() {
+            return;
+        }
+        let attempts = &self.attempts;
+        let history = &self.history;
+        let done = |app: &ApplicationId| {
+            history.get(app).is_none_or(|h| {
+                h.ids
+                    .iter()
+                    .all(|a| attempts.get(a).is_none_or(|a| a.state.is_final()))
+            })
+        };
+        let (gone, waiting): (Vec<_>, Vec<_>) = self.evicted.drain(..).partition(|a| done(a));
+        self.evicted = waiting;
+        for app in gone {
+            if let Some(h) = self.history.remove(&app) {
+                for attempt in h.ids {
+                    self.attempts.remove(&attempt);
+                }
+            }
+        }
     }
 
     /// The periodic tick: node liveness (lost nodes and timed-out graceful
@@ -182,6 +222,12 @@ impl RmState {
     fn tick(&mut self, now: Now) {
         let (_, decisions) = self.cluster.expire(now.mono_ms);
         self.apply(decisions, now);
+        // What was kept for nodes that left (LOST, decommissioned, shut
+        // down) goes; a node that comes back registers afresh.
+        let nodes = self.cluster.nodes();
+        let active = |id: &NodeId| nodes.get(id).is_some_and(|n| n.state.is_active());
+        self.node_work.retain(|id, _| active(id));
+        self.last_answers.retain(|id, _| active(id));
         self.tokens.roll_due(now.mono_ms);
         self.expire_silent_ams(now);
         self.schedule_pass(now);

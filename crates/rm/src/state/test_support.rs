@@ -207,6 +207,15 @@ impl TestRm {
         answer
     }
 
+    /// The heartbeat `node` sent last, sent again (its answer was lost),
+    /// at `ms`.
+    pub(crate) fn repeat_heartbeat(&mut self, node: &NodeId, ms: u64) -> HeartbeatAnswer {
+        let answered = self.response_ids.get(node).copied().unwrap_or(0);
+        self.response_ids
+            .insert(node.clone(), answered.wrapping_sub(1) & i32::MAX);
+        self.heartbeat(node, Vec::new(), ms)
+    }
+
     /// Submits a 1 GB AM application to `queue` as `user`, with `priority`
     /// (`None`: the submission carries none); the AM runs `sleep 1`.
     pub(crate) fn submit_to(
