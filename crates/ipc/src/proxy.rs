@@ -296,8 +296,11 @@ impl RpcProxy {
                 Err(e) => e,
             };
             let failure = Failure::of(&e);
-            // The server closed a connection we had kept: the call never
-            // reached it (or reached a server that is gone). Once, at once.
+            // The server closed a connection we had kept (NodeManagers and
+            // RMs close idle ones): the call most likely never reached it.
+            // Hadoop's policies treat EOF as a connection failure too, for
+            // every method; Spindle sends again at once, once, then lets the
+            // policy decide.
             if reused && !resent_on_stale && matches!(failure, Failure::Eof | Failure::Connect) {
                 resent_on_stale = true;
                 debug!(server = %addr, error = %e, "{}: the connection had been closed; sending again on a new one", method.name);
