@@ -37,13 +37,13 @@ pub struct CgroupRoot {
 
 /// The result of looking for a hierarchy: the root, and what could not be
 /// had (e.g. a controller bound to cgroup v1).
-pub(super) type Detected = (CgroupRoot, Vec<String>);
+pub type Detected = (CgroupRoot, Vec<String>);
 
 impl CgroupRoot {
     /// Finds the cgroup2 mount, creates the hierarchy and enables the
     /// controllers that enforcement needs. `Err` says why cgroups cannot be
     /// used.
-    pub(super) fn detect(s: &CgroupSettings) -> Result<Detected, String> {
+    pub fn detect(s: &CgroupSettings) -> Result<Detected, String> {
         let mount = match &s.mount_path {
             Some(p) => p.clone(),
             None => find_cgroup2_mount()

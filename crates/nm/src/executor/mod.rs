@@ -580,7 +580,17 @@ impl Drop for Launched {
         }
         let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
         match &self.cgroup {
-            Some(cg) => cg.kill_all(),
+            Some(cg) => {
+                // Killed processes leave the cgroup a moment later; the
+                // pid file stays for the next start if this is not enough.
+                for _ in 0..10 {
+                    cg.kill_all();
+                    if cg.try_remove().unwrap_or(true) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
             None => {
                 self.marker.kill_all(Duration::from_secs(1));
             }
