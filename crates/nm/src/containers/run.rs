@@ -102,7 +102,7 @@ impl ContainerManager {
                     });
                 }
                 Err(e) => {
-                    warn!(container = %id, "localization failed: {e}");
+                    warn!(container = %id, "localization failed: {}", escaped(&e));
                     self.complete(id, exit_status::INVALID, e);
                     return;
                 }
@@ -180,7 +180,7 @@ impl ContainerManager {
                 "cannot prepare the directories of container {id} (work dir {}): {e}",
                 paths.work_dir.display()
             );
-            warn!(container = %id, "{msg}");
+            warn!(container = %id, "{}", escaped(&msg));
             self.complete(id, exit_status::INVALID, msg);
             return;
         }
@@ -197,7 +197,7 @@ impl ContainerManager {
             {
                 Ok(l) => l,
                 Err(msg) => {
-                    warn!(container = %id, "{msg}");
+                    warn!(container = %id, "{}", escaped(&msg));
                     self.complete(id, exit_status::INVALID, msg);
                     return;
                 }
@@ -209,7 +209,7 @@ impl ContainerManager {
             pid,
             user = %escaped(run_as.as_ref().map_or(cfg.user.as_str(), |u| u.name.as_str())),
             cgroup = %launched.cgroup().map(|c| c.path.display().to_string()).unwrap_or_default(),
-            work_dir = %paths.work_dir.display(),
+            work_dir = %escaped(&paths.work_dir.to_string_lossy()),
             "container launched"
         );
 
