@@ -114,6 +114,35 @@ impl CgroupRoot {
         ))
     }
 
+    /// Removes container cgroups under the hierarchy that have been empty
+    /// since at least `age` after their creation: left by a NodeManager
+    /// that was killed, whose local dirs (and pid files) are gone. A live
+    /// container's cgroup has its process moments after it is made, so an
+    /// old empty one is nobody's. Returns how many were removed.
+    pub(super) fn sweep_empty(&self, age: std::time::Duration) -> usize {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for e in entries.filter_map(|e| e.ok()) {
+            let name = e.file_name();
+            if !name.to_string_lossy().starts_with("container_") {
+                continue;
+            }
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|elapsed| elapsed >= age);
+            let cg = ContainerCgroup::existing(e.path(), self.kill_file);
+            if old && cg.pids().is_empty() && fs::remove_dir(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     /// The cgroup of a container.
     pub fn container_dir(&self, container: &str) -> PathBuf {
         self.dir.join(container)

@@ -321,6 +321,15 @@ impl ExecutorConfig {
             }
         }
         let reaped = tracking::reap_orphans(local_dirs, cgroup.as_ref());
+        if let Some(root) = &cgroup {
+            let swept = root.sweep_empty(Duration::from_secs(60));
+            if swept > 0 {
+                info!(
+                    cgroups = swept,
+                    "removed empty container cgroups left by NodeManagers that were killed"
+                );
+            }
+        }
         if !reaped.is_empty() {
             info!(
                 containers = reaped.len(),
