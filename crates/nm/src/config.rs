@@ -292,6 +292,9 @@ pub struct NmConfig {
     pub unregister_timeout: Duration,
     /// Container launch, monitoring and cleanup.
     pub containers: ContainerSettings,
+    /// Who runs containers and how their processes are contained
+    /// (`crate::executor`).
+    pub executor: crate::executor::ExecutorConfig,
 }
 
 impl NmConfig {
@@ -360,6 +363,7 @@ impl NmConfig {
             rm_call_timeout: Duration::from_secs(60),
             unregister_timeout: Duration::from_secs(5),
             containers,
+            executor: crate::executor::ExecutorConfig::from_conf(conf)?,
         })
     }
 }

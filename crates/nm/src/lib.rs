@@ -15,7 +15,9 @@
 //!   authentication ([`security`]);
 //! - containers ([`containers`]): container-token checks, localization of
 //!   `file:` resources with a shared cache ([`localizer`], [`unpack`]),
-//!   Hadoop's launch contract ([`launch`]), process-group kills, memory
+//!   Hadoop's launch contract ([`launch`]), the container executor that
+//!   starts, contains and kills container processes ([`executor`]: as the
+//!   NodeManager's user or as their own, cgroups v2 where available), memory
 //!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats.
 //!
 //! The NodeManager web UI is not served yet; its port is only reported to
@@ -42,6 +44,7 @@ pub mod container_manager;
 pub mod containers;
 pub mod disks;
 pub mod error;
+pub mod executor;
 pub mod hardware;
 pub mod launch;
 pub mod localizer;
@@ -121,14 +124,25 @@ impl NodeManager {
         space: S,
         secrets: impl FnOnce(watch::Receiver<RmSession>) -> Arc<dyn TokenSecrets>,
     ) -> Result<NodeManagerHandle, NmError> {
-        let cfg = Arc::new(cfg);
-
         for dir in cfg.local_dirs.iter().chain(&cfg.log_dirs) {
             if let Err(e) = disks::create_dir(dir) {
                 // The health check marks it bad and reports it to the RM.
                 warn!(dir = %dir.display(), error = %e, "cannot create a NodeManager directory");
             }
         }
+        // The executor checks it can run containers as configured, finds
+        // the cgroup hierarchy, and kills what a previous run on these
+        // local dirs left running, before anything is served.
+        let cfg = tokio::task::spawn_blocking(move || {
+            let mut cfg = cfg;
+            let (local, logs) = (cfg.local_dirs.clone(), cfg.log_dirs.clone());
+            cfg.executor.prepare(&local, &logs).map(|()| cfg)
+        })
+        .await
+        .map_err(|e| {
+            NmError::Internal(format!("the container executor's start-up failed: {e}"))
+        })??;
+        let cfg = Arc::new(cfg);
         let checker = Arc::new(Mutex::new(DiskHealthChecker::new(
             cfg.disk_health.clone(),
             cfg.local_dirs.clone(),

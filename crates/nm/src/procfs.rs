@@ -273,6 +273,36 @@ pub fn system_units() -> (u64, f64) {
     (page, 1000.0 / ticks as f64)
 }
 
+/// The pids of `proc_root` (normally `/proc`) now.
+pub fn pids(proc_root: &Path) -> Vec<i32> {
+    std::fs::read_dir(proc_root)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The environment a process was started with (`/proc/<pid>/environ`), as
+/// NUL-separated `NAME=value` entries. `None` when it cannot be read (gone,
+/// a zombie's is empty, another user's without privileges).
+pub fn environ(proc_root: &Path, pid: i32) -> Option<Vec<u8>> {
+    std::fs::read(proc_root.join(pid.to_string()).join("environ"))
+        .ok()
+        .filter(|e| !e.is_empty())
+}
+
+/// The value of `name` in an environment block read by [`environ`].
+pub fn env_value<'a>(environ: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    environ.split(|b| *b == 0).find_map(|entry| {
+        entry
+            .strip_prefix(name.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

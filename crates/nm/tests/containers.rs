@@ -873,8 +873,19 @@ async fn a_term_ignoring_container_is_killed_after_the_delay() {
     node.nm.stop().await;
 }
 
+/// Ignores SIGQUIT in this test process, as a NodeManager started from a
+/// non-interactive shell with `&` has it: containers must still get it.
+#[allow(unsafe_code)]
+fn ignore_sigquit_in_this_process() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: installs no handler (SIG_IGN), which cannot race with
+    // anything running in this process.
+    unsafe { signal(Signal::SIGQUIT, SigHandler::SigIgn) }.expect("ignore SIGQUIT");
+}
+
 #[tokio::test]
 async fn signals_reach_the_container() {
+    ignore_sigquit_in_this_process();
     let (node, _tmp) = start_node(|_| {}).await;
     let id = container(1, 2);
     node.start(

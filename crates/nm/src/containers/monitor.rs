@@ -96,7 +96,11 @@ impl ContainerManager {
                     pmem_limit,
                     vmem_limit,
                 );
-                warn!(container = %id, "{}", diagnostics.lines().next().unwrap_or(""));
+                warn!(
+                    container = %id,
+                    "{}",
+                    spindle_common::text::escaped(diagnostics.lines().next().unwrap_or(""))
+                );
                 self.kill(
                     id,
                     KillReason {

@@ -1,21 +1,28 @@
-//! One container's task: localize its resources, create its directories,
-//! write `container_tokens` and `launch_container.sh`, run the script with
-//! bash in a process group of its own, and wait for it or for a kill
-//! (SIGTERM, then SIGKILL after `sleep-delay-before-sigkill.ms`).
+//! One container's task: check the user it runs as, localize its
+//! resources, create its directories, write `container_tokens` and
+//! `launch_container.sh`, start the script through the executor
+//! ([`crate::executor`]: its own process group and cgroup, its user, default
+//! signal dispositions), and wait for it or for a kill (SIGTERM to every
+//! process of the container, then SIGKILL after
+//! `sleep-delay-before-sigkill.ms`). Whatever is left of the container when
+//! its script ends is killed.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use spindle_common::security::ContainerTokenIdentifier;
+use spindle_common::text::escaped;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::manager::ContainerManager;
 use super::records::{exit_status, ContainerPhase, Launch};
 use crate::launch::{self, ContainerPaths, NodeEnv, ResourceLink};
+
+/// How long the processes a container left behind may take to die.
+const LEFTOVER_KILL_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl ContainerManager {
     pub(super) async fn run_container(
@@ -26,6 +33,35 @@ impl ContainerManager {
     ) {
         let id = grant.container;
         let started = Instant::now();
+
+        // 0. The user it runs as: the LinuxContainerExecutor's checks come
+        //    before anything is localized, as in Hadoop.
+        let run_as = {
+            let cfg = self.inner.cfg.clone();
+            let app_user = grant.app_submitter.clone();
+            tokio::task::spawn_blocking(move || cfg.executor.user_for(&app_user)).await
+        };
+        let run_as = match run_as {
+            Ok(Ok(user)) => user,
+            Ok(Err(refusal)) => {
+                warn!(
+                    container = %id,
+                    user = %escaped(&grant.app_submitter),
+                    "container refused: {}",
+                    escaped(refusal.reason())
+                );
+                self.complete(id, exit_status::INVALID, refusal.diagnostics(&id.app()));
+                return;
+            }
+            Err(e) => {
+                self.complete(
+                    id,
+                    exit_status::INVALID,
+                    format!("cannot look up the user of container {id}: {e}"),
+                );
+                return;
+            }
+        };
 
         // 1. Localize, all resources at once.
         let app = id.app();
@@ -66,7 +102,7 @@ impl ContainerManager {
                     });
                 }
                 Err(e) => {
-                    warn!(container = %id, "localization failed: {e}");
+                    warn!(container = %id, "localization failed: {}", escaped(&e));
                     self.complete(id, exit_status::INVALID, e);
                     return;
                 }
@@ -128,18 +164,23 @@ impl ContainerManager {
             .collect();
         let script = launch::launch_script(&env, &links, &commands, &paths.log_dir);
         let prepared = {
+            let cfg = self.inner.cfg.clone();
             let paths = paths.clone();
             let tokens = launch.tokens.clone();
-            tokio::task::spawn_blocking(move || prepare_dirs(&paths, &tokens, &script))
-                .await
-                .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+            let user = run_as.clone();
+            tokio::task::spawn_blocking(move || {
+                cfg.executor
+                    .prepare_dirs(&paths, user.as_ref(), &tokens, &script)
+            })
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
         };
         if let Err(e) = prepared {
             let msg = format!(
                 "cannot prepare the directories of container {id} (work dir {}): {e}",
                 paths.work_dir.display()
             );
-            warn!(container = %id, "{msg}");
+            warn!(container = %id, "{}", escaped(&msg));
             self.complete(id, exit_status::INVALID, msg);
             return;
         }
@@ -149,53 +190,46 @@ impl ContainerManager {
         }
 
         // 3. Run.
-        let mut cmd = tokio::process::Command::new("/bin/bash");
-        cmd.arg(paths.script())
-            .current_dir(&paths.work_dir)
-            .env_clear()
-            .envs(env.as_map())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0);
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                let msg =
-                    format!("cannot run the launch script of container {id} with /bin/bash: {e}");
-                warn!(container = %id, "{msg}");
-                self.complete(id, exit_status::INVALID, msg);
-                return;
-            }
-        };
-        let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
-            self.complete(
-                id,
-                exit_status::INVALID,
-                "the container process vanished at once".into(),
-            );
-            return;
-        };
-        let mut group = GroupGuard::new(pid);
+        let mut launched =
+            match cfg
+                .executor
+                .launch(&id, &paths, &env.as_map(), run_as.as_ref(), grant.resource)
+            {
+                Ok(l) => l,
+                Err(msg) => {
+                    warn!(container = %id, "{}", escaped(&msg));
+                    self.complete(id, exit_status::INVALID, msg);
+                    return;
+                }
+            };
+        let pid = launched.pid;
         self.set_phase(id, ContainerPhase::Running, Some(pid), None);
-        info!(container = %id, pid, work_dir = %paths.work_dir.display(), "container launched");
+        info!(
+            container = %id,
+            pid,
+            user = %escaped(run_as.as_ref().map_or(cfg.user.as_str(), |u| u.name.as_str())),
+            cgroup = %launched.cgroup().map(|c| c.path.display().to_string()).unwrap_or_default(),
+            work_dir = %escaped(&paths.work_dir.to_string_lossy()),
+            "container launched"
+        );
 
         let status = tokio::select! {
-            s = child.wait() => s,
+            s = launched.child.wait() => s,
             _ = killed(&mut kill_rx) => {
-                let _ = killpg(Pid::from_raw(pid), Signal::SIGTERM);
-                match tokio::time::timeout(cfg.containers.sigkill_delay, child.wait()).await {
+                launched.signal_all(Signal::SIGTERM);
+                match tokio::time::timeout(cfg.containers.sigkill_delay, launched.child.wait()).await {
                     Ok(s) => s,
                     Err(_) => {
-                        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-                        child.wait().await
+                        launched.signal_all(Signal::SIGKILL);
+                        launched.child.wait().await
                     }
                 }
             }
         };
-        // Whatever is left of the group goes with the container (the
-        // leader is reaped only now, so the group id is still ours).
-        group.kill_now();
+        // Whatever is left of the container goes with it: its group (the
+        // leader is reaped only now, so the group id is still ours), its
+        // cgroup, the processes marked as its.
+        launched.finish(LEFTOVER_KILL_TIMEOUT).await;
         let code = match status {
             Ok(s) => {
                 use std::os::unix::process::ExitStatusExt;
@@ -219,30 +253,6 @@ impl ContainerManager {
                 .unwrap_or_default()
         };
         self.complete(id, code, diagnostics);
-    }
-}
-
-/// Kills the rest of a container's process group when the container ends
-/// abnormally (its task is dropped, e.g. at runtime shutdown).
-struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn new(pgid: i32) -> GroupGuard {
-        GroupGuard { pgid: Some(pgid) }
-    }
-
-    fn kill_now(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill_now();
     }
 }
 
@@ -271,40 +281,23 @@ where
     out
 }
 
-/// Creates the application dirs on every local dir, the work dir with
-/// `tmp/`, the log dirs, and writes the credentials and the script.
-fn prepare_dirs(paths: &ContainerPaths, tokens: &[u8], script: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true).mode(0o750);
-    for d in &paths.app_dirs {
-        builder.create(d)?;
-    }
-    builder.create(paths.work_dir.join("tmp"))?;
-    for d in &paths.log_dirs {
-        builder.create(d)?;
-    }
-    let write = |path: &Path, data: &[u8], mode: u32| -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode)
-            .open(path)?;
-        f.write_all(data)?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode))
-    };
-    write(&paths.tokens_file(), tokens, 0o600)?;
-    write(&paths.script(), script.as_bytes(), 0o700)?;
-    Ok(())
-}
-
 /// The last `max` bytes of a file, as text.
+/// The file is read as the NodeManager (maybe root) in a dir the container
+/// may own: a link is not followed, and only a regular file with one link
+/// is read (not a hard link to a file the container cannot read).
 fn tail(path: &Path, max: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return None;
+    }
+    let len = meta.len();
     f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
     let mut buf = Vec::new();
     f.take(max).read_to_end(&mut buf).ok()?;
