@@ -43,6 +43,22 @@ fn reported(
         })
 }
 
+/// Waits until no live process is left in the process group `pgid`.
+async fn wait_for_group_to_exit(pgid: i32, when: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = group_members(pgid);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "container processes {left:?} still run {when}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn resync_without_work_preserving_recovery_kills_the_containers_first() {
     // The fake RM looks at the container's process group the moment the
@@ -50,8 +66,9 @@ async fn resync_without_work_preserving_recovery_kills_the_containers_first() {
     let pgid = Arc::new(std::sync::atomic::AtomicI32::new(0));
     let seen = pgid.clone();
     let on_register: common::OnRegister = Arc::new(move |_req| {
-        let members = group_members(seen.load(std::sync::atomic::Ordering::SeqCst));
-        format!("{members:?}")
+        let leader = seen.load(std::sync::atomic::Ordering::SeqCst);
+        let alive = group_members(leader).contains(&leader);
+        format!("launch script alive: {alive}")
     });
     let (node, _tmp) = start_node(|_| {}, Some(on_register)).await;
     let id = container(1, 2);
@@ -76,12 +93,16 @@ async fn resync_without_work_preserving_recovery_kills_the_containers_first() {
         })
         .await;
 
-    // Killed before the node registered again: the group was empty then.
+    // Killed before the node registered again: the registration reports the
+    // container complete, and every process of its group that was still
+    // there then (SIGKILL is delivered, but a process takes a moment to
+    // exit) is gone soon after, long before the node stops.
     assert_eq!(
         node.rm.lock().observed_at_reregistration,
-        vec!["[]".to_string()],
-        "container processes were alive when the node registered again"
+        vec!["launch script alive: false".to_string()],
+        "the container still ran when the node registered again"
     );
+    wait_for_group_to_exit(pid, "after the resync").await;
     let regs = node.rm.registrations();
     assert_eq!(regs.len(), 2);
     assert_eq!(
@@ -156,8 +177,5 @@ async fn resync_with_work_preserving_recovery_keeps_the_containers() {
     );
     // A clean stop still takes every container with it.
     assert_eq!(node.nm.stop().await, NmExit::Stopped);
-    assert!(
-        group_members(pid).is_empty(),
-        "a container outlived the node"
-    );
+    wait_for_group_to_exit(pid, "after the node stopped").await;
 }
