@@ -582,7 +582,7 @@ impl Unpacker {
             };
             let mode = entry.unix_mode();
             let kind = mode.map(|m| m & 0o170_000).unwrap_or(0);
-            if entry.is_dir() {
+            if entry.is_dir() || kind == 0o040_000 {
                 self.write_dir(&rel, &name, mode)?;
             } else if kind == 0o120_000 {
                 let mut target = Vec::new();
@@ -640,6 +640,10 @@ impl Unpacker {
             let mode = entry.header().mode().unwrap_or(0o644);
             match kind {
                 tar::EntryType::Directory => self.write_dir(&rel, &name, Some(mode))?,
+                // Old tar writers mark directories as regular files named with a '/'.
+                tar::EntryType::Regular if name.ends_with('/') => {
+                    self.write_dir(&rel, &name, Some(mode))?
+                }
                 tar::EntryType::Regular
                 | tar::EntryType::Continuous
                 | tar::EntryType::GNUSparse => self.write_file(&rel, &name, mode, &mut entry)?,
@@ -916,6 +920,39 @@ pub(crate) mod tests {
             fs::read_link(tmp.path().join("o3/a/b/link")).expect("link"),
             PathBuf::from("../c")
         );
+    }
+
+    #[test]
+    fn directories_marked_only_by_mode_or_slash_are_directories() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // A zip directory entry without the trailing '/', marked by its mode.
+        let zip = tmp.path().join("d.zip");
+        {
+            let mut w = zip::ZipWriter::new(File::create(&zip).expect("create"));
+            w.start_file(
+                "dir",
+                zip::write::SimpleFileOptions::default().external_attributes(0o040_755 << 16),
+            )
+            .expect("dir entry");
+            w.start_file("dir/f", zip::write::SimpleFileOptions::default())
+                .expect("file entry");
+            w.write_all(b"x").expect("data");
+            w.finish().expect("finish");
+        }
+        unpack(&zip, ArchiveFormat::Zip, &tmp.path().join("z")).expect("unpacked");
+        assert_eq!(fs::read(tmp.path().join("z/dir/f")).expect("read"), b"x");
+        // An old-style tar directory: a regular entry named with a '/'.
+        let t = tmp.path().join("old.tar");
+        {
+            let mut b = tar::Builder::new(File::create(&t).expect("create"));
+            let h = tar_header("olddir/", tar::EntryType::Regular, 0);
+            b.append(&h, io::empty()).expect("dir");
+            let h = tar_header("olddir/f", tar::EntryType::Regular, 1);
+            b.append(&h, &b"y"[..]).expect("file");
+            b.finish().expect("finish");
+        }
+        unpack(&t, ArchiveFormat::Tar, &tmp.path().join("t")).expect("unpacked");
+        assert_eq!(fs::read(tmp.path().join("t/olddir/f")).expect("read"), b"y");
     }
 
     #[test]
