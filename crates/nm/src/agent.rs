@@ -8,8 +8,15 @@
 //! - the first heartbeat goes out right after registering, with response
 //!   id 0; each later one carries the id of the last answer;
 //! - the next interval is the one the RM sends (≤ 0 or absent: 1000 ms);
-//! - RESYNC re-registers (the response id restarts at 0), SHUTDOWN stops
-//!   the node without unregistering (the RM already dropped it);
+//! - RESYNC re-registers (the response id restarts at 0); before that, when
+//!   the ResourceManager does not keep containers across its restarts
+//!   ([`NmConfig::rm_work_preserving`] false), every container is killed
+//!   and the node waits for them to complete, as Hadoop's
+//!   `NodeManager.resyncWithRM` does, so that no container outlives what the
+//!   new ResourceManager knows; the registration reports them (complete, or
+//!   still dying). No container starts in between: the RM identifier is
+//!   forgotten at once. SHUTDOWN stops the node without unregistering (the
+//!   RM already dropped it);
 //! - every call goes through the client proxy ([`spindle_ipc::RpcProxy`])
 //!   with `ServerRMProxy`'s rules ([`NmConfig::rm_retry`]): while the RM
 //!   cannot be reached, or is standby, the call is retried (with RM HA, on
@@ -26,6 +33,7 @@ use hadoop_protos::yarn::{
     RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
     UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
+use spindle_common::text::escaped;
 use spindle_common::NodeId;
 use spindle_ipc::methods::resource_tracker::{
     NODE_HEARTBEAT as HEARTBEAT, REGISTER_NODE_MANAGER as REGISTER,
@@ -44,6 +52,11 @@ use crate::wire::{self, MasterKey};
 /// The heartbeat interval used when the RM does not give a positive one
 /// (Hadoop's `DEFAULT_RM_NM_HEARTBEAT_INTERVAL_MS`).
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(1000);
+
+/// How long a resync waits for killed containers beyond the SIGKILL delay
+/// (Hadoop waits without a bound; a container stuck in the kernel must not
+/// keep the node from registering).
+const RESYNC_KILL_GRACE: Duration = Duration::from_secs(3);
 
 /// Where the agent is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,9 +192,25 @@ impl Agent {
                 return exit;
             }
             match self.heartbeats().await {
-                HeartbeatEnd::Resync => continue,
+                HeartbeatEnd::Resync => self.resync().await,
                 HeartbeatEnd::Exit(exit) => return exit,
             }
+        }
+    }
+
+    /// What the node does on RESYNC before registering again.
+    async fn resync(&mut self) {
+        // Container tokens of the old registration are no longer accepted.
+        self.session.send_modify(|s| s.rm_identifier = None);
+        if self.cfg.rm_work_preserving {
+            info!("the ResourceManager preserves work across restarts; keeping the containers");
+            return;
+        }
+        info!("cleaning up running containers on resync");
+        let timeout = self.cfg.containers.sigkill_delay + RESYNC_KILL_GRACE;
+        tokio::select! {
+            _ = self.containers.cleanup_on_resync(timeout) => {}
+            _ = self.stop.requested() => {}
         }
     }
 
@@ -243,7 +272,7 @@ impl Agent {
                         e.addr
                     )
                 };
-                tracing::error!("{message}");
+                tracing::error!("{}", escaped(&message));
                 Err(NmExit::Failed { message })
             }
         }
@@ -255,7 +284,8 @@ impl Agent {
             warn!(
                 rm = %self.tracker.addr(),
                 "the ResourceManager answered the registration with SHUTDOWN; message from the \
-                 ResourceManager: {diagnostics}"
+                 ResourceManager: {}",
+                escaped(&diagnostics)
             );
             return Err(NmExit::ShutdownByRm { diagnostics });
         }
@@ -330,17 +360,17 @@ impl Agent {
                 // reach for the whole connect wait, the node shuts down.
                 Err(e) if unreachable(&e) => {
                     let message = format!("lost the ResourceManager: {e}");
-                    tracing::error!("{message}");
+                    tracing::error!("{}", escaped(&message));
                     return HeartbeatEnd::Exit(NmExit::Failed { message });
                 }
                 // Hadoop logs and carries on: the next heartbeat may well succeed.
                 Err(e) => {
                     let text = e.to_string();
                     if self.last_rejection.as_deref() != Some(text.as_str()) {
-                        warn!(rm = %e.addr, error = %text, "a heartbeat failed; sending the next one at the next interval");
+                        warn!(rm = %e.addr, error = %escaped(&text), "a heartbeat failed; sending the next one at the next interval");
                         self.last_rejection = Some(text);
                     } else {
-                        debug!(rm = %e.addr, error = %text, "heartbeat failed again");
+                        debug!(rm = %e.addr, error = %escaped(&text), "heartbeat failed again");
                     }
                 }
             }
@@ -380,7 +410,8 @@ impl Agent {
                 warn!(
                     rm = %self.tracker.addr(),
                     "received SHUTDOWN from the ResourceManager in a heartbeat; shutting down. \
-                     Message from the ResourceManager: {diagnostics}"
+                     Message from the ResourceManager: {}",
+                    escaped(&diagnostics)
                 );
                 return Err(HeartbeatEnd::Exit(NmExit::ShutdownByRm { diagnostics }));
             }
@@ -388,7 +419,8 @@ impl Agent {
                 warn!(
                     rm = %self.tracker.addr(),
                     "the node is out of sync with the ResourceManager; registering again. \
-                     Message from the ResourceManager: {diagnostics}"
+                     Message from the ResourceManager: {}",
+                    escaped(&diagnostics)
                 );
                 return Err(HeartbeatEnd::Resync);
             }
@@ -438,7 +470,7 @@ impl Agent {
                 info!(rm = %self.tracker.addr(), node = %self.node_id, "unregistered from the ResourceManager")
             }
             Ok(Err(e)) => {
-                warn!(rm = %self.tracker.addr(), error = %e, "unRegisterNodeManager failed; stopping anyway")
+                warn!(rm = %self.tracker.addr(), error = %escaped(&e.to_string()), "unRegisterNodeManager failed; stopping anyway")
             }
             Err(_) => warn!(
                 rm = %self.tracker.addr(),

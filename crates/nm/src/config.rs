@@ -290,6 +290,14 @@ pub struct NmConfig {
     pub rm_call_timeout: Duration,
     /// Time allowed for `unRegisterNodeManager` on a clean stop.
     pub unregister_timeout: Duration,
+    /// Whether the ResourceManager keeps running containers across its
+    /// restarts, as far as this node's configuration says: true only when
+    /// both `yarn.resourcemanager.recovery.enabled` and
+    /// `yarn.resourcemanager.work-preserving-recovery.enabled` are. When it
+    /// does not, the node kills its containers when the ResourceManager
+    /// asks it to resync, before registering again (Hadoop's
+    /// `NodeManager.resyncWithRM`).
+    pub rm_work_preserving: bool,
     /// Container launch, monitoring and cleanup.
     pub containers: ContainerSettings,
     /// Who runs containers and how their processes are contained
@@ -342,6 +350,8 @@ impl NmConfig {
                 .into());
         }
         let containers = container_settings(conf)?;
+        let rm_work_preserving = conf.get_bool(keys::RM_RECOVERY_ENABLED)?
+            && conf.get_bool(keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
 
         Ok(NmConfig {
             node_host,
@@ -362,6 +372,7 @@ impl NmConfig {
             rm_connect_timeout: yarn_conf::connect_timeout(conf)?,
             rm_call_timeout: Duration::from_secs(60),
             unregister_timeout: Duration::from_secs(5),
+            rm_work_preserving,
             containers,
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
         })
@@ -665,6 +676,30 @@ mod tests {
         assert_eq!(c.log_dirs, vec![tmp.path().join("logs")]);
         assert_eq!(c.disk_health, DiskHealthConfig::default());
         assert!(c.physical_resource.is_some());
+    }
+
+    #[test]
+    fn work_preserving_resync_needs_rm_recovery() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        // Hadoop's defaults: recovery off, work preserving on.
+        assert!(
+            !NmConfig::from_conf(&conf)
+                .expect("valid")
+                .rm_work_preserving
+        );
+        conf.set(keys::RM_RECOVERY_ENABLED, "true");
+        assert!(
+            NmConfig::from_conf(&conf)
+                .expect("valid")
+                .rm_work_preserving
+        );
+        conf.set(keys::RM_WORK_PRESERVING_RECOVERY_ENABLED, "false");
+        assert!(
+            !NmConfig::from_conf(&conf)
+                .expect("valid")
+                .rm_work_preserving
+        );
     }
 
     #[test]

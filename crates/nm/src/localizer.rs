@@ -14,15 +14,48 @@
 //! The cache key is the scope plus (source path, size, timestamp, type), so
 //! the containers of an application share one copy, and concurrent requests
 //! for the same resource wait for the first one instead of copying again.
-//! A FILE is hard-linked when possible, else copied (a directory is copied
-//! recursively); an ARCHIVE is unpacked into a directory named like the
-//! resource; a PATTERN jar has only the entries matching its pattern unpacked
-//! and the jar itself kept in that directory too (other PATTERN archives are
-//! unpacked whole, as Hadoop does).
+//! A FILE is copied (a directory recursively, its links kept as links); an
+//! ARCHIVE is unpacked into a directory named like the resource (with the
+//! checks of [`crate::unpack`]); a PATTERN jar has only the entries matching
+//! its pattern unpacked and the jar itself kept in that directory too (other
+//! PATTERN archives are unpacked whole, as Hadoop does).
+//!
+//! # Rules that keep localization safe
+//!
+//! - **Only regular files and directories** are localized: the source is
+//!   opened once (without blocking, so a FIFO cannot hang the node), checked
+//!   through that open handle, and copied or unpacked from it, so it cannot
+//!   be swapped between the check and the copy. Devices, FIFOs and sockets
+//!   are refused.
+//! - **PUBLIC means readable by everyone**, as Hadoop's
+//!   `FSDownload.isPublic` decides: the file must be readable by others (a
+//!   directory readable and searchable by others, and so everything in it,
+//!   recursively), and every directory above it searchable by others. The
+//!   directories checked are those above the file's real location (links
+//!   resolved), so a link in a public directory cannot publish a file kept
+//!   in a private one. Otherwise the localization fails with Hadoop's
+//!   message: "Resource … is not publicly accessible and as such cannot be
+//!   part of the public cache."
+//! - **Copies, never hard links.** A container's writes to its resource
+//!   can never reach the source file, nor the copies of other scopes.
+//! - **Read-only copies**, with Hadoop's modes: PUBLIC files `r-xr-xr-x`
+//!   and directories `rwxr-xr-x`; PRIVATE and APPLICATION files `r-x------`
+//!   and directories `rwx------` (modes are set without following links).
+//!   A container that does not own the copy (containers run as their user,
+//!   the cache belongs to the node) cannot change it; one that runs as the
+//!   node's user or as root can, so:
+//! - **A shared copy that changed is not handed out again**: a cached copy
+//!   is reused only while its inode, size, modification and change times
+//!   and mode are what they were right after it was made (the change time
+//!   moves with every write and `chmod`); a changed one is localized anew
+//!   for the next container. For a directory (an unpacked archive) only the
+//!   directory itself is compared; the files in it rely on their modes.
 
 use std::collections::HashMap;
-use std::fs;
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,11 +64,12 @@ use std::time::UNIX_EPOCH;
 use hadoop_protos::yarn::{
     LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
 };
+use spindle_common::text::escaped;
 use spindle_common::ApplicationId;
 use tokio::sync::OnceCell;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
-use crate::unpack::{self, ArchiveFormat};
+use crate::unpack::{self, ArchiveFormat, Dir, Kind};
 
 /// How a resource is made available.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,6 +189,49 @@ pub struct Localized {
 struct Done {
     path: PathBuf,
     bytes: u64,
+    /// The copy as it was right after it was made.
+    fingerprint: Option<Fingerprint>,
+}
+
+/// What identifies a cached copy and changes when it is written to or its
+/// mode is changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    mode: u32,
+}
+
+fn fingerprint(path: &Path) -> Option<Fingerprint> {
+    let m = fs::symlink_metadata(path).ok()?;
+    Some(Fingerprint {
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+        ctime: (m.ctime(), m.ctime_nsec()),
+        mode: m.mode(),
+    })
+}
+
+/// Whether a cached copy is still the one that was made.
+enum CachedCopy {
+    Intact,
+    Gone,
+    Changed,
+}
+
+impl Done {
+    fn check(&self) -> CachedCopy {
+        match fingerprint(&self.path) {
+            None => CachedCopy::Gone,
+            f if f == self.fingerprint => CachedCopy::Intact,
+            Some(_) => CachedCopy::Changed,
+        }
+    }
 }
 
 type Slot = Arc<OnceCell<Result<Done, String>>>;
@@ -229,7 +306,7 @@ impl Localizer {
                         if let Ok(done) = &r {
                             this.fetches.fetch_add(1, Ordering::Relaxed);
                             info!(
-                                resource = %shown,
+                                resource = %escaped(&shown),
                                 bytes = done.bytes,
                                 elapsed_ms = started.elapsed().as_millis() as u64,
                                 "localized"
@@ -240,10 +317,14 @@ impl Localizer {
                 })
                 .await
                 .clone();
-            match result {
-                Ok(done) if fetched_here || fs::symlink_metadata(&done.path).is_ok() => {
+            let check = match &result {
+                Ok(done) if !fetched_here => done.check(),
+                _ => CachedCopy::Intact,
+            };
+            match (result, check) {
+                (Ok(done), CachedCopy::Intact) => {
                     if !fetched_here {
-                        debug!(resource = %res.display(), "reused the cached copy");
+                        debug!(resource = %escaped(&res.display()), "reused the cached copy");
                     }
                     return Ok(Localized {
                         path: done.path,
@@ -251,18 +332,26 @@ impl Localizer {
                         bytes: done.bytes,
                     });
                 }
-                Ok(done) => {
-                    info!(path = %done.path.display(), "a cached resource disappeared; localizing it again");
+                (Ok(done), CachedCopy::Gone) => {
+                    info!(path = %escaped(&done.path.to_string_lossy()), "a cached resource disappeared; localizing it again");
                     self.forget(&key, &slot);
                 }
-                Err(e) => {
+                (Ok(done), CachedCopy::Changed) => {
+                    warn!(
+                        path = %escaped(&done.path.to_string_lossy()),
+                        "a cached resource was changed after it was localized; it is not handed out \
+                         again, localizing it anew"
+                    );
+                    self.forget(&key, &slot);
+                }
+                (Err(e), _) => {
                     self.forget(&key, &slot);
                     return Err(e);
                 }
             }
         }
         Err(format!(
-            "{} could not be localized: its cached copy keeps disappearing",
+            "{} could not be localized: its cached copy keeps changing or disappearing",
             res.display()
         ))
     }
@@ -311,11 +400,81 @@ fn mtime_ms(meta: &fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// Opens the source without following it into a FIFO's wait, and checks
+/// that it is a regular file or a directory.
+fn open_source(res: &LocalResource) -> Result<(File, fs::Metadata), String> {
+    let shown = res.display();
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(&res.source)
+        .map_err(|e| format!("cannot localize {shown}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot localize {shown}: {e}"))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(format!(
+            "cannot localize {shown}: it is not a regular file or a directory"
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// Where the opened `file` really is (all links resolved).
+fn real_path(file: &File, fallback: &Path) -> io::Result<PathBuf> {
+    fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .or_else(|_| fs::canonicalize(fallback))
+}
+
+/// Hadoop's `FSDownload.isPublic` for a local file: readable by others (a
+/// directory readable and searchable, and everything in it, recursively),
+/// and every directory above its real location searchable by others.
+fn check_public(res: &LocalResource, file: &File, meta: &fs::Metadata) -> Result<(), String> {
+    let shown = res.display();
+    let refused = || {
+        format!(
+            "Resource {shown} is not publicly accessible and as such cannot be part of the \
+             public cache."
+        )
+    };
+    let io_err = |e: io::Error| format!("cannot localize {shown}: {e}");
+    let real = real_path(file, &res.source).map_err(io_err)?;
+    if !public_for_all(&real, meta).map_err(io_err)? {
+        return Err(refused());
+    }
+    for dir in real.ancestors().skip(1) {
+        let m = fs::metadata(dir).map_err(io_err)?;
+        if m.mode() & 0o001 == 0 {
+            return Err(refused());
+        }
+    }
+    Ok(())
+}
+
+fn public_for_all(path: &Path, meta: &fs::Metadata) -> io::Result<bool> {
+    let other = meta.mode() & 0o007;
+    if !meta.is_dir() {
+        return Ok(other & 0o004 != 0);
+    }
+    if other & 0o005 != 0o005 {
+        return Ok(false);
+    }
+    for entry in fs::read_dir(path)? {
+        let child = entry?.path();
+        // As Hadoop's listing: a link is judged by what it points to.
+        let m = fs::metadata(&child)?;
+        if !public_for_all(&child, &m)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Checks the source and copies or unpacks it under a fresh directory
 /// derived from `base` (`base`, or `base` with a suffix if it exists).
 fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
     let shown = res.display();
-    let meta = fs::metadata(&res.source).map_err(|e| format!("cannot localize {shown}: {e}"))?;
+    let (file, meta) = open_source(res)?;
     let modified = mtime_ms(&meta);
     if modified != res.timestamp {
         return Err(format!(
@@ -330,6 +489,9 @@ fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
             meta.len()
         ));
     }
+    if res.visibility == Visibility::Public {
+        check_public(res, &file, &meta)?;
+    }
     let name = res
         .source
         .file_name()
@@ -338,12 +500,16 @@ fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
 
     let dir = unique_dir(base).map_err(|e| format!("cannot localize {shown}: {e}"))?;
     let dest = dir.join(&name);
-    let result = place(res, &meta, &dest);
+    let result = place(res, file, &meta, &dest).and_then(|()| {
+        restrict_modes(&dir, &name, res.visibility)
+            .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
+    });
     if let Err(e) = &result {
-        debug!(resource = %shown, error = %e, "localization failed; removing the partial copy");
+        debug!(resource = %escaped(&shown), error = %escaped(e), "localization failed; removing the partial copy");
         let _ = fs::remove_dir_all(&dir);
     }
     result.map(|()| Done {
+        fingerprint: fingerprint(&dest),
         path: dest,
         bytes: meta.len(),
     })
@@ -370,8 +536,9 @@ fn unique_dir(base: &Path) -> io::Result<PathBuf> {
     ))
 }
 
-fn place(res: &LocalResource, meta: &fs::Metadata, dest: &Path) -> Result<(), String> {
+fn place(res: &LocalResource, file: File, meta: &fs::Metadata, dest: &Path) -> Result<(), String> {
     let shown = res.display();
+    let copy_err = |e: io::Error| format!("cannot copy {shown}: {e}");
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -379,9 +546,10 @@ fn place(res: &LocalResource, meta: &fs::Metadata, dest: &Path) -> Result<(), St
     match res.kind {
         ResourceType::File => {
             if meta.is_dir() {
-                copy_tree(&res.source, dest).map_err(|e| format!("cannot copy {shown}: {e}"))
+                let real = real_path(&file, &res.source).map_err(copy_err)?;
+                copy_tree(&real, dest).map_err(copy_err)
             } else {
-                link_or_copy(&res.source, dest).map_err(|e| format!("cannot copy {shown}: {e}"))
+                copy_file(file, meta.len(), dest).map_err(copy_err)
             }
         }
         ResourceType::Archive | ResourceType::Pattern => {
@@ -404,30 +572,47 @@ fn place(res: &LocalResource, meta: &fs::Metadata, dest: &Path) -> Result<(), St
                         }
                         _ => None,
                     };
-                    let stats = unpack::unpack_matching(&res.source, format, dest, keep.as_ref())
+                    let jar = if res.kind == ResourceType::Pattern && is_jar {
+                        Some(file.try_clone().map_err(copy_err)?)
+                    } else {
+                        None
+                    };
+                    let stats = unpack::unpack_file(file, &shown, format, dest, keep.as_ref())
                         .map_err(|e| format!("cannot localize {shown}: {e}"))?;
-                    debug!(resource = %shown, ?stats, "unpacked");
-                    if res.kind == ResourceType::Pattern && is_jar {
-                        link_or_copy(&res.source, &dest.join(&name))
-                            .map_err(|e| format!("cannot copy {shown}: {e}"))?;
+                    debug!(resource = %escaped(&shown), ?stats, "unpacked");
+                    if let Some(mut jar) = jar {
+                        jar.rewind().map_err(copy_err)?;
+                        copy_file(jar, meta.len(), &dest.join(&name)).map_err(copy_err)?;
                     }
                     Ok(())
                 }
                 None => {
                     // Hadoop keeps an archive it cannot unpack as a plain file.
-                    tracing::warn!(resource = %shown, "not a zip, jar or tar archive; localizing it as a file");
-                    link_or_copy(&res.source, dest).map_err(|e| format!("cannot copy {shown}: {e}"))
+                    warn!(resource = %escaped(&shown), "not a zip, jar or tar archive; localizing it as a file");
+                    copy_file(file, meta.len(), dest).map_err(copy_err)
                 }
             }
         }
     }
 }
 
-fn link_or_copy(src: &Path, dest: &Path) -> io::Result<()> {
-    match fs::hard_link(src, dest) {
-        Ok(()) => Ok(()),
-        Err(_) => fs::copy(src, dest).map(|_| ()),
+/// Copies `len` bytes of the opened source into the new file `dest` (which
+/// must not exist; a link there is not followed).
+fn copy_file(src: File, len: u64, dest: &Path) -> io::Result<()> {
+    let mut out = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .mode(0o600)
+        .open(dest)?;
+    let copied = io::copy(&mut src.take(len), &mut out)?;
+    if copied != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the source ended after {copied} of {len} bytes"),
+        ));
     }
+    Ok(())
 }
 
 fn copy_tree(src: &Path, dest: &Path) -> io::Result<()> {
@@ -440,11 +625,63 @@ fn copy_tree(src: &Path, dest: &Path) -> io::Result<()> {
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_symlink() {
             std::os::unix::fs::symlink(fs::read_link(entry.path())?, &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
+        } else if kind.is_file() {
+            // Opened without following a link that replaced the file since
+            // it was listed, and without waiting on a FIFO.
+            let src = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+                .open(entry.path())?;
+            let meta = src.metadata()?;
+            if !meta.is_file() {
+                continue;
+            }
+            let len = meta.len();
+            copy_file(src, len, &target)?;
         }
+        // Devices, FIFOs and sockets in a directory resource are left out.
     }
     Ok(())
+}
+
+/// Hadoop's modes for localized copies (`FSDownload`'s PUBLIC_FILE_PERMS
+/// and friends).
+fn modes(visibility: Visibility) -> (u32, u32) {
+    match visibility {
+        Visibility::Public => (0o555, 0o755),
+        Visibility::Private | Visibility::Application => (0o500, 0o700),
+    }
+}
+
+/// Sets Hadoop's modes on the copy `name` in `dir` and, for a directory,
+/// on everything in it, never following a link.
+fn restrict_modes(dir: &Path, name: &std::ffi::OsStr, visibility: Visibility) -> io::Result<()> {
+    let (file_mode, dir_mode) = modes(visibility);
+    let parent = Dir::open(dir)?;
+    match parent.kind(name)? {
+        Kind::File => parent.set_file_mode(name, file_mode),
+        Kind::Dir => match parent.subdir(name)? {
+            Some(d) => restrict_tree(&d, &dir.join(name), file_mode, dir_mode),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn restrict_tree(dir: &Dir, path: &Path, file_mode: u32, dir_mode: u32) -> io::Result<()> {
+    for entry in fs::read_dir(path)? {
+        let name = entry?.file_name();
+        match dir.kind(&name)? {
+            Kind::File => dir.set_file_mode(&name, file_mode)?,
+            Kind::Dir => {
+                if let Some(sub) = dir.subdir(&name)? {
+                    restrict_tree(&sub, &path.join(&name), file_mode, dir_mode)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    dir.set_mode(dir_mode)
 }
 
 #[cfg(test)]
@@ -711,5 +948,265 @@ mod tests {
             .await
             .expect("kept as a file");
         assert_eq!(fs::read(&got.path).expect("read"), b"raw");
+    }
+
+    /// A resource of `path` as its launch context would name it.
+    fn resource(
+        path: &Path,
+        kind: LocalResourceTypeProto,
+        vis: LocalResourceVisibilityProto,
+    ) -> LocalResource {
+        let (size, ts) = stat(path);
+        let mut p = proto(path.to_str().expect("utf-8"), "file", size, ts, kind);
+        p.visibility = Some(vis as i32);
+        LocalResource::from_proto(&p).expect("valid")
+    }
+
+    fn chmod(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+
+    fn mode_of(path: &Path) -> u32 {
+        fs::symlink_metadata(path).expect("stat").mode() & 0o7777
+    }
+
+    const NOT_PUBLIC: &str =
+        "is not publicly accessible and as such cannot be part of the public cache.";
+
+    /// A temporary directory whose own mode lets others in (so only the
+    /// directories a test creates decide).
+    fn open_tempdir() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        chmod(tmp.path(), 0o755);
+        tmp
+    }
+
+    #[tokio::test]
+    async fn public_resources_must_be_readable_by_everyone() {
+        use LocalResourceTypeProto::{Archive, File};
+        use LocalResourceVisibilityProto::Public;
+        let tmp = open_tempdir();
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let etc = tmp.path().join("etc");
+        fs::create_dir(&etc).expect("mkdir");
+        chmod(&etc, 0o755);
+
+        // Like /etc/shadow: not readable by others.
+        let shadow = etc.join("shadow");
+        fs::write(&shadow, b"root:secret\n").expect("write");
+        chmod(&shadow, 0o640);
+        let err = loc
+            .localize(&resource(&shadow, File, Public), "mallory", app())
+            .await
+            .expect_err("not public");
+        assert_eq!(
+            err,
+            format!("Resource file:{} {NOT_PUBLIC}", shadow.display())
+        );
+
+        // Readable by everyone, below a directory others cannot enter.
+        let private = tmp.path().join("private");
+        fs::create_dir(&private).expect("mkdir");
+        chmod(&private, 0o700);
+        let inner = private.join("data.txt");
+        fs::write(&inner, b"mine").expect("write");
+        chmod(&inner, 0o644);
+        let err = loc
+            .localize(&resource(&inner, File, Public), "mallory", app())
+            .await
+            .expect_err("ancestor not searchable");
+        assert!(err.ends_with(NOT_PUBLIC), "{err}");
+
+        // A link in a public directory to that file: judged where it is.
+        let link = etc.join("link.txt");
+        std::os::unix::fs::symlink(&inner, &link).expect("symlink");
+        let err = loc
+            .localize(&resource(&link, File, Public), "mallory", app())
+            .await
+            .expect_err("real location not public");
+        assert!(err.ends_with(NOT_PUBLIC), "{err}");
+
+        // A directory with one private file in it.
+        let conf = tmp.path().join("conf");
+        fs::create_dir(&conf).expect("mkdir");
+        chmod(&conf, 0o755);
+        fs::write(conf.join("a.xml"), b"<a/>").expect("write");
+        chmod(&conf.join("a.xml"), 0o644);
+        fs::write(conf.join("secret.xml"), b"<s/>").expect("write");
+        chmod(&conf.join("secret.xml"), 0o600);
+        let err = loc
+            .localize(&resource(&conf, File, Public), "mallory", app())
+            .await
+            .expect_err("a private file inside");
+        assert!(err.ends_with(NOT_PUBLIC), "{err}");
+
+        // An archive that is private.
+        let zip = etc.join("env.zip");
+        crate::unpack::tests::make_zip(&zip, &[("bin/run", b"x")]);
+        chmod(&zip, 0o600);
+        let err = loc
+            .localize(&resource(&zip, Archive, Public), "mallory", app())
+            .await
+            .expect_err("archive not public");
+        assert!(err.ends_with(NOT_PUBLIC), "{err}");
+        assert_eq!(loc.fetch_count(), 0, "nothing was localized");
+
+        // Properly public ones are localized, read-only for everyone.
+        chmod(&conf.join("secret.xml"), 0o644);
+        let got = loc
+            .localize(&resource(&conf, File, Public), "alice", app())
+            .await
+            .expect("public directory");
+        assert!(got.path.starts_with(tmp.path().join("local/filecache")));
+        assert_eq!(mode_of(&got.path), 0o755);
+        assert_eq!(mode_of(&got.path.join("a.xml")), 0o555);
+        chmod(&zip, 0o644);
+        let got = loc
+            .localize(&resource(&zip, Archive, Public), "alice", app())
+            .await
+            .expect("public archive");
+        assert_eq!(mode_of(&got.path.join("bin")), 0o755);
+        assert_eq!(mode_of(&got.path.join("bin/run")), 0o555);
+        let pi = etc.join("pi.py");
+        fs::write(&pi, b"print(1)\n").expect("write");
+        chmod(&pi, 0o644);
+        let got = loc
+            .localize(&resource(&pi, File, Public), "alice", app())
+            .await
+            .expect("public file");
+        assert_eq!(fs::read(&got.path).expect("read"), b"print(1)\n");
+        assert_eq!(mode_of(&got.path), 0o555);
+    }
+
+    #[tokio::test]
+    async fn file_resources_are_read_only_copies() {
+        use LocalResourceTypeProto::{Archive, File};
+        use LocalResourceVisibilityProto::{Application, Private, Public};
+        let tmp = open_tempdir();
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let src = tmp.path().join("data.txt");
+        fs::write(&src, b"original\n").expect("write");
+        chmod(&src, 0o666);
+        for vis in [Public, Private, Application] {
+            let got = loc
+                .localize(&resource(&src, File, vis), "alice", app())
+                .await
+                .expect("localized");
+            let (a, b) = (
+                fs::metadata(&src).expect("src"),
+                fs::metadata(&got.path).expect("copy"),
+            );
+            assert_ne!(
+                (a.dev(), a.ino()),
+                (b.dev(), b.ino()),
+                "{vis:?}: a copy, not a link"
+            );
+            assert_eq!(a.nlink(), 1, "{vis:?}: nothing links to the source");
+            let expected = if vis == Public { 0o555 } else { 0o500 };
+            assert_eq!(mode_of(&got.path), expected, "{vis:?}");
+        }
+        let zip = tmp.path().join("env.zip");
+        crate::unpack::tests::make_zip(&zip, &[("lib/a.jar", b"a")]);
+        let got = loc
+            .localize(&resource(&zip, Archive, Private), "alice", app())
+            .await
+            .expect("unpacked");
+        assert_eq!(mode_of(&got.path), 0o700);
+        assert_eq!(mode_of(&got.path.join("lib")), 0o700);
+        assert_eq!(mode_of(&got.path.join("lib/a.jar")), 0o500);
+
+        // Someone who does not own the copy cannot write to it. Run as
+        // root, the writer is another user; else it is the owner, whom the
+        // mode stops as well.
+        let public = loc
+            .localize(&resource(&src, File, Public), "alice", app())
+            .await
+            .expect("cached");
+        let as_other = |script: String| {
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.arg("-c").arg(script);
+            if fs::metadata("/proc/self").expect("proc").uid() == 0 {
+                std::os::unix::process::CommandExt::uid(&mut cmd, 65534);
+                std::os::unix::process::CommandExt::gid(&mut cmd, 65534);
+            }
+            cmd.status().expect("run the shell")
+        };
+        let copy = public.path.display();
+        assert!(
+            as_other(format!("cat '{copy}' > /dev/null")).success(),
+            "the public copy is readable"
+        );
+        assert!(
+            !as_other(format!("echo tampered 2>/dev/null >> '{copy}'")).success(),
+            "the write went through"
+        );
+        assert_eq!(fs::read(&public.path).expect("copy"), b"original\n");
+        assert_eq!(fs::read(&src).expect("source"), b"original\n");
+    }
+
+    #[tokio::test]
+    async fn a_changed_cached_copy_is_not_handed_out_again() {
+        use LocalResourceTypeProto::File;
+        use LocalResourceVisibilityProto::Public;
+        let tmp = open_tempdir();
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let src = tmp.path().join("data.txt");
+        fs::write(&src, b"original\n").expect("write");
+        chmod(&src, 0o644);
+        let res = resource(&src, File, Public);
+        let first = loc.localize(&res, "alice", app()).await.expect("first");
+
+        // A container running as the copy's owner (or root) makes it
+        // writable and writes to it.
+        chmod(&first.path, 0o755);
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&first.path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"tampered\n"))
+            .expect("tamper");
+        assert_eq!(fs::read(&src).expect("source"), b"original\n");
+
+        let other_app = ApplicationId::new(1_700_000_000_000, 2);
+        let second = loc.localize(&res, "bob", other_app).await.expect("second");
+        assert!(!second.from_cache, "the changed copy is not reused");
+        assert_ne!(second.path, first.path);
+        assert_eq!(fs::read(&second.path).expect("copy"), b"original\n");
+        let third = loc.localize(&res, "carol", other_app).await.expect("third");
+        assert!(third.from_cache, "the new copy is shared again");
+        assert_eq!(third.path, second.path);
+        assert_eq!(loc.fetch_count(), 2);
+    }
+
+    #[tokio::test]
+    async fn only_regular_files_and_directories_are_localized() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let fifo = tmp.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644))
+            .expect("mkfifo");
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let res = resource(
+            &fifo,
+            LocalResourceTypeProto::File,
+            LocalResourceVisibilityProto::Private,
+        );
+        let err = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            loc.localize(&res, "alice", app()),
+        )
+        .await
+        .expect("does not wait for a writer")
+        .expect_err("a FIFO");
+        assert!(err.contains("not a regular file or a directory"), "{err}");
+        let dev = resource(
+            Path::new("/dev/zero"),
+            LocalResourceTypeProto::File,
+            LocalResourceVisibilityProto::Private,
+        );
+        let err = loc
+            .localize(&dev, "alice", app())
+            .await
+            .expect_err("a device");
+        assert!(err.contains("not a regular file or a directory"), "{err}");
     }
 }

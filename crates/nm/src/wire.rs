@@ -20,7 +20,10 @@ pub fn master_key_from_proto(p: &MasterKeyProto) -> Option<MasterKey> {
     match MasterKey::from_proto(p) {
         Ok(k) => Some(k),
         Err(e) => {
-            tracing::warn!("ignoring a master key from the ResourceManager: {e}");
+            tracing::warn!(
+                "ignoring a master key from the ResourceManager: {}",
+                spindle_common::text::escaped(&e.to_string())
+            );
             None
         }
     }
@@ -45,7 +48,12 @@ pub fn master_keys_from_proto(
 /// `None` (with a warning) when the node id has no host or a bad port.
 pub fn node_id_from_proto(p: &NodeIdProto) -> Option<NodeId> {
     proto::node_id_from_pb(p)
-        .map_err(|e| tracing::warn!("ignoring an unusable node id: {e}"))
+        .map_err(|e| {
+            tracing::warn!(
+                "ignoring an unusable node id: {}",
+                spindle_common::text::escaped(&e.to_string())
+            )
+        })
         .ok()
 }
 

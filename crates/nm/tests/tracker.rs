@@ -304,7 +304,11 @@ async fn registers_heartbeats_in_sequence_and_unregisters_on_stop() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (rm, server) = FakeRm::start(Script::default()).await;
     let cfg = nm_config(tmp.path(), &server.local_addr().to_string());
-    let nm = NodeManager::start_with_config(cfg).await.expect("start");
+    // The disks are measured as roomy, so the report does not depend on how
+    // full the machine running the test is.
+    let nm = NodeManager::start_with_space_source(cfg, RoomyDisks)
+        .await
+        .expect("start");
 
     // The NodeId carries the port the container manager really bound.
     let node_id = nm.node_id().clone();
@@ -388,8 +392,11 @@ async fn registers_heartbeats_in_sequence_and_unregisters_on_stop() {
         );
     };
     assert_eq!(un.node_id.as_ref(), Some(reg_node));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(rm.events().len(), events.len(), "calls after stop");
+    // `stop` returned once the agent ended, and the agent awaits each call
+    // before the next: the unregistration is the last call there will be,
+    // and the only one.
+    let t = trace(&events);
+    assert_eq!(t.iter().filter(|k| *k == "U").count(), 1, "{t:?}");
 }
 
 #[tokio::test]
@@ -451,8 +458,9 @@ async fn shutdown_in_heartbeat_ends_the_node_without_unregistering() {
         }
     );
     assert!(!exit.is_clean());
+    // The exit is published when the agent has ended, so nothing more can
+    // be sent: no heartbeat after the SHUTDOWN, no unregistration.
     assert_eq!(nm.state(), NmState::Exited(exit.clone()));
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(trace(&rm.events()), ["R", "H0", "H1"]);
     // Stopping an ended node reports how it ended and sends nothing.
     assert_eq!(nm.stop().await, exit);
@@ -535,24 +543,85 @@ async fn keeps_trying_until_the_rm_appears() {
     assert_eq!(nm.stop().await, NmExit::Stopped);
 }
 
+/// A port where every connection is accepted and dropped at once: an RM
+/// that cannot be talked to. Counts the connections.
+struct Dropper {
+    addr: SocketAddr,
+    accepted: Arc<Mutex<usize>>,
+    _accept: tokio::task::JoinHandle<()>,
+}
+
+impl Dropper {
+    async fn start() -> Dropper {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let accepted: Arc<Mutex<usize>> = Arc::default();
+        let count = accepted.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                *count.lock().expect("count") += 1;
+                drop(stream);
+            }
+        });
+        Dropper {
+            addr,
+            accepted,
+            _accept: accept,
+        }
+    }
+
+    fn accepted(&self) -> usize {
+        *self.accepted.lock().expect("count")
+    }
+}
+
+/// Stops `nm` and checks that the agent itself ended: the handle would
+/// abandon an agent that ignores the stop only after its stop timeout,
+/// which `nm_config_for_stop` makes far longer than the wait here.
+async fn stop_promptly(nm: spindle_nm::NodeManagerHandle) {
+    let exit = tokio::time::timeout(WAIT, nm.stop())
+        .await
+        .expect("the agent did not honour the stop while retrying");
+    assert_eq!(exit, NmExit::Stopped);
+}
+
+fn nm_config_for_stop(dir: &Path, rm: &str) -> NmConfig {
+    let mut cfg = nm_config(dir, rm);
+    cfg.unregister_timeout = Duration::from_secs(600);
+    cfg
+}
+
 #[tokio::test]
 async fn stop_while_the_rm_is_unreachable_is_prompt() {
+    // Nothing listens: every connection attempt is refused.
     let tmp = tempfile::tempdir().expect("tempdir");
     let addr = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr")
     };
-    let nm = NodeManager::start_with_config(nm_config(tmp.path(), &addr.to_string()))
+    let nm = NodeManager::start_with_config(nm_config_for_stop(tmp.path(), &addr.to_string()))
         .await
         .expect("start");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = Instant::now();
-    assert_eq!(nm.stop().await, NmExit::Stopped);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_eq!(nm.state(), NmState::Registering);
+    stop_promptly(nm).await;
+
+    // Every connection is dropped: the node is retrying once the first
+    // one was taken.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dropper = Dropper::start().await;
+    let nm =
+        NodeManager::start_with_config(nm_config_for_stop(tmp.path(), &dropper.addr.to_string()))
+            .await
+            .expect("start");
+    let deadline = Instant::now() + WAIT;
+    while dropper.accepted() == 0 {
+        assert!(Instant::now() < deadline, "the node never tried to connect");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(nm.state(), NmState::Registering);
+    stop_promptly(nm).await;
 }
 
 #[tokio::test]
@@ -609,6 +678,18 @@ async fn resource_override_from_the_rm_is_adopted() {
         .collect();
     assert_eq!(regs, vec![(Some(2048), Some(3)), (Some(1024), Some(1))]);
     assert_eq!(nm.stop().await, NmExit::Stopped);
+}
+
+/// Every file system is 10 % full.
+struct RoomyDisks;
+
+impl SpaceSource for RoomyDisks {
+    fn usage(&self, _dir: &Path) -> std::io::Result<DiskUsage> {
+        Ok(DiskUsage {
+            total_bytes: 100 << 30,
+            usable_bytes: 90 << 30,
+        })
+    }
 }
 
 /// Every file system is 99 % full.

@@ -8,6 +8,7 @@ use hadoop_protos::yarn::{
     ContainerIdProto, ContainerStatusProto, ExecutionTypeProto, NmContainerStatusProto,
     PriorityProto, SignalContainerCommandProto, SignalContainerRequestProto,
 };
+use spindle_common::text::escaped;
 use spindle_common::{ApplicationId, ContainerId};
 use tracing::{debug, info, warn};
 
@@ -143,6 +144,49 @@ impl ContainerManager {
         }
     }
 
+    /// RESYNC from a ResourceManager that does not keep containers across
+    /// its restarts (Hadoop's `ContainerManagerImpl.cleanupContainersOnNMResync`):
+    /// every container not yet complete is killed as if by the
+    /// ResourceManager, and this waits (at most `timeout`) until all are
+    /// complete. Their records stay, so that the next registration reports
+    /// them: complete, or still dying when the wait ran out.
+    pub async fn cleanup_on_resync(&self, timeout: std::time::Duration) {
+        let ids: Vec<ContainerId> = self
+            .lock()
+            .containers
+            .iter()
+            .filter(|(_, c)| c.phase != ContainerPhase::Done)
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        info!(
+            containers = ?ids.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "containers still running on resync with the ResourceManager; waiting for them to be killed"
+        );
+        for id in &ids {
+            self.kill(*id, KillReason::by_resource_manager());
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut alive = Vec::new();
+        for id in &ids {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if self.wait_done(id, left).await.is_none()
+                && self
+                    .report(id)
+                    .is_some_and(|r| r.phase != ContainerPhase::Done)
+            {
+                alive.push(id.to_string());
+            }
+        }
+        if alive.is_empty() {
+            info!("all containers are complete after the resync");
+        } else {
+            warn!(still_alive = ?alive, "done waiting for containers to be killed on resync");
+        }
+    }
+
     /// `containers_to_signal` from the ResourceManager.
     pub fn signal_from_rm(&self, requests: &[SignalContainerRequestProto]) {
         for r in requests {
@@ -154,7 +198,7 @@ impl ContainerManager {
                 continue;
             };
             if let Err(e) = self.signal(id, command) {
-                info!(container = %id, "signal from the ResourceManager not delivered: {}", e.message);
+                info!(container = %id, "signal from the ResourceManager not delivered: {}", escaped(&e.message));
             }
         }
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use hadoop_protos::yarn::SignalContainerCommandProto;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use spindle_common::text::escaped;
 use spindle_common::{ApplicationId, ContainerId, NodeId};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
@@ -156,7 +157,7 @@ impl ContainerManager {
             return KillOutcome::AlreadyDone;
         }
         if c.kill.is_none() {
-            info!(container = %id, exit_status = reason.exit_status, "killing container: {}", reason.diagnostics.lines().next().unwrap_or(""));
+            info!(container = %id, exit_status = reason.exit_status, "killing container: {}", escaped(reason.diagnostics.lines().next().unwrap_or("")));
             c.kill = Some(reason);
         }
         c.kill_tx.send_replace(true);
@@ -237,9 +238,9 @@ impl ContainerManager {
             let _ = tokio::task::spawn_blocking(move || {
                 for d in dirs {
                     match std::fs::remove_dir_all(&d) {
-                        Ok(()) => debug!(dir = %d.display(), "deleted"),
+                        Ok(()) => debug!(dir = %escaped(&d.to_string_lossy()), "deleted"),
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => warn!(dir = %d.display(), error = %e, "cannot delete an application directory"),
+                        Err(e) => warn!(dir = %escaped(&d.to_string_lossy()), error = %e, "cannot delete an application directory"),
                     }
                 }
             })

@@ -9,6 +9,7 @@ use hadoop_protos::yarn::{
     ContainerLaunchContextProto, StartContainerRequestProto, StartContainersRequestProto,
     StartContainersResponseProto,
 };
+use spindle_common::text::escaped;
 use spindle_common::ContainerId;
 use spindle_ipc::{class, RpcError};
 use tokio::sync::watch;
@@ -122,7 +123,7 @@ impl ContainerManager {
             match self.start_one(caller, request, rm_identifier) {
                 Ok(id) => resp.succeeded_requests.push(wire::container_id_proto(&id)),
                 Err(r) => {
-                    warn!(container = ?token_id.as_ref().map(wire::describe_container_id), rejection = %r, "container start refused");
+                    warn!(container = ?token_id.as_ref().map(wire::describe_container_id), rejection = %escaped(&r.to_string()), "container start refused");
                     resp.failed_requests.push(failure(token_id, &r));
                 }
             }
@@ -214,7 +215,7 @@ impl ContainerManager {
                 },
             );
         }
-        info!(container = %id, user = %grant.app_submitter, resource = %grant.resource, "starting container");
+        info!(container = %id, user = %escaped(&grant.app_submitter), resource = %grant.resource, "starting container");
         self.changed();
         let this = self.clone();
         tokio::spawn(async move { this.run_container(grant, launch, kill_rx).await });
