@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prost::Message;
+use spindle_common::text::escaped;
 use tracing::{debug, info, warn};
 
 use crate::client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
@@ -300,7 +301,7 @@ impl RpcProxy {
             // reached it (or reached a server that is gone). Once, at once.
             if reused && !resent_on_stale && matches!(failure, Failure::Eof | Failure::Connect) {
                 resent_on_stale = true;
-                debug!(server = %addr, error = %e, "{}: the connection had been closed; sending again on a new one", method.name);
+                debug!(server = %addr, error = %escaped(&e.to_string()), "{}: the connection had been closed; sending again on a new one", method.name);
                 continue;
             }
             at.elapsed = started.elapsed();
@@ -322,8 +323,9 @@ impl RpcProxy {
                         server = %addr,
                         attempts,
                         retry_in_ms = pause.as_millis() as u64,
-                        "{} failed ({failure}): {e}; retrying after {} ms",
+                        "{} failed ({failure}): {}; retrying after {} ms",
                         method.name,
+                        escaped(&e.to_string()),
                         pause.as_millis()
                     );
                     tokio::time::sleep(pause).await;
@@ -336,8 +338,9 @@ impl RpcProxy {
                         attempts,
                         failovers = at.failovers + 1,
                         retry_in_ms = pause.as_millis() as u64,
-                        "{} failed ({failure}): {e}; failing over to {next} after {} ms",
+                        "{} failed ({failure}): {}; failing over to {next} after {} ms",
                         method.name,
+                        escaped(&e.to_string()),
                         pause.as_millis()
                     );
                     at.failovers += 1;
