@@ -291,3 +291,65 @@ async fn idle_connections_hold_no_read_buffers() {
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn limits_come_from_hadoop_and_spindle_keys() {
+    use spindle_common::conf::Configuration;
+    use spindle_ipc::server::keys;
+
+    // Unset: Spindle's defaults (Hadoop's own default for the total is "no limit").
+    let defaults = ServerConfig::from_conf(&Configuration::empty(), "x").expect("defaults");
+    assert_eq!(defaults.max_connections, 16_384);
+    assert_eq!(defaults.max_connections_per_peer, 256);
+    assert_eq!(defaults.max_buffered_request_bytes, 256 * MIB);
+    assert_eq!(defaults.name, "x");
+
+    let mut conf = Configuration::empty();
+    conf.set(keys::MAX_CONNECTIONS, "0");
+    conf.set(keys::MAX_CONNECTIONS_PER_PEER, "16");
+    conf.set(keys::MAX_BUFFERED_REQUEST_BYTES, "33554432");
+    conf.set(keys::MAX_DATA_LENGTH, "1048576");
+    conf.set(keys::CONNECTION_MAXIDLETIME, "5000");
+    let cfg = ServerConfig::from_conf(&conf, "rm-client").expect("valid limits");
+    assert_eq!(cfg.max_connections, 0);
+    assert_eq!(cfg.max_connections_per_peer, 16);
+    assert_eq!(cfg.max_buffered_request_bytes, 32 * MIB);
+    assert_eq!(cfg.max_frame_bytes, MIB);
+    assert_eq!(cfg.idle_timeout, Duration::from_secs(10));
+
+    conf.set(keys::MAX_CONNECTIONS_PER_PEER, "-1");
+    let err = ServerConfig::from_conf(&conf, "x").expect_err("a negative limit");
+    assert!(
+        err.to_string().contains(keys::MAX_CONNECTIONS_PER_PEER),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_means_no_limit() {
+    bounded(async {
+        let ts = start(
+            ServerConfig {
+                max_connections: 0,
+                max_connections_per_peer: 0,
+                ..config()
+            },
+            Duration::ZERO,
+        )
+        .await;
+        let mut peers = Vec::new();
+        for i in 0..300 {
+            let mut peer = RawPeer::hello(&ts.addr, RAW_USER).await;
+            assert_call_works(&mut peer, 0, &format!("conn {i}")).await;
+            peers.push(peer);
+        }
+        let stats = ts.server.stats();
+        assert_eq!(stats.connections, 300, "{stats:?}");
+        assert_eq!(stats.refused_peer_full + stats.refused_server_full, 0);
+    })
+    .await;
+}
