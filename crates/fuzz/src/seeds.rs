@@ -1,10 +1,11 @@
 //! The seed streams of each port.
 //!
-//! The ResourceManager's client port starts from real captures of the Hadoop 3.3.4 CLI
-//! (`captures/`). The other ports have no capture; their seeds are the requests Hadoop's
-//! clients send there (the NodeManager's registration and heartbeat, `yarn rmadmin`'s
-//! calls, an ApplicationMaster's SASL DIGEST-MD5 login, an NMClient's container calls),
-//! encoded with the same framing as the captures.
+//! The ResourceManager's client and admin ports start from real captures of the Hadoop
+//! 3.3.4 CLI (`captures/`), plus one multi-call stream each. The other ports have no
+//! capture (a Hadoop NodeManager or Java ApplicationMaster does not run here); their
+//! seeds are the requests Hadoop's clients send there (the NodeManager's registration
+//! and heartbeat, an ApplicationMaster's SASL DIGEST-MD5 login, an NMClient's container
+//! calls), encoded with the same framing as the captures.
 
 use hadoop_protos::common::rpc_request_header_proto::OperationProto;
 use hadoop_protos::common::rpc_sasl_proto::{SaslAuth, SaslState};
@@ -147,21 +148,58 @@ fn resource(mb: i64, vcores: i32) -> pb::ResourceProto {
     }
 }
 
+/// Parses the captures `files` (name, bytes); a capture that does not parse is a bug
+/// of this crate, found by the unit tests.
+fn parse_all(files: &[(&str, &[u8])]) -> Vec<Stream> {
+    files
+        .iter()
+        .filter_map(|(name, bytes)| Stream::parse(name, bytes).ok())
+        .collect()
+}
+
 /// The real captures of the client port.
 pub fn captures() -> Vec<Stream> {
-    [
+    parse_all(&[
         (
             "application-list",
-            &include_bytes!("../captures/application-list.bin")[..],
+            include_bytes!("../captures/application-list.bin"),
+        ),
+        ("node-list", include_bytes!("../captures/node-list.bin")),
+        (
+            "application-status",
+            include_bytes!("../captures/application-status.bin"),
         ),
         (
-            "node-list",
-            &include_bytes!("../captures/node-list.bin")[..],
+            "queue-status",
+            include_bytes!("../captures/queue-status.bin"),
         ),
-    ]
-    .iter()
-    .filter_map(|(name, bytes)| Stream::parse(name, bytes).ok())
-    .collect()
+        (
+            "applicationattempt-list",
+            include_bytes!("../captures/applicationattempt-list.bin"),
+        ),
+    ])
+}
+
+/// The real captures of the admin port.
+pub fn admin_captures() -> Vec<Stream> {
+    parse_all(&[
+        (
+            "rmadmin-refresh-queues",
+            include_bytes!("../captures/rmadmin-refresh-queues.bin"),
+        ),
+        (
+            "rmadmin-refresh-nodes",
+            include_bytes!("../captures/rmadmin-refresh-nodes.bin"),
+        ),
+        (
+            "rmadmin-get-groups",
+            include_bytes!("../captures/rmadmin-get-groups.bin"),
+        ),
+        (
+            "rmadmin-refresh-admin-acls",
+            include_bytes!("../captures/rmadmin-refresh-admin-acls.bin"),
+        ),
+    ])
 }
 
 fn client() -> Vec<Stream> {
@@ -203,7 +241,8 @@ fn client() -> Vec<Stream> {
 
 fn admin() -> Vec<Stream> {
     let p = protocols::RESOURCE_MANAGER_ADMINISTRATION;
-    vec![stream(
+    let mut seeds = admin_captures();
+    seeds.push(stream(
         "rmadmin",
         AUTH_NONE,
         vec![
@@ -238,7 +277,8 @@ fn admin() -> Vec<Stream> {
                 &pb::RefreshAdminAclsRequestProto::default(),
             ),
         ],
-    )]
+    ));
+    seeds
 }
 
 fn tracker() -> Vec<Stream> {
@@ -430,10 +470,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_captures_load() {
+    fn every_capture_loads() {
         let caps = captures();
-        assert_eq!(caps.len(), 2);
-        for c in &caps {
+        assert_eq!(caps.len(), 5);
+        let admin = admin_captures();
+        assert_eq!(admin.len(), 4);
+        for c in caps.iter().chain(&admin) {
             assert_eq!(&c.preamble[..4], b"hrpc");
             assert_eq!(c.frames.len(), 2, "{}: context and one call", c.name);
         }
