@@ -73,7 +73,9 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// The yarn-site.xml of the RM under test: ephemeral ports on the loopback
-/// interface, the NM heartbeat interval, then `extra` (which may override).
+/// interface, the NM heartbeat interval, no per-peer connection limit (every
+/// simulated NM and AM connects from 127.0.0.1), then `extra` (which may
+/// override).
 pub fn yarn_site(heartbeat_interval_ms: u64, extra: &[(String, String)]) -> String {
     let mut props: Vec<(String, String)> = [
         "yarn.resourcemanager.address",
@@ -87,6 +89,10 @@ pub fn yarn_site(heartbeat_interval_ms: u64, extra: &[(String, String)]) -> Stri
     props.push((
         "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms".into(),
         heartbeat_interval_ms.to_string(),
+    ));
+    props.push((
+        spindle_ipc::server::keys::MAX_CONNECTIONS_PER_PEER.into(),
+        "0".into(),
     ));
     for (k, v) in extra {
         props.retain(|(key, _)| key != k);

@@ -5,6 +5,8 @@
 //! - [`sasl`]: the SASL negotiation state machine (SIMPLE, and TOKEN via DIGEST-MD5);
 //! - [`digest`]: DIGEST-MD5 (RFC 2831) challenges, responses and digests;
 //! - [`server`]: connections, the connection context, dispatch by protocol and method;
+//! - [`limits`]: connection slots per server and per peer, the byte budget of request
+//!   frames, and the server's counters;
 //! - [`client`]: one pipelined client connection;
 //! - [`retry`]: Hadoop's retry rules as data (failures, policies, idempotence);
 //! - [`methods`]: the methods Spindle's clients call, marked as Hadoop marks them;
@@ -17,8 +19,10 @@ pub mod client;
 pub mod digest;
 pub mod error;
 pub mod frame;
+pub mod limits;
 pub mod methods;
 pub mod proxy;
+mod reader;
 pub mod retry;
 pub mod sasl;
 pub mod server;
@@ -26,6 +30,7 @@ pub mod yarn_conf;
 
 pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
 pub use error::{class, CloseCause, IpcError, RpcError};
+pub use limits::ServerStats;
 pub use proxy::{CallError, ProxyConfig, RpcProxy};
 pub use retry::{ConnectRetry, Failure, Limit, Method, RetryPolicy, Sleep};
 pub use sasl::{AuthMethod, Mechanism, TokenVerifier, VerifiedToken};

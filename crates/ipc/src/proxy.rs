@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prost::Message;
+use spindle_common::text::escaped;
 use tracing::{debug, info, warn};
 
 use crate::client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
@@ -303,7 +304,7 @@ impl RpcProxy {
             // policy decide.
             if reused && !resent_on_stale && matches!(failure, Failure::Eof | Failure::Connect) {
                 resent_on_stale = true;
-                debug!(server = %addr, error = %e, "{}: the connection had been closed; sending again on a new one", method.name);
+                debug!(server = %addr, error = %escaped(&e.to_string()), "{}: the connection had been closed; sending again on a new one", method.name);
                 continue;
             }
             at.elapsed = started.elapsed();
@@ -325,8 +326,9 @@ impl RpcProxy {
                         server = %addr,
                         attempts,
                         retry_in_ms = pause.as_millis() as u64,
-                        "{} failed ({failure}): {e}; retrying after {} ms",
+                        "{} failed ({failure}): {}; retrying after {} ms",
                         method.name,
+                        escaped(&e.to_string()),
                         pause.as_millis()
                     );
                     tokio::time::sleep(pause).await;
@@ -339,8 +341,9 @@ impl RpcProxy {
                         attempts,
                         failovers = at.failovers + 1,
                         retry_in_ms = pause.as_millis() as u64,
-                        "{} failed ({failure}): {e}; failing over to {next} after {} ms",
+                        "{} failed ({failure}): {}; failing over to {next} after {} ms",
                         method.name,
+                        escaped(&e.to_string()),
                         pause.as_millis()
                     );
                     at.failovers += 1;

@@ -5,6 +5,15 @@
 //! and one task per in-flight call, so calls on one connection are pipelined and a slow
 //! handler never stalls the reader. A per-connection semaphore bounds in-flight calls
 //! (the reader stops reading when it is exhausted, which pushes back on the client).
+//!
+//! What peers can hold is bounded (see [`crate::limits`]): connection slots in total
+//! and per peer address, checked on accept; the bytes of request frames across all
+//! connections, taken from a budget before a frame's body is allocated and given back
+//! when its call is done; and read buffers, which an idle connection does not hold.
+//!
+//! Every peer-supplied string that reaches a log line (user names, protocol and method
+//! names, the reasons a connection was dropped, which quote peer input) is written
+//! through [`escaped`], so it cannot start a forged line.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,17 +30,21 @@ use hadoop_protos::common::{
     RpcResponseHeaderProto, RpcSaslProto,
 };
 use prost::Message;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::OwnedReadHalf;
+use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::text::escaped;
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use crate::error::{class, RpcError};
 use crate::frame::{
-    self, call_id, decode_delimited, encode_frame_raw, read_frame, FrameError, Preamble, AUTH_NONE,
-    AUTH_SASL, HTTP_ON_IPC_PORT, IPC_VERSION,
+    self, call_id, decode_delimited, encode_frame_raw, FrameError, Preamble, AUTH_NONE, AUTH_SASL,
+    HTTP_ON_IPC_PORT, IPC_VERSION,
 };
+use crate::limits::{Admission, Budget, Counters, Hold, PeerTable, ServerStats};
+use crate::reader::FrameReader;
 use crate::sasl::{AuthMethod, Mechanism, SaslServer, SaslStep};
 
 /// Who is calling, as established by the connection.
@@ -181,19 +194,53 @@ impl<S> From<StatefulService<S>> for Service {
     }
 }
 
+/// The configuration keys of a server's limits.
+pub mod keys {
+    /// Hadoop's longest request frame (default 128 MiB).
+    pub const MAX_DATA_LENGTH: &str = "ipc.maximum.data.length";
+    /// Twice this is how long a connection may stay idle (Hadoop's rule).
+    pub const CONNECTION_MAXIDLETIME: &str = "ipc.client.connection.maxidletime";
+    /// Hadoop's cap on a server's open connections; 0 means no limit. Hadoop's
+    /// default is 0; unset, Spindle uses [`super::DEFAULT_MAX_CONNECTIONS`].
+    pub const MAX_CONNECTIONS: &str = "ipc.server.max.connections";
+    /// Spindle's cap on the connections one peer (IP address; IPv6: /64) may
+    /// hold open on one server; 0 means no limit. Hadoop has no such limit.
+    pub const MAX_CONNECTIONS_PER_PEER: &str = "spindle.ipc.server.max.connections.per.peer";
+    /// Spindle's budget of request bytes one server may hold across all its
+    /// connections. Hadoop bounds its call queue by count
+    /// (`ipc.server.handler.queue.size` per handler), not by bytes.
+    pub const MAX_BUFFERED_REQUEST_BYTES: &str = "spindle.ipc.server.max.buffered.request.bytes";
+}
+
+/// Open connections of one server when `ipc.server.max.connections` is unset.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
+/// Default of `spindle.ipc.server.max.connections.per.peer`.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
+/// Default of `spindle.ipc.server.max.buffered.request.bytes`: 256 MiB, two
+/// frames of Hadoop's largest size.
+pub const DEFAULT_MAX_BUFFERED_REQUEST_BYTES: usize = 256 * 1024 * 1024;
+
 /// Limits and timeouts of a server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// `ipc.maximum.data.length`.
     pub max_frame_bytes: usize,
-    /// A connection with no call in flight and no traffic for this long is closed.
+    /// A connection with no call in flight and no traffic but pings for this long is
+    /// closed (a Hadoop client pings only while it waits for a call).
     pub idle_timeout: Duration,
     /// Once a frame has started, the rest of it must arrive within this time.
     pub frame_timeout: Duration,
     /// Calls one connection may have in flight before the server stops reading it.
     pub max_in_flight_per_connection: usize,
-    /// Connections beyond this are closed on accept.
+    /// `ipc.server.max.connections`: connections beyond this are closed on accept;
+    /// 0 means no limit.
     pub max_connections: usize,
+    /// `spindle.ipc.server.max.connections.per.peer`: connections from one peer
+    /// beyond this are closed on accept; 0 means no limit.
+    pub max_connections_per_peer: usize,
+    /// `spindle.ipc.server.max.buffered.request.bytes`: request bytes all
+    /// connections together may hold (at least 1 MiB).
+    pub max_buffered_request_bytes: usize,
     /// Authentication methods offered to SASL clients.
     pub mechanisms: Vec<Mechanism>,
     /// Name used in logs.
@@ -208,23 +255,73 @@ impl Default for ServerConfig {
             idle_timeout: Duration::from_secs(20),
             frame_timeout: Duration::from_secs(60),
             max_in_flight_per_connection: 256,
-            max_connections: 16_384,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_buffered_request_bytes: DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
             mechanisms: vec![Mechanism::Simple],
             name: "ipc".into(),
         }
     }
 }
 
+impl ServerConfig {
+    /// The defaults with the limits Hadoop's and Spindle's `ipc.*` keys set in
+    /// `conf` (see [`keys`]); `name` is the name used in logs.
+    pub fn from_conf(conf: &Configuration, name: &str) -> Result<ServerConfig, ConfError> {
+        let mut cfg = ServerConfig {
+            name: name.to_string(),
+            ..ServerConfig::default()
+        };
+        let set = |key: &str| conf.get_raw(key).is_some_and(|v| !v.trim().is_empty());
+        let size = |key: &str| {
+            conf.get_u64(key)
+                .map(|v| usize::try_from(v).unwrap_or(usize::MAX))
+        };
+        if set(keys::MAX_DATA_LENGTH) {
+            cfg.max_frame_bytes = size(keys::MAX_DATA_LENGTH)?;
+        }
+        if set(keys::CONNECTION_MAXIDLETIME) {
+            let ms = conf.get_u64(keys::CONNECTION_MAXIDLETIME)?;
+            cfg.idle_timeout = Duration::from_millis(ms.saturating_mul(2));
+        }
+        if set(keys::MAX_CONNECTIONS) {
+            cfg.max_connections = size(keys::MAX_CONNECTIONS)?;
+        }
+        if set(keys::MAX_CONNECTIONS_PER_PEER) {
+            cfg.max_connections_per_peer = size(keys::MAX_CONNECTIONS_PER_PEER)?;
+        }
+        if set(keys::MAX_BUFFERED_REQUEST_BYTES) {
+            cfg.max_buffered_request_bytes = size(keys::MAX_BUFFERED_REQUEST_BYTES)?;
+        }
+        Ok(cfg)
+    }
+}
+
 struct Shared {
     services: HashMap<String, Service>,
     config: ServerConfig,
-    connections: Arc<Semaphore>,
+    /// Slots of `max_connections`; `None` when there is no limit.
+    connections: Option<Arc<Semaphore>>,
+    peers: Arc<PeerTable>,
+    budget: Arc<Budget>,
+    counters: Arc<Counters>,
+    /// Set while refusals for a full server are logged at DEBUG only.
+    full_warned: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    /// The longest frame this server reads: `ipc.maximum.data.length`, or less if
+    /// the byte budget could never hold such a frame.
+    fn max_frame(&self) -> usize {
+        self.config.max_frame_bytes.min(self.budget.max_frame())
+    }
 }
 
 /// A running server. Dropping it stops accepting; open connections finish on their own.
 pub struct RpcServer {
     local_addr: SocketAddr,
     accept_task: tokio::task::JoinHandle<()>,
+    shared: Arc<Shared>,
 }
 
 impl RpcServer {
@@ -240,21 +337,56 @@ impl RpcServer {
         for s in services {
             map.insert(s.protocol.clone(), s);
         }
+        let connections = (config.max_connections > 0).then(|| {
+            Arc::new(Semaphore::new(
+                config.max_connections.min(Semaphore::MAX_PERMITS),
+            ))
+        });
         let shared = Arc::new(Shared {
             services: map,
-            connections: Arc::new(Semaphore::new(config.max_connections)),
+            connections,
+            peers: PeerTable::new(config.max_connections_per_peer),
+            budget: Budget::new(config.max_buffered_request_bytes),
+            counters: Arc::new(Counters::default()),
+            full_warned: std::sync::atomic::AtomicBool::new(false),
             config,
         });
-        info!(server = %shared.config.name, addr = %local_addr, "IPC server listening");
-        let accept_task = tokio::spawn(accept_loop(listener, shared));
+        info!(
+            server = %shared.config.name,
+            addr = %local_addr,
+            max_connections = shared.config.max_connections,
+            max_connections_per_peer = shared.config.max_connections_per_peer,
+            max_buffered_request_bytes = shared.budget.limit(),
+            "IPC server listening"
+        );
+        let accept_task = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(RpcServer {
             local_addr,
             accept_task,
+            shared,
         })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The server's counters now: connections, request bytes held, read buffers,
+    /// refusals.
+    pub fn stats(&self) -> ServerStats {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = &self.shared.counters;
+        let b = &self.shared.budget;
+        ServerStats {
+            connections: c.connections.load(Relaxed),
+            buffered_request_bytes: b.held(),
+            peak_buffered_request_bytes: b.peak(),
+            buffered_request_bytes_limit: b.limit(),
+            waiting_for_budget: b.waiting(),
+            read_buffer_bytes: c.read_buffer_bytes.load(Relaxed),
+            refused_server_full: c.refused_server_full.load(Relaxed),
+            refused_peer_full: c.refused_peer_full.load(Relaxed),
+        }
     }
 }
 
@@ -275,20 +407,79 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
-            warn!(server = %shared.config.name, %peer, "too many connections; closing new one");
-            drop(stream);
-            continue;
+        // The peer's limit first, so that one peer filling its share never takes the
+        // server's last slots from others.
+        let peer_slot = match shared.peers.admit(peer.ip()) {
+            Admission::Admitted(slot) => slot,
+            Admission::Refused { first } => {
+                shared
+                    .counters
+                    .refused_peer_full
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let limit = shared.config.max_connections_per_peer;
+                if first {
+                    warn!(server = %shared.config.name, %peer, limit,
+                        "peer has too many connections; closing new ones from it");
+                } else {
+                    debug!(server = %shared.config.name, %peer, limit,
+                        "peer has too many connections; closing new one");
+                }
+                drop(stream);
+                continue;
+            }
+        };
+        let permit = match &shared.connections {
+            None => None,
+            Some(slots) => match slots.clone().try_acquire_owned() {
+                Ok(p) => {
+                    // Warn again once the server has had room for a while.
+                    if slots.available_permits() >= (shared.config.max_connections / 20).max(1) {
+                        shared
+                            .full_warned
+                            .store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Some(p)
+                }
+                Err(_) => {
+                    shared
+                        .counters
+                        .refused_server_full
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let limit = shared.config.max_connections;
+                    if !shared
+                        .full_warned
+                        .swap(true, std::sync::atomic::Ordering::Relaxed)
+                    {
+                        warn!(server = %shared.config.name, %peer, limit,
+                            "too many connections; closing new ones");
+                    } else {
+                        debug!(server = %shared.config.name, %peer, limit,
+                            "too many connections; closing new one");
+                    }
+                    drop(stream);
+                    continue;
+                }
+            },
         };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
         tokio::spawn(async move {
             let name = shared.config.name.clone();
+            let counters = shared.counters.clone();
+            counters
+                .connections
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             match serve_connection(stream, peer, shared).await {
                 Ok(()) => debug!(server = %name, %peer, "connection closed"),
-                Err(reason) => info!(server = %name, %peer, %reason, "connection dropped"),
+                Err(reason) => {
+                    info!(server = %name, %peer, reason = %escaped(&reason), "connection dropped")
+                }
             }
+            counters
+                .connections
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             drop(permit);
+            drop(peer_slot);
         });
     }
 }
@@ -309,7 +500,7 @@ async fn serve_connection(
     shared: Arc<Shared>,
 ) -> Result<(), String> {
     let (read_half, mut write_half) = stream.into_split();
-    let mut reader = BufReader::with_capacity(64 * 1024, read_half);
+    let mut reader = FrameReader::new(read_half, shared.counters.clone());
 
     let mut preamble = [0u8; 7];
     match tokio::time::timeout(
@@ -318,7 +509,7 @@ async fn serve_connection(
     )
     .await
     {
-        Ok(Ok(_)) => {}
+        Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
         Err(_) => return Err("no preamble within the frame timeout".into()),
     }
@@ -460,58 +651,70 @@ impl From<String> for Closing {
 
 enum Flow {
     Continue,
+    /// A ping: answered by nothing and not counted as activity (a connection
+    /// with calls in flight is never idle anyway).
+    Ping,
     Close,
 }
 
 async fn read_loop(
-    reader: &mut BufReader<OwnedReadHalf>,
+    reader: &mut FrameReader,
     conn: &mut Conn,
     shared: &Arc<Shared>,
     tx: &mpsc::Sender<Bytes>,
     in_flight: &Arc<Semaphore>,
 ) -> Result<(), Closing> {
     let cfg = &shared.config;
+    let max_frame = shared.max_frame();
+    let mut last_activity = Instant::now();
     loop {
         // Wait for the next frame to start. Idle time only counts while nothing is
-        // in flight: a client waiting for a long call is not idle.
-        match tokio::time::timeout(cfg.idle_timeout, reader.fill_buf()).await {
-            Ok(Ok([])) => return Ok(()),
-            Ok(Ok(_)) => {}
+        // in flight (a client waiting for a long call is not idle), and pings do not
+        // end it: a Hadoop client pings only while it waits for a call.
+        let idle_deadline = last_activity + cfg.idle_timeout;
+        match tokio::time::timeout_at(idle_deadline, reader.next_frame_starts()).await {
+            Ok(Ok(false)) => return Ok(()),
+            Ok(Ok(true)) => {}
             Ok(Err(e)) => return Err(format!("read error: {e}").into()),
             Err(_) => {
                 if in_flight.available_permits() == cfg.max_in_flight_per_connection {
                     return Err(format!("idle for {} ms", cfg.idle_timeout.as_millis()).into());
                 }
+                last_activity = Instant::now();
                 continue;
             }
         }
-        let body =
-            match tokio::time::timeout(cfg.frame_timeout, read_frame(reader, cfg.max_frame_bytes))
-                .await
-            {
-                Err(_) => {
-                    return Err(String::from("frame not completed within the frame timeout").into())
-                }
-                Ok(Ok(body)) => body,
-                Ok(Err(FrameError::Eof)) => return Ok(()),
-                Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
-                    let msg = e.to_string();
-                    let frame = fatal_frame(
-                        call_id::AUTHORIZATION_FAILED,
-                        &[],
-                        class::RPC_SERVER,
-                        &msg,
-                        RpcErrorCodeProto::FatalInvalidRpcHeader,
-                    );
-                    return Err(Closing {
-                        reason: msg,
-                        fatal: Some(frame),
-                    });
-                }
-                Ok(Err(e)) => return Err(e.to_string().into()),
-            };
-        match handle_frame(body, conn, shared, tx, in_flight).await {
-            Ok(Flow::Continue) => {}
+        let (body, hold) = match tokio::time::timeout(
+            cfg.frame_timeout,
+            reader.read_frame(max_frame, &shared.budget),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(String::from("frame not completed within the frame timeout").into())
+            }
+            Ok(Ok(frame)) => frame,
+            Ok(Err(FrameError::Eof)) => return Ok(()),
+            Ok(Err(e @ (FrameError::TooLong { .. } | FrameError::Negative(_)))) => {
+                let msg = e.to_string();
+                let frame = fatal_frame(
+                    call_id::AUTHORIZATION_FAILED,
+                    &[],
+                    class::RPC_SERVER,
+                    &msg,
+                    RpcErrorCodeProto::FatalInvalidRpcHeader,
+                );
+                return Err(Closing {
+                    reason: msg,
+                    fatal: Some(frame),
+                });
+            }
+            Ok(Err(e)) => return Err(e.to_string().into()),
+        };
+        match handle_frame(body, hold, conn, shared, tx, in_flight).await {
+            Ok(Flow::Continue) => last_activity = Instant::now(),
+            // Not activity: with nothing in flight a pinging connection is idle.
+            Ok(Flow::Ping) => {}
             Ok(Flow::Close) => return Ok(()),
             Err(fatal) => {
                 return Err(Closing {
@@ -543,8 +746,11 @@ impl Fatal {
     }
 }
 
+/// Handles one frame. `hold` is the frame's share of the byte budget: a call keeps it
+/// until its reply is queued; any other frame gives it back when this returns.
 async fn handle_frame(
     mut body: Bytes,
+    hold: Hold,
     conn: &mut Conn,
     shared: &Arc<Shared>,
     tx: &mpsc::Sender<Bytes>,
@@ -619,7 +825,7 @@ async fn handle_frame(
         ));
     }
     if cid == call_id::PING {
-        return Ok(Flow::Continue);
+        return Ok(Flow::Ping);
     }
     if cid == call_id::CONNECTION_CONTEXT {
         if conn.context_protocol.is_some() {
@@ -668,7 +874,16 @@ async fn handle_frame(
                 conn.real_user = info.real_user;
             }
         }
-        conn.context_protocol = Some(ctx.protocol.unwrap_or_default());
+        let protocol = ctx.protocol.unwrap_or_default();
+        debug!(
+            server = %shared.config.name,
+            peer = %conn.peer,
+            user = %escaped(conn.user.as_deref().unwrap_or_default()),
+            real_user = %escaped(conn.real_user.as_deref().unwrap_or_default()),
+            protocol = %escaped(&protocol),
+            "connection context"
+        );
+        conn.context_protocol = Some(protocol);
         return Ok(Flow::Continue);
     }
     if cid < 0 {
@@ -703,7 +918,7 @@ async fn handle_frame(
     let handler = match handler {
         Ok(h) => h,
         Err(err) => {
-            debug!(%protocol, %method, "no handler");
+            debug!(protocol = %escaped(&protocol), method = %escaped(&method), "no handler");
             send_error(tx, cid, &client_id, retry, &err).await;
             return Ok(Flow::Continue);
         }
@@ -733,6 +948,8 @@ async fn handle_frame(
     };
     let tx = tx.clone();
     tokio::spawn(async move {
+        // The frame's bytes stay counted until the call is done.
+        let _hold = hold;
         let label = format!("{}.{}", ctx.protocol, ctx.method);
         // Run the handler in its own task so a panic becomes an error reply.
         let result = match tokio::spawn(handler(ctx, payload)).await {
@@ -749,7 +966,11 @@ async fn handle_frame(
                 let _ = tx.send(encode_frame_raw(&header, Some(&resp))).await;
             }
             Err(err) => {
-                debug!(call = %label, error = %err, "call failed");
+                debug!(
+                    call = %escaped(&label),
+                    error = %escaped(&err.to_string()),
+                    "call failed"
+                );
                 send_error(&tx, cid, &client_id, retry, &err).await;
             }
         }

@@ -12,6 +12,7 @@ use spindle_common::conf::keys;
 use spindle_common::{current_user, ConfError, Configuration, Resource};
 use spindle_ipc::yarn_conf::{self, RmRetry};
 use spindle_ipc::ConnectRetry;
+use spindle_ipc::{Mechanism, ServerConfig};
 
 use crate::disks::DiskHealthConfig;
 use crate::error::NmError;
@@ -303,6 +304,46 @@ pub struct NmConfig {
     /// Who runs containers and how their processes are contained
     /// (`crate::executor`).
     pub executor: crate::executor::ExecutorConfig,
+    /// The container-management server's IPC limits.
+    pub ipc_limits: IpcLimits,
+}
+
+/// The limits of the container-management server, as Hadoop's and Spindle's
+/// `ipc.*` keys set them (read by [`ServerConfig::from_conf`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IpcLimits {
+    pub max_frame_bytes: usize,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    pub max_connections_per_peer: usize,
+    pub max_buffered_request_bytes: usize,
+}
+
+impl IpcLimits {
+    fn from_conf(conf: &Configuration) -> Result<IpcLimits, NmError> {
+        let c = ServerConfig::from_conf(conf, "nm-container-manager")?;
+        Ok(IpcLimits {
+            max_frame_bytes: c.max_frame_bytes,
+            idle_timeout: c.idle_timeout,
+            max_connections: c.max_connections,
+            max_connections_per_peer: c.max_connections_per_peer,
+            max_buffered_request_bytes: c.max_buffered_request_bytes,
+        })
+    }
+
+    /// A server configuration with these limits.
+    pub fn server_config(&self, name: &str, mechanisms: Vec<Mechanism>) -> ServerConfig {
+        ServerConfig {
+            name: name.to_string(),
+            mechanisms,
+            max_frame_bytes: self.max_frame_bytes,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
+            max_buffered_request_bytes: self.max_buffered_request_bytes,
+            ..ServerConfig::default()
+        }
+    }
 }
 
 impl NmConfig {
@@ -375,6 +416,7 @@ impl NmConfig {
             rm_work_preserving,
             containers,
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
+            ipc_limits: IpcLimits::from_conf(conf)?,
         })
     }
 }

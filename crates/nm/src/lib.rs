@@ -59,7 +59,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spindle_common::{Configuration, NodeId};
-use spindle_ipc::{Mechanism, RpcServer, ServerConfig};
+use spindle_ipc::{Mechanism, RpcServer};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
@@ -175,17 +175,16 @@ impl NodeManager {
         let server = RpcServer::bind(
             bind_addr,
             vec![container_manager::service(containers.clone())],
-            ServerConfig {
-                name: "nm-container-manager".into(),
-                mechanisms: vec![
+            cfg.ipc_limits.server_config(
+                "nm-container-manager",
+                vec![
                     Mechanism::token(security::NmTokenVerifier::new(
                         shared_node_id.clone(),
                         secrets,
                     )),
                     Mechanism::Simple,
                 ],
-                ..ServerConfig::default()
-            },
+            ),
         )
         .await
         .map_err(|source| NmError::Bind {

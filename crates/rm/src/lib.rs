@@ -213,16 +213,13 @@ fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
     i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
 }
 
-/// The server settings Hadoop's `ipc.*` keys describe.
+/// The server settings Hadoop's and Spindle's `ipc.*` keys describe
+/// ([`ServerConfig::from_conf`]); the frame limit and the idle time must be
+/// positive.
 pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfig, RmError> {
-    let max_frame = positive(conf, "ipc.maximum.data.length")? as usize;
-    let idle_ms = positive(conf, "ipc.client.connection.maxidletime")? as u64 * 2;
-    Ok(ServerConfig {
-        max_frame_bytes: max_frame,
-        idle_timeout: Duration::from_millis(idle_ms),
-        name: name.to_string(),
-        ..ServerConfig::default()
-    })
+    positive(conf, "ipc.maximum.data.length")?;
+    positive(conf, "ipc.client.connection.maxidletime")?;
+    Ok(ServerConfig::from_conf(conf, name)?)
 }
 
 impl ResourceManager {
@@ -592,6 +589,23 @@ mod start_tests {
                 assert!(msg.contains(known), "{msg}");
             }
         }
+    }
+
+    /// The RM's servers take their limits from the `ipc.*` keys, Spindle's
+    /// per-peer and byte-budget keys included; a frame limit of 0 is refused.
+    #[test]
+    fn ipc_server_config_reads_the_limit_keys() {
+        let mut conf = Configuration::with_defaults();
+        conf.set("spindle.ipc.server.max.connections.per.peer", "3");
+        conf.set("ipc.server.max.connections", "7");
+        conf.set("spindle.ipc.server.max.buffered.request.bytes", "4194304");
+        let cfg = ipc_server_config(&conf, "rm-client").expect("valid");
+        assert_eq!(cfg.max_connections_per_peer, 3);
+        assert_eq!(cfg.max_connections, 7);
+        assert_eq!(cfg.max_buffered_request_bytes, 4 << 20);
+        assert_eq!(cfg.name, "rm-client");
+        conf.set("ipc.maximum.data.length", "0");
+        assert!(ipc_server_config(&conf, "rm-client").is_err());
     }
 
     /// `yarn.cluster.max-application-priority` is read at start-up (0 by
