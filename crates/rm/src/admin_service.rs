@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
+use spindle_common::text::escaped;
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
-use crate::acl::{groups_for_user, Acl};
+use crate::acl::{admin_acl, groups_for_user};
 use crate::cluster::nodes::Decommission;
 use crate::command::{RefreshAdminAcls, RefreshNodes, RefreshQueues, UpdateNodeResources};
 use crate::context::RmContext;
@@ -72,11 +73,11 @@ async fn authorize(ctx: &RmContext, call: &CallContext, op: &str) -> Result<(), 
     if acl.allows_everyone() {
         return Ok(());
     }
-    let groups = groups_for_user(&call.user).await;
+    let groups = ctx.groups.groups(&call.user).await;
     if acl.allows(&call.user, &groups) {
         return Ok(());
     }
-    info!(user = %call.user, %op, "admin call refused by yarn.admin.acl");
+    info!(user = %escaped(&call.user), %op, "admin call refused by yarn.admin.acl");
     Err(Refusal::AdminAccessDenied {
         user: call.user.clone(),
         operation: op.to_string(),
@@ -156,13 +157,17 @@ async fn refresh_admin_acls(
 ) -> Result<pb::RefreshAdminAclsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshAdminAcls").await?;
     let conf = reload_conf(&ctx).await?;
-    let acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+    let acl = admin_acl(
+        conf.get("yarn.admin.acl").as_deref(),
+        ctx.daemon_user.as_deref(),
+    );
     ctx.core.call(RefreshAdminAcls { acl }).await?;
     Ok(pb::RefreshAdminAclsResponseProto {})
 }
 
-// Spindle asks the OS for groups on every check and keeps no cache, and it does
-// not enforce service-level ACLs; these refreshes re-validate the configuration.
+// Spindle keeps users' groups for hadoop.security.groups.cache.secs
+// (refreshUserToGroupsMappings forgets them) and does not enforce service-level
+// ACLs; these refreshes re-validate the configuration.
 
 async fn refresh_super_user_groups_configuration(
     ctx: Arc<RmContext>,
@@ -181,6 +186,7 @@ async fn refresh_user_to_groups_mappings(
 ) -> Result<pb::RefreshUserToGroupsMappingsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshUserToGroupsMappings").await?;
     reload_conf(&ctx).await?;
+    ctx.groups.clear();
     Ok(pb::RefreshUserToGroupsMappingsResponseProto {})
 }
 

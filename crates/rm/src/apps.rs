@@ -10,6 +10,7 @@ use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
 pub use spindle_common::states::{AppState, FinalStatus};
 
+use crate::access::AppAcls;
 use crate::refusal::Refusal;
 
 /// What a client submitted, in domain terms. The AM's launch context travels
@@ -45,6 +46,9 @@ pub struct App {
     pub max_attempts: i32,
     pub unmanaged_am: bool,
     pub keep_containers: bool,
+    /// The application's own VIEW_APP/MODIFY_APP ACLs, from its AM launch
+    /// context (see [`crate::access`]).
+    pub acls: AppAcls,
     pub state: AppState,
     pub final_status: FinalStatus,
     pub diagnostics: String,
@@ -58,9 +62,20 @@ pub struct App {
     pub tracking_url: String,
 }
 
+/// Which applications `getApplications` considers
+/// (`ApplicationsRequestScope`): all, those the caller may view, or its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AppScope {
+    #[default]
+    All,
+    Viewable,
+    Own,
+}
+
 /// Filters of `getApplications`; empty sets mean "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppFilter {
+    pub scope: AppScope,
     pub states: BTreeSet<AppState>,
     pub types: BTreeSet<String>,
     pub queues: BTreeSet<String>,
@@ -154,6 +169,7 @@ impl AppTable {
             max_attempts,
             unmanaged_am: sub.unmanaged_am,
             keep_containers: sub.keep_containers,
+            acls: AppAcls::new(),
             state: AppState::Submitted,
             final_status: FinalStatus::Undefined,
             diagnostics: String::new(),

@@ -12,7 +12,7 @@ use spindle_common::resource::Resource;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
 
-use crate::apps::{AppFilter, Submission};
+use crate::apps::{AppFilter, AppScope, Submission};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
     KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
@@ -98,7 +98,7 @@ async fn submit_application(
     let launch = launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
     // Placement rules and ACLs may need the user's groups; the lookup runs
     // a process, so it happens here, off the core.
-    let groups = crate::acl::groups_for_user(&call.user).await;
+    let groups = ctx.groups.groups(&call.user).await;
     let submit = SubmitApplication {
         submission,
         launch,
@@ -115,9 +115,10 @@ async fn get_application_report(
     req: pb::GetApplicationReportRequestProto,
 ) -> Result<pb::GetApplicationReportResponseProto, RpcError> {
     let id = app_id_from_pb(req.application_id.as_ref())?;
+    let caller = ctx.caller(&call.user).await;
     let report = ctx
         .core
-        .query(move |s| s.app_report(&id, &call.user))
+        .query(move |s| s.app_report(&id, &caller))
         .await??;
     Ok(pb::GetApplicationReportResponseProto {
         application_report: Some(app_report_to_pb(&report)),
@@ -130,9 +131,11 @@ async fn force_kill_application(
     req: pb::KillApplicationRequestProto,
 ) -> Result<pb::KillApplicationResponseProto, RpcError> {
     let app = app_id_from_pb(req.application_id.as_ref())?;
+    let caller = ctx.caller(&call.user).await;
     let kill = KillApplication {
         app,
-        user: call.user,
+        user: caller.user,
+        groups: caller.groups,
         reason: req.diagnostics,
     };
     let done = ctx.core.call(kill).await??;
@@ -154,12 +157,12 @@ async fn update_application_priority(
             "updateApplicationPriority carries no priority",
         )
     })?;
-    let groups = crate::acl::groups_for_user(&call.user).await;
+    let caller = ctx.caller(&call.user).await;
     let update = UpdateApplicationPriority {
         app,
         priority,
-        user: call.user,
-        groups,
+        user: caller.user,
+        groups: caller.groups,
     };
     let priority = ctx.core.call(update).await??;
     Ok(pb::UpdateApplicationPriorityResponseProto {
@@ -175,9 +178,10 @@ async fn get_applications(
     req: pb::GetApplicationsRequestProto,
 ) -> Result<pb::GetApplicationsResponseProto, RpcError> {
     let filter = filter_from_pb(&req);
+    let caller = ctx.caller(&call.user).await;
     let reports = ctx
         .core
-        .query(move |s| s.list_apps(&filter, &call.user))
+        .query(move |s| s.list_apps(&filter, &caller))
         .await?;
     Ok(pb::GetApplicationsResponseProto {
         applications: reports.iter().map(app_report_to_pb).collect(),
@@ -227,16 +231,17 @@ async fn get_cluster_nodes(
 
 async fn get_queue_info(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetQueueInfoRequestProto,
 ) -> Result<pb::GetQueueInfoResponseProto, RpcError> {
     let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
     let with_apps = req.include_applications.unwrap_or(false);
     let with_children = req.include_child_queues.unwrap_or(false);
     let recursive = req.recursive.unwrap_or(false);
+    let caller = ctx.caller(&call.user).await;
     let info = ctx
         .core
-        .query(move |s| s.queue_info(&name, with_apps, with_children, recursive))
+        .query(move |s| s.queue_info(&name, with_apps, with_children, recursive, &caller))
         .await?;
     // Like Hadoop, an unknown queue is an answer without queue info; the
     // CLI then prints that it cannot find the queue.
@@ -247,21 +252,25 @@ async fn get_queue_info(
 
 async fn get_queue_user_acls(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     _req: pb::GetQueueUserAclsInfoRequestProto,
 ) -> Result<pb::GetQueueUserAclsInfoResponseProto, RpcError> {
-    let names = ctx.core.query(|s| s.queue_names()).await?;
-    // Every user is reported with both rights; when yarn.acl.enable
-    // is on, submissions are checked against the queues' ACLs.
-    let acls = vec![
-        pb::QueueAclProto::QaclSubmitApplications as i32,
-        pb::QueueAclProto::QaclAdministerQueue as i32,
-    ];
-    let queue_user_acls = names
+    // Reported from the queue ACLs whatever yarn.acl.enable says, as
+    // Hadoop's schedulers do, so the groups are always looked up.
+    let caller =
+        crate::access::Caller::new(call.user.as_str(), ctx.groups.groups(&call.user).await);
+    let rights = ctx.core.query(move |s| s.queue_user_acls(&caller)).await?;
+    let queue_user_acls = rights
         .into_iter()
-        .map(|q| pb::QueueUserAclInfoProto {
-            queue_name: Some(q),
-            user_acls: acls.clone(),
+        .map(|(queue, submit, administer)| pb::QueueUserAclInfoProto {
+            queue_name: Some(queue),
+            user_acls: [
+                submit.then_some(pb::QueueAclProto::QaclSubmitApplications as i32),
+                administer.then_some(pb::QueueAclProto::QaclAdministerQueue as i32),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         })
         .collect();
     Ok(pb::GetQueueUserAclsInfoResponseProto { queue_user_acls })
@@ -269,11 +278,15 @@ async fn get_queue_user_acls(
 
 async fn get_application_attempts(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetApplicationAttemptsRequestProto,
 ) -> Result<pb::GetApplicationAttemptsResponseProto, RpcError> {
     let id = app_id_from_pb(req.application_id.as_ref())?;
-    let reports = ctx.core.query(move |s| s.attempts_of(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let reports = ctx
+        .core
+        .query(move |s| s.attempts_of(&id, &caller))
+        .await??;
     Ok(pb::GetApplicationAttemptsResponseProto {
         application_attempts: reports.iter().map(attempt_report_to_pb).collect(),
     })
@@ -281,11 +294,15 @@ async fn get_application_attempts(
 
 async fn get_application_attempt_report(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetApplicationAttemptReportRequestProto,
 ) -> Result<pb::GetApplicationAttemptReportResponseProto, RpcError> {
     let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-    let report = ctx.core.query(move |s| s.attempt_report(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let report = ctx
+        .core
+        .query(move |s| s.attempt_report(&id, &caller))
+        .await??;
     Ok(pb::GetApplicationAttemptReportResponseProto {
         application_attempt_report: Some(attempt_report_to_pb(&report)),
     })
@@ -293,11 +310,15 @@ async fn get_application_attempt_report(
 
 async fn get_containers(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetContainersRequestProto,
 ) -> Result<pb::GetContainersResponseProto, RpcError> {
     let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-    let reports = ctx.core.query(move |s| s.containers_of(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let reports = ctx
+        .core
+        .query(move |s| s.containers_of(&id, &caller))
+        .await??;
     Ok(pb::GetContainersResponseProto {
         containers: reports.iter().map(container_report_to_pb).collect(),
     })
@@ -305,7 +326,7 @@ async fn get_containers(
 
 async fn get_container_report(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetContainerReportRequestProto,
 ) -> Result<pb::GetContainerReportResponseProto, RpcError> {
     let id = req
@@ -313,7 +334,11 @@ async fn get_container_report(
         .as_ref()
         .ok_or_else(|| RpcError::new(class::ILLEGAL_ARGUMENT, "the request names no container id"))
         .and_then(container_id_from_pb)?;
-    let report = ctx.core.query(move |s| s.container_report(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let report = ctx
+        .core
+        .query(move |s| s.container_report(&id, &caller))
+        .await??;
     Ok(pb::GetContainerReportResponseProto {
         container_report: Some(container_report_to_pb(&report)),
     })
@@ -462,7 +487,16 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
             hi.map_or(u64::MAX, |h| h.max(0) as u64),
         )),
     };
+    let scope = match req
+        .scope
+        .and_then(|v| pb::ApplicationsRequestScopeProto::try_from(v).ok())
+    {
+        Some(pb::ApplicationsRequestScopeProto::Viewable) => AppScope::Viewable,
+        Some(pb::ApplicationsRequestScopeProto::Own) => AppScope::Own,
+        Some(pb::ApplicationsRequestScopeProto::All) | None => AppScope::All,
+    };
     AppFilter {
+        scope,
         states: req
             .application_states
             .iter()
@@ -543,7 +577,13 @@ mod tests {
         let (s, running, waiting) = crate::state::test_support::two_etl_apps();
         let info = |name: &str, apps: bool, children: bool, recursive: bool| {
             let q = s
-                .queue_info(name, apps, children, recursive)
+                .queue_info(
+                    name,
+                    apps,
+                    children,
+                    recursive,
+                    &crate::access::Caller::user("alice"),
+                )
                 .unwrap_or_else(|| panic!("no queue {name}"));
             queue_info_to_pb(&q)
         };

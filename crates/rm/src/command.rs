@@ -235,12 +235,13 @@ pub struct SubmitApplication {
     pub groups: Vec<String>,
 }
 
-/// `forceKillApplication` by `user`, with the reason the client gave.
-/// Answers whether the kill is complete.
+/// `forceKillApplication` by `user` (with `groups`, for ACLs), with the
+/// reason the client gave. Answers whether the kill is complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KillApplication {
     pub app: ApplicationId,
     pub user: String,
+    pub groups: Vec<String>,
     pub reason: Option<String>,
 }
 

@@ -75,9 +75,17 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
             "{}: User {user} does not have permission to submit {app} to queue {queue}",
             class::ACCESS_CONTROL
         )),
-        Refusal::ModifyAccessDenied { user, app } => RpcError::yarn(format!(
-            "{}: User {user} cannot perform operation MODIFY_APP on {app}",
-            class::ACCESS_CONTROL
+        // ClientRMService wraps a java.security.AccessControlException (not
+        // Hadoop's own) in a YarnException; the CLI prints both.
+        Refusal::AppAccessDenied { user, access, app } => RpcError::yarn(format!(
+            "java.security.AccessControlException: User {user} cannot perform operation {} on {app}",
+            access.name()
+        )),
+        Refusal::AppViewDenied { user, app } => RpcError::yarn(format!(
+            "User {user} does not have privilege to see this application {app}"
+        )),
+        Refusal::AttemptViewDenied { user, attempt } => RpcError::yarn(format!(
+            "User {user} does not have privilege to see this attempt {attempt}"
         )),
         Refusal::PriorityUpdateInState(state) => RpcError::yarn(format!(
             "Application in {state} state cannot update priority."
@@ -274,20 +282,40 @@ pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
             0.0
         }
     };
-    let usage = pb::ApplicationResourceUsageReportProto {
-        num_used_containers: Some(r.used_containers),
-        num_reserved_containers: Some(0),
-        used_resources: Some(resource_to_pb(r.used)),
-        reserved_resources: Some(resource_to_pb(Resource::default())),
-        needed_resources: Some(resource_to_pb(Resource::default())),
-        memory_seconds: Some(0),
-        vcore_seconds: Some(0),
-        queue_usage_percentage: Some(0.0),
-        cluster_usage_percentage: Some(pct(r.used.memory_mb, r.cluster_capability.memory_mb)),
-        preempted_memory_seconds: Some(0),
-        preempted_vcore_seconds: Some(0),
-        application_resource_usage_map: Vec::new(),
-        application_preempted_resource_usage_map: Vec::new(),
+    let usage = if r.viewable {
+        pb::ApplicationResourceUsageReportProto {
+            num_used_containers: Some(r.used_containers),
+            num_reserved_containers: Some(0),
+            used_resources: Some(resource_to_pb(r.used)),
+            reserved_resources: Some(resource_to_pb(Resource::default())),
+            needed_resources: Some(resource_to_pb(Resource::default())),
+            memory_seconds: Some(0),
+            vcore_seconds: Some(0),
+            queue_usage_percentage: Some(0.0),
+            cluster_usage_percentage: Some(pct(r.used.memory_mb, r.cluster_capability.memory_mb)),
+            preempted_memory_seconds: Some(0),
+            preempted_vcore_seconds: Some(0),
+            application_resource_usage_map: Vec::new(),
+            application_preempted_resource_usage_map: Vec::new(),
+        }
+    } else {
+        // RMServerUtils.DUMMY_APPLICATION_RESOURCE_USAGE_REPORT.
+        let unknown = Resource::new(-1, -1);
+        pb::ApplicationResourceUsageReportProto {
+            num_used_containers: Some(-1),
+            num_reserved_containers: Some(-1),
+            used_resources: Some(resource_to_pb(unknown)),
+            reserved_resources: Some(resource_to_pb(unknown)),
+            needed_resources: Some(resource_to_pb(unknown)),
+            memory_seconds: Some(0),
+            vcore_seconds: Some(0),
+            queue_usage_percentage: Some(0.0),
+            cluster_usage_percentage: Some(0.0),
+            preempted_memory_seconds: Some(0),
+            preempted_vcore_seconds: Some(0),
+            application_resource_usage_map: Vec::new(),
+            application_preempted_resource_usage_map: Vec::new(),
+        }
     };
     let tracking = if a.tracking_url.is_empty() {
         "N/A".to_string()

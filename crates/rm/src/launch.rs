@@ -11,6 +11,16 @@ pub enum AppAccess {
     Modify,
 }
 
+impl AppAccess {
+    /// Hadoop's name for it (`ApplicationAccessType.name()`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppAccess::View => "VIEW_APP",
+            AppAccess::Modify => "MODIFY_APP",
+        }
+    }
+}
+
 /// The AM container's launch context, as the client submitted it.
 ///
 /// The RM reads or changes three parts of it: the environment (it adds the

@@ -6,11 +6,13 @@
 //!   protocol handlers use to send commands and ask queries; [`time`]: the clocks;
 //! - [`cluster`]: the node table and the scheduler core, kept in step;
 //! - [`apps`], [`attempts`], [`keys`], [`hosts`], [`acl`], [`queue_files`]: the
-//!   state's parts, pure domain logic with time passed in;
+//!   state's parts, pure domain logic with time passed in; [`access`]: who may
+//!   do what to an application, decided in one place;
 //! - [`client_service`], [`ams_service`], [`tracker_service`], [`admin_service`]:
 //!   the four protocols, one named handler per method, converting with
 //!   [`convert`]; [`launcher`]: the effects that need the network.
 
+pub mod access;
 pub mod acl;
 pub mod admin_service;
 pub mod amrm;
@@ -49,7 +51,7 @@ use spindle_scheduler::{
 };
 use tracing::info;
 
-use crate::acl::Acl;
+use crate::acl::GroupCache;
 use crate::apps::AppTable;
 use crate::cluster::nodes::{NodeConfig, NodeTable};
 use crate::cluster::Cluster;
@@ -277,7 +279,15 @@ impl ResourceManager {
         let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
         let acl_enabled = conf.get_bool("yarn.acl.enable")?;
         let max_application_priority = max_application_priority(conf)?;
-        let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+        let daemon_user = acl::daemon_user().await;
+        let admin_acl = acl::admin_acl(
+            conf.get("yarn.admin.acl").as_deref(),
+            daemon_user.as_deref(),
+        );
+        let groups_ttl = Duration::from_secs(
+            conf.get_i64(spindle_common::conf::keys::HADOOP_SECURITY_GROUPS_CACHE_SECS)?
+                .max(0) as u64,
+        );
         // AM containers are started through the NMProxy settings; a bad one stops start-up.
         let launcher = launcher::Launcher::new(conf)?;
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
@@ -333,6 +343,9 @@ impl ResourceManager {
             max_allocation,
             scheduler_kind,
             topology,
+            acl_enabled,
+            groups: GroupCache::new(groups_ttl),
+            daemon_user,
         });
 
         let bind_key = "yarn.resourcemanager.bind-host";

@@ -38,7 +38,7 @@ impl RmState {
 
     /// `refreshAdminAcls`: a new `yarn.admin.acl`.
     pub(super) fn refresh_admin_acls(&mut self, cmd: RefreshAdminAcls) {
-        self.admin_acl = cmd.acl;
+        self.access.set_admins(cmd.acl);
     }
 
     /// `updateNodeResource`: new capabilities for active nodes; nodes that

@@ -8,6 +8,7 @@ use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
 use super::{AppEnd, RmState};
+use crate::access::{app_acls, Caller};
 use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
@@ -15,7 +16,7 @@ use crate::command::{
     AmLaunchFailed, KillApplication, SubmitApplication, UpdateApplicationPriority,
 };
 use crate::keys::ContainerKind;
-use crate::launch::Effect;
+use crate::launch::{AppAccess, Effect};
 use crate::refusal::Refusal;
 use crate::time::Now;
 
@@ -56,7 +57,8 @@ impl RmState {
             .placement
             .place(&requested, &user, &groups, &self.queues.tree);
         if let Ok(p) = &placed {
-            if self.settings.acl_enabled && !self.queues.may_submit(&p.queue, &user, &groups) {
+            let caller = Caller::new(user.as_str(), groups);
+            if !self.access.may_submit(&caller, &p.queue, &self.queues) {
                 return Err(Refusal::SubmitAccessDenied {
                     user,
                     app: id,
@@ -75,6 +77,9 @@ impl RmState {
             self.settings.max_application_priority,
         ));
         self.apps.submit(submission, &user, now.wall_ms)?;
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.acls = app_acls(&launch.acls);
+        }
         let leaf = match placed {
             Ok(p) => p.queue,
             Err(reason) => {
@@ -128,12 +133,27 @@ impl RmState {
     }
 
     /// `forceKillApplication`: ends the running attempt (its containers are
-    /// killed) and the application. Always complete at once.
+    /// killed) and the application. Always complete at once. Needs
+    /// MODIFY_APP (see [`crate::access`]); a refused kill changes nothing.
     pub(super) fn kill_application(
         &mut self,
         now: Now,
         cmd: KillApplication,
     ) -> Result<bool, Refusal> {
+        let Some(app) = self.apps.get(&cmd.app) else {
+            return Err(Refusal::KillOfAbsentApplication(cmd.app));
+        };
+        let caller = Caller::new(cmd.user.as_str(), cmd.groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user: caller.user,
+                access: AppAccess::Modify,
+                app: cmd.app,
+            });
+        }
         let diagnostics = match cmd.reason.filter(|r| !r.is_empty()) {
             Some(reason) => format!("Application killed by user {}: {reason}", cmd.user),
             None => format!("Application killed by user {}.", cmd.user),
@@ -157,8 +177,8 @@ impl RmState {
     /// its current attempt in its queue's order. Answers the effective
     /// priority, which Hadoop's client prints. A finished application keeps
     /// its priority and the call succeeds, as in Hadoop; one that is not
-    /// ACCEPTED or RUNNING yet is refused. With `yarn.acl.enable`, only the
-    /// owner and administrators (`yarn.admin.acl`) may change it.
+    /// ACCEPTED or RUNNING yet is refused. Needs MODIFY_APP (see
+    /// [`crate::access`]).
     pub(super) fn update_application_priority(
         &mut self,
         now: Now,
@@ -173,8 +193,16 @@ impl RmState {
         let Some(app) = self.apps.get(&id) else {
             return Err(Refusal::ApplicationNotFound(id));
         };
-        if self.settings.acl_enabled && user != app.user && !self.admin_acl.allows(&user, &groups) {
-            return Err(Refusal::ModifyAccessDenied { user, app: id });
+        let caller = Caller::new(user.as_str(), groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user,
+                access: AppAccess::Modify,
+                app: id,
+            });
         }
         if app.state.is_final() {
             return Ok(app.priority);

@@ -14,6 +14,7 @@ use spindle_scheduler::ResourceAsk;
 
 use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
+use crate::access::Caller;
 use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
 use crate::apps::{AppState, FinalStatus, Submission};
 use crate::attempts::AttemptState;
@@ -429,6 +430,7 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
         KillApplication {
             app,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: Some("killed by test".into()),
         },
     );
@@ -704,7 +706,7 @@ fn submission_fields_are_recorded() {
         groups: Vec::new(),
     };
     s.run(2, submit).expect("submit");
-    let report = s.app_report(&id, "alice").expect("report");
+    let report = s.app_report(&id, &Caller::user("alice")).expect("report");
     assert_eq!(report.app.tags, BTreeSet::from(["nightly".to_string()]));
     assert_eq!(report.app.user, "alice");
 }

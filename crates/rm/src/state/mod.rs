@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
 
+use crate::access::AccessControl;
 use crate::acl::Acl;
 use crate::amrm::AllocateReply;
 use crate::apps::AppTable;
@@ -48,7 +49,8 @@ use crate::time::Now;
 pub struct Settings {
     /// The RM's start time: ids' cluster timestamp.
     pub cluster_ts: i64,
-    /// `yarn.acl.enable`: queue submit ACLs and application modify rights are checked.
+    /// `yarn.acl.enable`: queue and application ACLs are checked (see
+    /// [`crate::access`]).
     pub acl_enabled: bool,
     /// `yarn.cluster.max-application-priority` (default 0): submitted and
     /// updated application priorities above it are lowered to it
@@ -83,8 +85,9 @@ pub struct RmState {
     /// The queue configuration in force: the tree (also held by the
     /// scheduler), placement rules and ACLs; replaced by `refreshQueues`.
     queues: QueueFile,
-    /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
-    admin_acl: Acl,
+    /// Who may do what: `yarn.acl.enable` and `yarn.admin.acl` (the latter
+    /// replaced by `refreshAdminAcls`).
+    access: AccessControl,
     tokens: TokenIssuer,
     /// Heartbeat-borne instructions per node.
     node_work: BTreeMap<NodeId, NodeWork>,
@@ -103,7 +106,8 @@ pub(crate) enum AppEnd {
 
 impl RmState {
     /// A state over `cluster` (normally without nodes yet) and `apps`
-    /// (without applications), scheduling with `queues`.
+    /// (without applications), scheduling with `queues`; `admin_acl` is
+    /// `yarn.admin.acl` as [`crate::acl::admin_acl`] reads it.
     pub fn new(
         settings: Settings,
         cluster: Cluster,
@@ -112,6 +116,7 @@ impl RmState {
         admin_acl: Acl,
         tokens: TokenIssuer,
     ) -> RmState {
+        let access = AccessControl::new(settings.acl_enabled, admin_acl);
         RmState {
             settings,
             cluster,
@@ -119,7 +124,7 @@ impl RmState {
             attempts: BTreeMap::new(),
             history: BTreeMap::new(),
             queues,
-            admin_acl,
+            access,
             tokens,
             node_work: BTreeMap::new(),
             outbox: Vec::new(),
@@ -202,3 +207,7 @@ mod queue_tests;
 #[cfg(test)]
 #[path = "handle_tests.rs"]
 mod handle_tests;
+
+#[cfg(test)]
+#[path = "access_tests.rs"]
+mod access_tests;
