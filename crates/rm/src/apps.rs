@@ -11,6 +11,7 @@ use spindle_common::resource::Resource;
 pub use spindle_common::states::{AppState, FinalStatus};
 
 use crate::access::AppAcls;
+use crate::limits::Limits;
 use crate::refusal::Refusal;
 
 /// What a client submitted, in domain terms. The AM's launch context travels
@@ -97,6 +98,8 @@ pub struct AppTable {
     max_completed: usize,
     max_allocation: Resource,
     global_max_attempts: i32,
+    /// Applications' diagnostics are kept to this (see [`crate::limits`]).
+    limits: Limits,
 }
 
 impl AppTable {
@@ -114,7 +117,14 @@ impl AppTable {
             max_completed,
             max_allocation,
             global_max_attempts,
+            limits: Limits::default(),
         }
+    }
+
+    /// The table with `limits` (Hadoop's defaults otherwise).
+    pub fn with_limits(mut self, limits: Limits) -> AppTable {
+        self.limits = limits;
+        self
     }
 
     /// `yarn.scheduler.maximum-allocation-*`: the most one container may have.
@@ -258,7 +268,7 @@ impl AppTable {
         }
         app.state = state;
         app.final_status = status;
-        app.diagnostics = diagnostics;
+        app.diagnostics = self.limits.bound_diagnostics(diagnostics);
         app.finish_ms = wall_ms;
         app.progress = 1.0;
         self.completed.push_back(id);

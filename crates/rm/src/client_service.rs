@@ -8,9 +8,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
+use prost::Message;
 use spindle_common::resource::Resource;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
+use tracing::warn;
 
 use crate::apps::{AppFilter, AppScope, Submission};
 use crate::cluster::nodes::NodeState;
@@ -183,9 +185,11 @@ async fn get_applications(
         .core
         .query(move |s| s.list_apps(&filter, &caller))
         .await?;
-    Ok(pb::GetApplicationsResponseProto {
-        applications: reports.iter().map(app_report_to_pb).collect(),
-    })
+    let mut applications: Vec<_> = reports.iter().map(app_report_to_pb).collect();
+    if let Some(budget) = ctx.max_reply_bytes {
+        fit_reports(&mut [&mut applications], budget);
+    }
+    Ok(pb::GetApplicationsResponseProto { applications })
 }
 
 async fn get_cluster_metrics(
@@ -245,9 +249,13 @@ async fn get_queue_info(
         .await?;
     // Like Hadoop, an unknown queue is an answer without queue info; the
     // CLI then prints that it cannot find the queue.
-    Ok(pb::GetQueueInfoResponseProto {
-        queue_info: info.as_ref().map(queue_info_to_pb),
-    })
+    let mut queue_info = info.as_ref().map(queue_info_to_pb);
+    if let (Some(q), Some(budget)) = (queue_info.as_mut(), ctx.max_reply_bytes) {
+        let mut lists = Vec::new();
+        application_lists(q, &mut lists);
+        fit_reports(&mut lists, budget);
+    }
+    Ok(pb::GetQueueInfoResponseProto { queue_info })
 }
 
 async fn get_queue_user_acls(
@@ -404,6 +412,118 @@ async fn get_resource_type_info(
     })
 }
 
+// ---- replies within the client's limit ------------------------------------------
+
+/// Diagnostics kept in a list reply that must shrink to fit (characters).
+const LISTED_DIAGNOSTICS_CHARS: usize = 1024;
+
+/// The encoded size of `report` as one element of a repeated field.
+fn listed_len(report: &pb::ApplicationReportProto) -> usize {
+    let len = report.encoded_len();
+    1 + prost::encoding::encoded_len_varint(len as u64) + len
+}
+
+/// Keeps the application reports in `lists` (one reply's) within `budget`
+/// encoded bytes, so that the client, which refuses a reply above its
+/// `ipc.maximum.response.length`, can read it. Hadoop bounds neither the
+/// fields nor the reply, so this is Spindle's own rule: when the reports do
+/// not fit, every diagnostics longer than [`LISTED_DIAGNOSTICS_CHARS`] is cut
+/// to that (its end kept, the cut said; the application's own report still
+/// has it all); when they still do not fit, unfinished applications are kept
+/// first, then finished ones newest first, and the rest are left out (each
+/// list keeps its order). Logged when it happens.
+fn fit_reports(lists: &mut [&mut Vec<pb::ApplicationReportProto>], budget: usize) {
+    let total = |lists: &[&mut Vec<pb::ApplicationReportProto>]| -> usize {
+        lists.iter().flat_map(|l| l.iter()).map(listed_len).sum()
+    };
+    if total(lists) <= budget {
+        return;
+    }
+    let mut cut = 0usize;
+    for report in lists.iter_mut().flat_map(|l| l.iter_mut()) {
+        let Some(d) = report.diagnostics.as_mut() else {
+            continue;
+        };
+        let chars = d.chars().count();
+        if chars > LISTED_DIAGNOSTICS_CHARS {
+            let tail: String = d.chars().skip(chars - LISTED_DIAGNOSTICS_CHARS).collect();
+            *d = format!(
+                "Diagnostics cut to their last {LISTED_DIAGNOSTICS_CHARS} of {chars} characters in this list:\n...{tail}"
+            );
+            cut += 1;
+        }
+    }
+    let after_cut = total(lists);
+    if after_cut <= budget {
+        warn!(
+            budget,
+            cut, "application list above the reply limit: diagnostics cut"
+        );
+        return;
+    }
+    // Which reports stay: unfinished first, then finished newest first.
+    let finished = |r: &pb::ApplicationReportProto| {
+        r.yarn_application_state.is_some_and(|s| {
+            [
+                pb::YarnApplicationStateProto::Finished,
+                pb::YarnApplicationStateProto::Failed,
+                pb::YarnApplicationStateProto::Killed,
+            ]
+            .iter()
+            .any(|f| *f as i32 == s)
+        })
+    };
+    let id = |r: &pb::ApplicationReportProto| {
+        r.application_id.as_ref().map_or((0, 0), |a| {
+            (a.cluster_timestamp.unwrap_or(0), a.id.unwrap_or(0))
+        })
+    };
+    // (finished, newest first, list, index): unfinished sort first.
+    type Rank = (bool, std::cmp::Reverse<(i64, i32)>, usize, usize);
+    let mut order: Vec<Rank> = Vec::new();
+    for (l, list) in lists.iter().enumerate() {
+        for (i, r) in list.iter().enumerate() {
+            order.push((finished(r), std::cmp::Reverse(id(r)), l, i));
+        }
+    }
+    order.sort();
+    let mut keep: Vec<Vec<bool>> = lists.iter().map(|l| vec![false; l.len()]).collect();
+    let mut used = 0usize;
+    for (_, _, l, i) in order {
+        let len = listed_len(&lists[l][i]);
+        if used + len <= budget {
+            used += len;
+            keep[l][i] = true;
+        }
+    }
+    let mut left_out = 0usize;
+    for (list, keep) in lists.iter_mut().zip(keep) {
+        let mut flags = keep.into_iter();
+        list.retain(|_| {
+            let kept = flags.next().unwrap_or(false);
+            left_out += usize::from(!kept);
+            kept
+        });
+    }
+    warn!(
+        budget,
+        cut,
+        left_out,
+        "application list above the reply limit: diagnostics cut, applications left out"
+    );
+}
+
+/// Every list of application reports in a queue's info and its children's.
+fn application_lists<'a>(
+    q: &'a mut pb::QueueInfoProto,
+    lists: &mut Vec<&'a mut Vec<pb::ApplicationReportProto>>,
+) {
+    lists.push(&mut q.applications);
+    for child in &mut q.child_queues {
+        application_lists(child, lists);
+    }
+}
+
 // ---- conversions of this protocol ------------------------------------------------
 
 fn cluster_metrics_to_pb(m: ClusterMetrics) -> pb::YarnClusterMetricsProto {
@@ -558,6 +678,75 @@ fn submission_from_pb(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(
+        id: i32,
+        state: pb::YarnApplicationStateProto,
+        diag_chars: usize,
+    ) -> pb::ApplicationReportProto {
+        pb::ApplicationReportProto {
+            application_id: Some(pb::ApplicationIdProto {
+                id: Some(id),
+                cluster_timestamp: Some(1),
+            }),
+            yarn_application_state: Some(state as i32),
+            diagnostics: Some("d".repeat(diag_chars)),
+            name: Some(format!("app-{id}")),
+            ..Default::default()
+        }
+    }
+
+    fn ids(list: &[pb::ApplicationReportProto]) -> Vec<i32> {
+        list.iter()
+            .filter_map(|r| r.application_id.and_then(|a| a.id))
+            .collect()
+    }
+
+    /// Reports that fit are left alone; when they do not, long diagnostics
+    /// are cut first.
+    #[test]
+    fn a_list_over_the_reply_limit_cuts_diagnostics_first() {
+        use pb::YarnApplicationStateProto::{Killed, Running};
+        let mut small: Vec<_> = (1..=3).map(|i| report(i, Running, 10)).collect();
+        let before = small.clone();
+        fit_reports(&mut [&mut small], 1 << 20);
+        assert_eq!(small, before);
+
+        let mut big: Vec<_> = (1..=6).map(|i| report(i, Killed, 65_536)).collect();
+        let budget = 128 * 1024;
+        fit_reports(&mut [&mut big], budget);
+        assert_eq!(ids(&big), [1, 2, 3, 4, 5, 6]);
+        let listed: usize = big.iter().map(listed_len).sum();
+        assert!(listed <= budget, "{listed}");
+        let d = big[0].diagnostics.clone().unwrap_or_default();
+        assert!(
+            d.starts_with("Diagnostics cut to their last 1024 of 65536 characters in this list:"),
+            "{}",
+            &d[..80]
+        );
+        assert!(d.ends_with(&"d".repeat(1024)));
+    }
+
+    /// When cutting diagnostics is not enough, unfinished applications stay,
+    /// then the newest finished ones, and every list keeps its order.
+    #[test]
+    fn a_list_still_over_the_limit_keeps_running_and_newest_applications() {
+        use pb::YarnApplicationStateProto::{Finished, Running};
+        let mut list: Vec<_> = (1..=100)
+            .map(|i| {
+                let mut r = report(i, if i % 10 == 0 { Running } else { Finished }, 0);
+                r.name = Some("n".repeat(1000));
+                r
+            })
+            .collect();
+        let one = listed_len(&list[0]);
+        fit_reports(&mut [&mut list], one * 15);
+        // The ten running ones, then the five newest finished ones.
+        assert_eq!(
+            ids(&list),
+            [10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 96, 97, 98, 99, 100]
+        );
+    }
 
     fn close(a: Option<f32>, b: f32) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-4)

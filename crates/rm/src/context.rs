@@ -34,6 +34,9 @@ pub struct RmContext {
     /// The user the RM runs as, always an administrator (see
     /// [`crate::acl::admin_acl`]).
     pub daemon_user: Option<String>,
+    /// The most a reply listing applications may carry, encoded (from
+    /// `ipc.maximum.response.length`; `None`: no bound).
+    pub max_reply_bytes: Option<usize>,
 }
 
 impl RmContext {

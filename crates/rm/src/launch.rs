@@ -4,6 +4,8 @@
 use spindle_common::ids::{ApplicationAttemptId, NodeId};
 use spindle_common::security::Token;
 
+use crate::limits::LaunchSizes;
+
 /// Who an application ACL entry is for (`ApplicationAccessType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AppAccess {
@@ -41,6 +43,8 @@ pub struct AmLaunchContext {
     /// The rest of the launch context, encoded (`ContainerLaunchContextProto`
     /// without environment, tokens and ACLs).
     pub forwarded: Vec<u8>,
+    /// How large its parts were as submitted, for the RM's limits.
+    pub sizes: LaunchSizes,
 }
 
 impl AmLaunchContext {

@@ -29,6 +29,7 @@ pub mod hosts;
 pub mod keys;
 pub mod launch;
 pub mod launcher;
+pub mod limits;
 pub mod queue_admission;
 pub mod queue_files;
 pub mod refusal;
@@ -215,6 +216,17 @@ fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
     i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
 }
 
+/// The most a reply listing applications may carry: the client's
+/// `ipc.maximum.response.length` (Hadoop's default 128 MiB; 0 turns the
+/// client's check off, and this bound with it) less 1 MiB for the RPC
+/// header and the reply's other fields. The RM reads the key from its own
+/// configuration, which clients share unless they set their own.
+fn max_reply_bytes(conf: &Configuration) -> Result<Option<usize>, RmError> {
+    let key = "ipc.maximum.response.length";
+    let v = conf.get_i64(key)?;
+    Ok((v > 0).then(|| (v as usize).saturating_sub(1 << 20).max(v as usize / 2)))
+}
+
 /// The server settings Hadoop's `ipc.*` keys describe.
 pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfig, RmError> {
     let max_frame = positive(conf, "ipc.maximum.data.length")? as usize;
@@ -279,6 +291,8 @@ impl ResourceManager {
         let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
         let acl_enabled = conf.get_bool("yarn.acl.enable")?;
         let max_application_priority = max_application_priority(conf)?;
+        let limits = limits::Limits::from_conf(conf)?;
+        let max_reply_bytes = max_reply_bytes(conf)?;
         let daemon_user = acl::daemon_user().await;
         let admin_acl = acl::admin_acl(
             conf.get("yarn.admin.acl").as_deref(),
@@ -346,6 +360,7 @@ impl ResourceManager {
             acl_enabled,
             groups: GroupCache::new(groups_ttl),
             daemon_user,
+            max_reply_bytes,
         });
 
         let bind_key = "yarn.resourcemanager.bind-host";
@@ -425,10 +440,12 @@ impl ResourceManager {
                 acl_enabled,
                 max_application_priority,
                 am_expiry_ms,
+                limits: limits.clone(),
                 ..Settings::new(cluster_ts)
             },
             Cluster::new(nodes, scheduler),
-            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
+            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts)
+                .with_limits(limits),
             queue_file,
             admin_acl,
             TokenIssuer::new(

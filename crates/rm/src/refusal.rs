@@ -12,6 +12,7 @@ use spindle_common::states::{AppState, AttemptState};
 use spindle_scheduler::SchedulerError;
 
 use crate::launch::AppAccess;
+use crate::limits::LimitExceeded;
 
 /// A refused command or an unanswerable query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,12 @@ pub enum Refusal {
     },
     /// `updateNodeResource` named nodes that are not active.
     NodesNotRunning(Vec<NodeId>),
+    /// A submission (`app`) or an AM call with a field past its bound (see
+    /// [`crate::limits`]).
+    LimitExceeded {
+        app: Option<ApplicationId>,
+        what: LimitExceeded,
+    },
     /// The caller is not in `yarn.admin.acl`.
     AdminAccessDenied { user: String, operation: String },
 }

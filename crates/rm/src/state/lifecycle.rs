@@ -17,6 +17,7 @@ use crate::command::{
 };
 use crate::keys::ContainerKind;
 use crate::launch::{AppAccess, Effect};
+use crate::limits::cut_application_type;
 use crate::refusal::Refusal;
 use crate::time::Now;
 
@@ -46,6 +47,14 @@ impl RmState {
             groups,
         } = cmd;
         let id = submission.id;
+        self.settings
+            .limits
+            .check_submission(&submission, &user, &launch)
+            .map_err(|what| Refusal::LimitExceeded {
+                app: Some(id),
+                what,
+            })?;
+        cut_application_type(&mut submission.app_type);
         let requested = submission.queue.clone();
         if self.apps.get(&id).is_some() {
             // A retried submission: the first answer stands.
@@ -442,6 +451,7 @@ impl RmState {
         app_end: AppEnd,
         now: Now,
     ) {
+        let diag = self.settings.limits.bound_diagnostics(diag);
         match self.attempts.get_mut(&attempt_id) {
             Some(a) if !a.state.is_final() => a.end(state, diag, now.wall_ms),
             _ => return,
@@ -473,6 +483,7 @@ impl RmState {
     /// Ends a failed attempt but keeps its task containers running for the next
     /// attempt: its asks are cancelled and only its AM container goes.
     fn retain_attempt(&mut self, attempt_id: ApplicationAttemptId, diag: String, now: Now) {
+        let diag = self.settings.limits.bound_diagnostics(diag);
         let am = match self.attempts.get_mut(&attempt_id) {
             Some(a) if !a.state.is_final() => {
                 a.end(AttemptState::Failed, diag, now.wall_ms);

@@ -40,7 +40,8 @@ use crate::cluster::nodes::NodeWork;
 use crate::cluster::Cluster;
 use crate::command::{Command, Reply};
 use crate::keys::TokenIssuer;
-use crate::launch::Effect;
+use crate::launch::{AmLaunchContext, Effect};
+use crate::limits::Limits;
 use crate::queue_files::QueueFile;
 use crate::time::Now;
 
@@ -58,6 +59,8 @@ pub struct Settings {
     pub max_application_priority: i32,
     /// `yarn.am.liveness-monitor.expiry-interval-ms`.
     pub am_expiry_ms: u64,
+    /// Bounds on submissions, AM calls and diagnostics.
+    pub limits: Limits,
 }
 
 impl Settings {
@@ -68,6 +71,7 @@ impl Settings {
             acl_enabled: false,
             max_application_priority: 0,
             am_expiry_ms: 600_000,
+            limits: Limits::default(),
         }
     }
 }
@@ -183,13 +187,32 @@ impl RmState {
 
     /// The periodic tick: node liveness (lost nodes and timed-out graceful
     /// decommissions leave the scheduler), master keys that are due roll,
-    /// AM liveness, then a continuous-scheduling pass.
+    /// AM liveness, a continuous-scheduling pass, then what ended
+    /// applications no longer need is let go.
     fn tick(&mut self, now: Now) {
         let (_, decisions) = self.cluster.expire(now.mono_ms);
         self.apply(decisions, now);
         self.tokens.roll_due(now.mono_ms);
         self.expire_silent_ams(now);
         self.schedule_pass(now);
+        self.forget_ended();
+    }
+
+    /// Lets go of what ended applications no longer need: the AM launch
+    /// context of a finished application (only a new attempt would read
+    /// it), and the attempts and history of one the application table has
+    /// forgotten (`yarn.resourcemanager.max-completed-applications`), so
+    /// that memory follows the applications the RM remembers.
+    fn forget_ended(&mut self) {
+        let apps = &self.apps;
+        self.history.retain(|id, _| apps.get(id).is_some());
+        self.attempts.retain(|id, _| apps.get(&id.app).is_some());
+        for (id, history) in &mut self.history {
+            let ended = apps.get(id).is_some_and(|a| a.state.is_final());
+            if ended && history.launch != AmLaunchContext::default() {
+                history.launch = AmLaunchContext::default();
+            }
+        }
     }
 }
 
@@ -211,3 +234,7 @@ mod handle_tests;
 #[cfg(test)]
 #[path = "access_tests.rs"]
 mod access_tests;
+
+#[cfg(test)]
+#[path = "limits_tests.rs"]
+mod limits_tests;
