@@ -286,10 +286,13 @@ pub struct FinishApplicationMaster {
 
 // ---- ResourceTracker ----------------------------------------------------------
 
-/// `registerNodeManager`, with the node's rack already resolved.
+/// `registerNodeManager`, with the node's rack already resolved, the
+/// containers the node still holds and the applications it runs.
 #[derive(Debug, Clone)]
 pub struct RegisterNode {
     pub registration: Registration,
+    pub containers: Vec<ContainerStatus>,
+    pub running_apps: Vec<ApplicationId>,
 }
 
 /// The answer to a registration.

@@ -48,7 +48,24 @@ async fn register_node_manager(
         health,
     };
     let capability = registration.capability;
-    let outcome = ctx.core.call(RegisterNode { registration }).await?;
+    let containers = req
+        .container_statuses
+        .iter()
+        .filter_map(registered_container_from_pb)
+        .collect();
+    let running_apps = req
+        .running_applications
+        .iter()
+        .map(spindle_common::proto::app_id_from_pb)
+        .collect();
+    let outcome = ctx
+        .core
+        .call(RegisterNode {
+            registration,
+            containers,
+            running_apps,
+        })
+        .await?;
     let mut resp = pb::RegisterNodeManagerResponseProto {
         rm_identifier: Some(ctx.cluster_ts),
         rm_version: Some(ctx.rm_version.clone()),
@@ -125,6 +142,7 @@ fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat
             complete: state == Some(pb::ContainerStateProto::CComplete),
             exit_status: st.exit_status.unwrap_or(-1000),
             diagnostics: st.diagnostics.clone().unwrap_or_default(),
+            resource: resource_from_pb(st.capability.as_ref()),
         });
     }
     Ok(NodeHeartbeat {
@@ -140,6 +158,26 @@ fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat
             .last_known_container_token_master_key
             .and_then(|k| k.key_id),
         known_nm_token_key: req.last_known_nm_token_master_key.and_then(|k| k.key_id),
+    })
+}
+
+/// A container a registering node still holds (one whose id cannot be read
+/// is left out).
+fn registered_container_from_pb(st: &pb::NmContainerStatusProto) -> Option<ContainerStatus> {
+    let container = st
+        .container_id
+        .as_ref()
+        .and_then(|c| container_id_from_pb(c).ok())?;
+    let state = st
+        .container_state
+        .and_then(|v| pb::ContainerStateProto::try_from(v).ok());
+    Some(ContainerStatus {
+        container,
+        running: state == Some(pb::ContainerStateProto::CRunning),
+        complete: state == Some(pb::ContainerStateProto::CComplete),
+        exit_status: st.container_exit_status.unwrap_or(-1000),
+        diagnostics: st.diagnostics.clone().unwrap_or_default(),
+        resource: resource_from_pb(st.resource.as_ref()),
     })
 }
 

@@ -172,7 +172,14 @@ fn every_command_is_answered_with_its_own_reply() {
         health: Health::default(),
         rack: None,
     };
-    let refused = s.run(14, RegisterNode { registration: tiny });
+    let refused = s.run(
+        14,
+        RegisterNode {
+            registration: tiny,
+            containers: Vec::new(),
+            running_apps: Vec::new(),
+        },
+    );
     assert!(
         matches!(refused, NodeRegistration::Rejected(_)),
         "{refused:?}"

@@ -125,6 +125,7 @@ fn complete(s: &mut TestRm, node: &NodeId, container: ContainerId, exit: i32, ms
         complete: true,
         exit_status: exit,
         diagnostics: format!("exit {exit}"),
+        resource: Resource::new(1024, 1),
     };
     s.heartbeat(node, vec![status], ms).work
 }
