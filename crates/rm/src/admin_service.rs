@@ -16,7 +16,9 @@ use tracing::info;
 
 use crate::acl::{admin_acl, groups_for_user};
 use crate::cluster::nodes::Decommission;
-use crate::command::{RefreshAdminAcls, RefreshNodes, RefreshQueues, UpdateNodeResources};
+use crate::command::{
+    RefreshAdminAcls, RefreshClusterMaxPriority, RefreshNodes, RefreshQueues, UpdateNodeResources,
+};
 use crate::context::RmContext;
 use crate::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
 use crate::hosts::HostFiles;
@@ -206,7 +208,13 @@ async fn refresh_cluster_max_priority(
     _req: pb::RefreshClusterMaxPriorityRequestProto,
 ) -> Result<pb::RefreshClusterMaxPriorityResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
-    reload_conf(&ctx).await?;
+    let conf = reload_conf(&ctx).await?;
+    let max_priority =
+        crate::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;
+    ctx.core
+        .call(RefreshClusterMaxPriority { max_priority })
+        .await?;
+    info!(user = %escaped(&call.user), max_priority, "cluster maximum application priority refreshed");
     Ok(pb::RefreshClusterMaxPriorityResponseProto {})
 }
 

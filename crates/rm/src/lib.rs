@@ -209,8 +209,8 @@ fn placement_settings(
 }
 
 /// `yarn.cluster.max-application-priority`: the highest application
-/// priority (default 0), read once at start-up as Hadoop's scheduler does.
-fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
+/// priority (default 0), read at start-up and by `refreshClusterMaxPriority`.
+pub(crate) fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
     let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
     let v = conf.get_i64(key)?;
     i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))

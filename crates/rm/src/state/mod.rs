@@ -55,7 +55,8 @@ pub struct Settings {
     pub acl_enabled: bool,
     /// `yarn.cluster.max-application-priority` (default 0): submitted and
     /// updated application priorities above it are lowered to it
-    /// (capacity scheduler; see [`QueueFile::application_priority`]).
+    /// (capacity scheduler; see [`QueueFile::application_priority`]);
+    /// replaced by `refreshClusterMaxPriority`.
     pub max_application_priority: i32,
     /// `yarn.am.liveness-monitor.expiry-interval-ms`.
     pub am_expiry_ms: u64,
@@ -165,6 +166,10 @@ impl RmState {
             Command::RefreshAdminAcls(c) => {
                 self.refresh_admin_acls(c);
                 Reply::RefreshAdminAcls
+            }
+            Command::RefreshClusterMaxPriority(c) => {
+                self.refresh_cluster_max_priority(c);
+                Reply::RefreshClusterMaxPriority
             }
             Command::UpdateNodeResources(c) => {
                 Reply::UpdateNodeResources(self.update_node_resources(now, c))
