@@ -122,7 +122,7 @@ async fn refresh_queues(
     // The scheduler takes the new tree atomically or refuses it (a
     // queue holding applications removed, ...); the old one stays then.
     ctx.core.call(RefreshQueues { queues }).await??;
-    info!(user = %call.user, "queues refreshed");
+    info!(user = %escaped(&call.user), "queues refreshed");
     Ok(pb::RefreshQueuesResponseProto {})
 }
 
@@ -148,7 +148,7 @@ async fn refresh_nodes(
         _ => Decommission::Normal,
     };
     ctx.core.call(RefreshNodes { hosts, mode }).await?;
-    info!(user = %call.user, ?mode, "nodes refreshed");
+    info!(user = %escaped(&call.user), ?mode, "nodes refreshed");
     Ok(pb::RefreshNodesResponseProto {})
 }
 

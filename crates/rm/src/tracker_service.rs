@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
@@ -73,13 +74,13 @@ async fn register_node_manager(
     };
     match outcome {
         NodeRegistration::Accepted(keys) => {
-            info!(node = %id, %capability, "NodeManager registered");
+            info!(node = %escaped(&id.to_string()), %capability, "NodeManager registered");
             resp.node_action = Some(pb::NodeActionProto::Normal as i32);
             resp.container_token_master_key = Some(keys.container_token.to_proto());
             resp.nm_token_master_key = Some(keys.nm_token.to_proto());
         }
         NodeRegistration::Rejected(msg) => {
-            info!(node = %id, %msg, "NodeManager registration refused");
+            info!(node = %escaped(&id.to_string()), msg = %escaped(&msg), "NodeManager registration refused");
             resp.node_action = Some(pb::NodeActionProto::Shutdown as i32);
             resp.diagnostics_message = Some(msg);
         }
@@ -105,7 +106,7 @@ async fn unregister_node_manager(
     let node = node_id_from_pb(req.node_id.as_ref())?;
     let known = ctx.core.call(UnregisterNode { node: node.clone() }).await?;
     if known {
-        info!(%node, "NodeManager unregistered; now SHUTDOWN");
+        info!(node = %escaped(&node.to_string()), "NodeManager unregistered; now SHUTDOWN");
     }
     Ok(pb::UnRegisterNodeManagerResponseProto {})
 }

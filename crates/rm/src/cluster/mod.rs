@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
 use spindle_scheduler::{
     ContainerExit, Decisions, Input, NodeUpdate, ResourceAsk, Scheduler, SchedulerError,
 };
@@ -202,10 +203,10 @@ impl Cluster {
     pub fn expire(&mut self, now_ms: u64) -> (Expired, Decisions) {
         let expired = self.nodes.expire(now_ms);
         for id in &expired.lost {
-            warn!(node = %id, "node expired: no heartbeat within the liveness interval; now LOST");
+            warn!(node = %escaped(&id.to_string()), "node expired: no heartbeat within the liveness interval; now LOST");
         }
         for id in &expired.decommissioned {
-            info!(node = %id, "graceful decommission timed out; node DECOMMISSIONED");
+            info!(node = %escaped(&id.to_string()), "graceful decommission timed out; node DECOMMISSIONED");
         }
         let mut decisions = Decisions::default();
         for id in expired.lost.iter().chain(&expired.decommissioned) {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::{ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
 use tracing::{info, warn};
 
 use super::RmState;
@@ -47,8 +48,11 @@ impl RmState {
                 if !unknown_apps.is_empty() {
                     let names: Vec<String> =
                         unknown_apps.iter().map(ApplicationId::to_string).collect();
-                    warn!(node = %id, apps = %names.join(","),
-                        "node runs applications this RM does not know; they will be cleaned up");
+                    warn!(
+                        node = %escaped(&id.to_string()),
+                        apps = %names.join(","),
+                        "node runs applications this RM does not know; they will be cleaned up"
+                    );
                     self.node_work
                         .entry(id.clone())
                         .or_default()
@@ -87,11 +91,16 @@ impl RmState {
             .values()
             .fold(Resource::default(), |sum, r| sum + *r);
         if orphans.is_empty() {
-            info!(%node, "the node's orphan containers are gone");
+            info!(node = %escaped(&node.to_string()), "the node's orphan containers are gone");
         } else {
             let names: Vec<String> = orphans.keys().map(ContainerId::to_string).collect();
-            warn!(%node, containers = %names.join(","), %held,
-                "node runs containers of applications this RM does not know;                  their resources stay unused until they are gone");
+            warn!(
+                node = %escaped(&node.to_string()),
+                containers = %names.join(","),
+                %held,
+                "node runs containers of applications this RM does not know; \
+                 their resources stay unused until they are gone"
+            );
         }
         self.request_orphan_cleanup(node, &orphans);
         let (_, decisions) = self.cluster.set_orphans(node, orphans, now.mono_ms);

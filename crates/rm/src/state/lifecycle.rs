@@ -4,6 +4,7 @@
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
 use spindle_common::security::Credentials;
+use spindle_common::text::escaped;
 use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
@@ -100,7 +101,7 @@ impl RmState {
                 } else {
                     format!("Application {id} submitted by user {user}: {reason}")
                 };
-                info!(app = %id, %msg, "application rejected");
+                info!(app = %id, msg = %escaped(&msg), "application rejected");
                 self.apps.fail(id, msg, now.wall_ms);
                 return Ok(());
             }
@@ -127,12 +128,12 @@ impl RmState {
         };
         match refusal {
             Some(msg) => {
-                info!(app = %id, %msg, "application rejected");
+                info!(app = %id, msg = %escaped(&msg), "application rejected");
                 self.apps.fail(id, msg, now.wall_ms);
             }
             None => {
                 self.apps.accept(id);
-                info!(app = %id, %user, queue = %leaf, "application accepted");
+                info!(app = %id, user = %escaped(&user), queue = %escaped(&leaf), "application accepted");
                 self.history
                     .insert(id, AppAttempts::new(launch, now.wall_ms));
                 self.start_attempt(id, now);
@@ -235,7 +236,7 @@ impl RmState {
         if let Some(app) = self.apps.get_mut(&id) {
             app.priority = priority;
         }
-        info!(app = %id, priority, %user, "application priority updated");
+        info!(app = %id, priority, user = %escaped(&user), "application priority updated");
         let attempt = self
             .current_attempt_id(&id)
             .filter(|a| self.cluster.scheduler().app(a).is_some());
@@ -394,7 +395,7 @@ impl RmState {
     pub(super) fn am_launch_failed(&mut self, now: Now, cmd: AmLaunchFailed) {
         let AmLaunchFailed { attempt, reason } = cmd;
         let diag = format!("Error launching {attempt}. Got exception: {reason}");
-        warn!(%attempt, %reason, "AM launch failed");
+        warn!(%attempt, reason = %escaped(&reason), "AM launch failed");
         self.fail_attempt(attempt, diag, true, now);
     }
 
