@@ -118,6 +118,22 @@ impl AccessControl {
         app: &App,
         queues: &QueueFile,
     ) -> bool {
+        self.may_access_with(caller, access, app, |queue| {
+            queues.may_administer_app(queue, &caller.user, &caller.groups)
+        })
+    }
+
+    /// [`AccessControl::may_access`] with the queue-administrator rule
+    /// answered by `administers` (given the application's queue), asked
+    /// last and only when the other rules do not decide: callers checking
+    /// many applications remember its answer per queue.
+    pub fn may_access_with(
+        &self,
+        caller: &Caller,
+        access: AppAccess,
+        app: &App,
+        administers: impl FnOnce(&str) -> bool,
+    ) -> bool {
         if !self.enabled {
             return true;
         }
@@ -127,7 +143,7 @@ impl AccessControl {
                 .acls
                 .get(&access)
                 .is_some_and(|acl| acl.allows(&caller.user, &caller.groups))
-            || queues.may_administer_app(&app.queue, &caller.user, &caller.groups)
+            || administers(&app.queue)
     }
 
     /// Whether `caller` may submit to the leaf at `path`.

@@ -22,12 +22,16 @@ use crate::reports::{
     QueueStatistics,
 };
 
+/// Whether the caller administers each queue, remembered while one query
+/// checks many applications.
+type ViewCache = std::collections::BTreeMap<String, bool>;
+
 impl RmState {
     /// The application's report as `caller` sees it: in full with VIEW_APP,
     /// else with what Hadoop hides blanked (see [`AppReport::viewable`]).
     pub fn app_report(&self, id: &ApplicationId, caller: &Caller) -> Result<AppReport, Refusal> {
         let app = self.apps.get(id).ok_or(Refusal::ApplicationNotFound(*id))?;
-        Ok(self.report_of(app, caller))
+        Ok(self.report_of(app, caller, &mut ViewCache::default()))
     }
 
     /// The applications `filter` selects, in id order, as `caller` sees
@@ -41,7 +45,8 @@ impl RmState {
                 AppScope::All | AppScope::Viewable => true,
                 AppScope::Own => a.user == caller.user,
             });
-        let reports = selected.map(|a| self.report_of(a, caller));
+        let mut cache = ViewCache::default();
+        let reports = selected.map(|a| self.report_of(a, caller, &mut cache));
         match filter.scope {
             AppScope::Viewable => reports.filter(|r| r.viewable).collect(),
             AppScope::All | AppScope::Own => reports.collect(),
@@ -256,11 +261,16 @@ impl RmState {
     /// `createAndGetApplicationReport(user, false)` gives: no attempt (its
     /// id numbered -1), host, tracking URLs and diagnostics `N/A`, RPC port
     /// -1, progress 0, no token, and the dummy usage report.
-    fn report_of(&self, app: &App, caller: &Caller) -> AppReport {
-        if !self
+    fn report_of(&self, app: &App, caller: &Caller, cache: &mut ViewCache) -> AppReport {
+        let viewable = self
             .access
-            .may_access(caller, AppAccess::View, app, &self.queues)
-        {
+            .may_access_with(caller, AppAccess::View, app, |queue| {
+                *cache.entry(queue.to_string()).or_insert_with(|| {
+                    self.queues
+                        .may_administer_app(queue, &caller.user, &caller.groups)
+                })
+            });
+        if !viewable {
             let mut hidden = app.clone();
             hidden.am_host = "N/A".into();
             hidden.am_rpc_port = -1;
@@ -351,9 +361,10 @@ impl RmState {
         } else {
             Vec::new()
         };
+        let mut cache = ViewCache::default();
         let apps = if with_apps && q.leaf {
             apps.iter()
-                .map(|a| self.report_of(a, caller))
+                .map(|a| self.report_of(a, caller, &mut cache))
                 .filter(|r| r.viewable)
                 .collect()
         } else {
