@@ -10,12 +10,15 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
+use spindle_common::text::escaped;
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
-use crate::acl::{groups_for_user, Acl};
+use crate::acl::{admin_acl, groups_for_user};
 use crate::cluster::nodes::Decommission;
-use crate::command::{RefreshAdminAcls, RefreshNodes, RefreshQueues, UpdateNodeResources};
+use crate::command::{
+    RefreshAdminAcls, RefreshClusterMaxPriority, RefreshNodes, RefreshQueues, UpdateNodeResources,
+};
 use crate::context::RmContext;
 use crate::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
 use crate::hosts::HostFiles;
@@ -72,11 +75,11 @@ async fn authorize(ctx: &RmContext, call: &CallContext, op: &str) -> Result<(), 
     if acl.allows_everyone() {
         return Ok(());
     }
-    let groups = groups_for_user(&call.user).await;
+    let groups = ctx.groups.groups(&call.user).await;
     if acl.allows(&call.user, &groups) {
         return Ok(());
     }
-    info!(user = %call.user, %op, "admin call refused by yarn.admin.acl");
+    info!(user = %escaped(&call.user), %op, "admin call refused by yarn.admin.acl");
     Err(Refusal::AdminAccessDenied {
         user: call.user.clone(),
         operation: op.to_string(),
@@ -119,7 +122,7 @@ async fn refresh_queues(
     // The scheduler takes the new tree atomically or refuses it (a
     // queue holding applications removed, ...); the old one stays then.
     ctx.core.call(RefreshQueues { queues }).await??;
-    info!(user = %call.user, "queues refreshed");
+    info!(user = %escaped(&call.user), "queues refreshed");
     Ok(pb::RefreshQueuesResponseProto {})
 }
 
@@ -145,7 +148,7 @@ async fn refresh_nodes(
         _ => Decommission::Normal,
     };
     ctx.core.call(RefreshNodes { hosts, mode }).await?;
-    info!(user = %call.user, ?mode, "nodes refreshed");
+    info!(user = %escaped(&call.user), ?mode, "nodes refreshed");
     Ok(pb::RefreshNodesResponseProto {})
 }
 
@@ -156,13 +159,17 @@ async fn refresh_admin_acls(
 ) -> Result<pb::RefreshAdminAclsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshAdminAcls").await?;
     let conf = reload_conf(&ctx).await?;
-    let acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+    let acl = admin_acl(
+        conf.get("yarn.admin.acl").as_deref(),
+        ctx.daemon_user.as_deref(),
+    );
     ctx.core.call(RefreshAdminAcls { acl }).await?;
     Ok(pb::RefreshAdminAclsResponseProto {})
 }
 
-// Spindle asks the OS for groups on every check and keeps no cache, and it does
-// not enforce service-level ACLs; these refreshes re-validate the configuration.
+// Spindle keeps users' groups for hadoop.security.groups.cache.secs
+// (refreshUserToGroupsMappings forgets them) and does not enforce service-level
+// ACLs; these refreshes re-validate the configuration.
 
 async fn refresh_super_user_groups_configuration(
     ctx: Arc<RmContext>,
@@ -181,6 +188,7 @@ async fn refresh_user_to_groups_mappings(
 ) -> Result<pb::RefreshUserToGroupsMappingsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshUserToGroupsMappings").await?;
     reload_conf(&ctx).await?;
+    ctx.groups.clear();
     Ok(pb::RefreshUserToGroupsMappingsResponseProto {})
 }
 
@@ -200,7 +208,13 @@ async fn refresh_cluster_max_priority(
     _req: pb::RefreshClusterMaxPriorityRequestProto,
 ) -> Result<pb::RefreshClusterMaxPriorityResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
-    reload_conf(&ctx).await?;
+    let conf = reload_conf(&ctx).await?;
+    let max_priority =
+        crate::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;
+    ctx.core
+        .call(RefreshClusterMaxPriority { max_priority })
+        .await?;
+    info!(user = %escaped(&call.user), max_priority, "cluster maximum application priority refreshed");
     Ok(pb::RefreshClusterMaxPriorityResponseProto {})
 }
 

@@ -10,6 +10,8 @@ use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
 pub use spindle_common::states::{AppState, FinalStatus};
 
+use crate::access::AppAcls;
+use crate::limits::Limits;
 use crate::refusal::Refusal;
 
 /// What a client submitted, in domain terms. The AM's launch context travels
@@ -45,6 +47,9 @@ pub struct App {
     pub max_attempts: i32,
     pub unmanaged_am: bool,
     pub keep_containers: bool,
+    /// The application's own VIEW_APP/MODIFY_APP ACLs, from its AM launch
+    /// context (see [`crate::access`]).
+    pub acls: AppAcls,
     pub state: AppState,
     pub final_status: FinalStatus,
     pub diagnostics: String,
@@ -58,9 +63,20 @@ pub struct App {
     pub tracking_url: String,
 }
 
+/// Which applications `getApplications` considers
+/// (`ApplicationsRequestScope`): all, those the caller may view, or its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AppScope {
+    #[default]
+    All,
+    Viewable,
+    Own,
+}
+
 /// Filters of `getApplications`; empty sets mean "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppFilter {
+    pub scope: AppScope,
     pub states: BTreeSet<AppState>,
     pub types: BTreeSet<String>,
     pub queues: BTreeSet<String>,
@@ -84,6 +100,8 @@ pub struct AppTable {
     evicted: Vec<ApplicationId>,
     max_allocation: Resource,
     global_max_attempts: i32,
+    /// Applications' diagnostics are kept to this (see [`crate::limits`]).
+    limits: Limits,
 }
 
 impl AppTable {
@@ -102,7 +120,14 @@ impl AppTable {
             evicted: Vec::new(),
             max_allocation,
             global_max_attempts,
+            limits: Limits::default(),
         }
+    }
+
+    /// The table with `limits` (Hadoop's defaults otherwise).
+    pub fn with_limits(mut self, limits: Limits) -> AppTable {
+        self.limits = limits;
+        self
     }
 
     /// `yarn.scheduler.maximum-allocation-*`: the most one container may have.
@@ -157,6 +182,7 @@ impl AppTable {
             max_attempts,
             unmanaged_am: sub.unmanaged_am,
             keep_containers: sub.keep_containers,
+            acls: AppAcls::new(),
             state: AppState::Submitted,
             final_status: FinalStatus::Undefined,
             diagnostics: String::new(),
@@ -245,7 +271,7 @@ impl AppTable {
         }
         app.state = state;
         app.final_status = status;
-        app.diagnostics = diagnostics;
+        app.diagnostics = self.limits.bound_diagnostics(diagnostics);
         app.finish_ms = wall_ms;
         app.progress = 1.0;
         self.completed.push_back(id);

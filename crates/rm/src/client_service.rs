@@ -8,11 +8,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
+use prost::Message;
 use spindle_common::resource::Resource;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
+use tracing::warn;
 
-use crate::apps::{AppFilter, Submission};
+use crate::apps::{AppFilter, AppScope, Submission};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
     KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
@@ -98,7 +100,7 @@ async fn submit_application(
     let launch = launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
     // Placement rules and ACLs may need the user's groups; the lookup runs
     // a process, so it happens here, off the core.
-    let groups = crate::acl::groups_for_user(&call.user).await;
+    let groups = ctx.groups.groups(&call.user).await;
     let submit = SubmitApplication {
         submission,
         launch,
@@ -115,9 +117,10 @@ async fn get_application_report(
     req: pb::GetApplicationReportRequestProto,
 ) -> Result<pb::GetApplicationReportResponseProto, RpcError> {
     let id = app_id_from_pb(req.application_id.as_ref())?;
+    let caller = ctx.caller(&call.user).await;
     let report = ctx
         .core
-        .query(move |s| s.app_report(&id, &call.user))
+        .query(move |s| s.app_report(&id, &caller))
         .await??;
     Ok(pb::GetApplicationReportResponseProto {
         application_report: Some(app_report_to_pb(&report)),
@@ -130,9 +133,11 @@ async fn force_kill_application(
     req: pb::KillApplicationRequestProto,
 ) -> Result<pb::KillApplicationResponseProto, RpcError> {
     let app = app_id_from_pb(req.application_id.as_ref())?;
+    let caller = ctx.caller(&call.user).await;
     let kill = KillApplication {
         app,
-        user: call.user,
+        user: caller.user,
+        groups: caller.groups,
         reason: req.diagnostics,
     };
     let done = ctx.core.call(kill).await??;
@@ -154,12 +159,12 @@ async fn update_application_priority(
             "updateApplicationPriority carries no priority",
         )
     })?;
-    let groups = crate::acl::groups_for_user(&call.user).await;
+    let caller = ctx.caller(&call.user).await;
     let update = UpdateApplicationPriority {
         app,
         priority,
-        user: call.user,
-        groups,
+        user: caller.user,
+        groups: caller.groups,
     };
     let priority = ctx.core.call(update).await??;
     Ok(pb::UpdateApplicationPriorityResponseProto {
@@ -175,13 +180,16 @@ async fn get_applications(
     req: pb::GetApplicationsRequestProto,
 ) -> Result<pb::GetApplicationsResponseProto, RpcError> {
     let filter = filter_from_pb(&req);
+    let caller = ctx.caller(&call.user).await;
     let reports = ctx
         .core
-        .query(move |s| s.list_apps(&filter, &call.user))
+        .query(move |s| s.list_apps(&filter, &caller))
         .await?;
-    Ok(pb::GetApplicationsResponseProto {
-        applications: reports.iter().map(app_report_to_pb).collect(),
-    })
+    let mut applications: Vec<_> = reports.iter().map(app_report_to_pb).collect();
+    if let Some(budget) = ctx.max_reply_bytes {
+        fit_reports(&mut [&mut applications], budget);
+    }
+    Ok(pb::GetApplicationsResponseProto { applications })
 }
 
 async fn get_cluster_metrics(
@@ -227,41 +235,50 @@ async fn get_cluster_nodes(
 
 async fn get_queue_info(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetQueueInfoRequestProto,
 ) -> Result<pb::GetQueueInfoResponseProto, RpcError> {
     let name = req.queue_name.clone().unwrap_or_else(|| "default".into());
     let with_apps = req.include_applications.unwrap_or(false);
     let with_children = req.include_child_queues.unwrap_or(false);
     let recursive = req.recursive.unwrap_or(false);
+    let caller = ctx.caller(&call.user).await;
     let info = ctx
         .core
-        .query(move |s| s.queue_info(&name, with_apps, with_children, recursive))
+        .query(move |s| s.queue_info(&name, with_apps, with_children, recursive, &caller))
         .await?;
     // Like Hadoop, an unknown queue is an answer without queue info; the
     // CLI then prints that it cannot find the queue.
-    Ok(pb::GetQueueInfoResponseProto {
-        queue_info: info.as_ref().map(queue_info_to_pb),
-    })
+    let mut queue_info = info.as_ref().map(queue_info_to_pb);
+    if let (Some(q), Some(budget)) = (queue_info.as_mut(), ctx.max_reply_bytes) {
+        let mut lists = Vec::new();
+        application_lists(q, &mut lists);
+        fit_reports(&mut lists, budget);
+    }
+    Ok(pb::GetQueueInfoResponseProto { queue_info })
 }
 
 async fn get_queue_user_acls(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     _req: pb::GetQueueUserAclsInfoRequestProto,
 ) -> Result<pb::GetQueueUserAclsInfoResponseProto, RpcError> {
-    let names = ctx.core.query(|s| s.queue_names()).await?;
-    // Every user is reported with both rights; when yarn.acl.enable
-    // is on, submissions are checked against the queues' ACLs.
-    let acls = vec![
-        pb::QueueAclProto::QaclSubmitApplications as i32,
-        pb::QueueAclProto::QaclAdministerQueue as i32,
-    ];
-    let queue_user_acls = names
+    // Reported from the queue ACLs whatever yarn.acl.enable says, as
+    // Hadoop's schedulers do, so the groups are always looked up.
+    let caller =
+        crate::access::Caller::new(call.user.as_str(), ctx.groups.groups(&call.user).await);
+    let rights = ctx.core.query(move |s| s.queue_user_acls(&caller)).await?;
+    let queue_user_acls = rights
         .into_iter()
-        .map(|q| pb::QueueUserAclInfoProto {
-            queue_name: Some(q),
-            user_acls: acls.clone(),
+        .map(|(queue, submit, administer)| pb::QueueUserAclInfoProto {
+            queue_name: Some(queue),
+            user_acls: [
+                submit.then_some(pb::QueueAclProto::QaclSubmitApplications as i32),
+                administer.then_some(pb::QueueAclProto::QaclAdministerQueue as i32),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         })
         .collect();
     Ok(pb::GetQueueUserAclsInfoResponseProto { queue_user_acls })
@@ -269,11 +286,15 @@ async fn get_queue_user_acls(
 
 async fn get_application_attempts(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetApplicationAttemptsRequestProto,
 ) -> Result<pb::GetApplicationAttemptsResponseProto, RpcError> {
     let id = app_id_from_pb(req.application_id.as_ref())?;
-    let reports = ctx.core.query(move |s| s.attempts_of(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let reports = ctx
+        .core
+        .query(move |s| s.attempts_of(&id, &caller))
+        .await??;
     Ok(pb::GetApplicationAttemptsResponseProto {
         application_attempts: reports.iter().map(attempt_report_to_pb).collect(),
     })
@@ -281,11 +302,15 @@ async fn get_application_attempts(
 
 async fn get_application_attempt_report(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetApplicationAttemptReportRequestProto,
 ) -> Result<pb::GetApplicationAttemptReportResponseProto, RpcError> {
     let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-    let report = ctx.core.query(move |s| s.attempt_report(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let report = ctx
+        .core
+        .query(move |s| s.attempt_report(&id, &caller))
+        .await??;
     Ok(pb::GetApplicationAttemptReportResponseProto {
         application_attempt_report: Some(attempt_report_to_pb(&report)),
     })
@@ -293,11 +318,15 @@ async fn get_application_attempt_report(
 
 async fn get_containers(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetContainersRequestProto,
 ) -> Result<pb::GetContainersResponseProto, RpcError> {
     let id = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
-    let reports = ctx.core.query(move |s| s.containers_of(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let reports = ctx
+        .core
+        .query(move |s| s.containers_of(&id, &caller))
+        .await??;
     Ok(pb::GetContainersResponseProto {
         containers: reports.iter().map(container_report_to_pb).collect(),
     })
@@ -305,7 +334,7 @@ async fn get_containers(
 
 async fn get_container_report(
     ctx: Arc<RmContext>,
-    _call: CallContext,
+    call: CallContext,
     req: pb::GetContainerReportRequestProto,
 ) -> Result<pb::GetContainerReportResponseProto, RpcError> {
     let id = req
@@ -313,7 +342,11 @@ async fn get_container_report(
         .as_ref()
         .ok_or_else(|| RpcError::new(class::ILLEGAL_ARGUMENT, "the request names no container id"))
         .and_then(container_id_from_pb)?;
-    let report = ctx.core.query(move |s| s.container_report(&id)).await??;
+    let caller = ctx.caller(&call.user).await;
+    let report = ctx
+        .core
+        .query(move |s| s.container_report(&id, &caller))
+        .await??;
     Ok(pb::GetContainerReportResponseProto {
         container_report: Some(container_report_to_pb(&report)),
     })
@@ -377,6 +410,118 @@ async fn get_resource_type_info(
     Ok(pb::GetAllResourceTypeInfoResponseProto {
         resource_type_info: crate::convert::resource_types(),
     })
+}
+
+// ---- replies within the client's limit ------------------------------------------
+
+/// Diagnostics kept in a list reply that must shrink to fit (characters).
+const LISTED_DIAGNOSTICS_CHARS: usize = 1024;
+
+/// The encoded size of `report` as one element of a repeated field.
+fn listed_len(report: &pb::ApplicationReportProto) -> usize {
+    let len = report.encoded_len();
+    1 + prost::encoding::encoded_len_varint(len as u64) + len
+}
+
+/// Keeps the application reports in `lists` (one reply's) within `budget`
+/// encoded bytes, so that the client, which refuses a reply above its
+/// `ipc.maximum.response.length`, can read it. Hadoop bounds neither the
+/// fields nor the reply, so this is Spindle's own rule: when the reports do
+/// not fit, every diagnostics longer than [`LISTED_DIAGNOSTICS_CHARS`] is cut
+/// to that (its end kept, the cut said; the application's own report still
+/// has it all); when they still do not fit, unfinished applications are kept
+/// first, then finished ones newest first, and the rest are left out (each
+/// list keeps its order). Logged when it happens.
+fn fit_reports(lists: &mut [&mut Vec<pb::ApplicationReportProto>], budget: usize) {
+    let total = |lists: &[&mut Vec<pb::ApplicationReportProto>]| -> usize {
+        lists.iter().flat_map(|l| l.iter()).map(listed_len).sum()
+    };
+    if total(lists) <= budget {
+        return;
+    }
+    let mut cut = 0usize;
+    for report in lists.iter_mut().flat_map(|l| l.iter_mut()) {
+        let Some(d) = report.diagnostics.as_mut() else {
+            continue;
+        };
+        let chars = d.chars().count();
+        if chars > LISTED_DIAGNOSTICS_CHARS {
+            let tail: String = d.chars().skip(chars - LISTED_DIAGNOSTICS_CHARS).collect();
+            *d = format!(
+                "Diagnostics cut to their last {LISTED_DIAGNOSTICS_CHARS} of {chars} characters in this list:\n...{tail}"
+            );
+            cut += 1;
+        }
+    }
+    let after_cut = total(lists);
+    if after_cut <= budget {
+        warn!(
+            budget,
+            cut, "application list above the reply limit: diagnostics cut"
+        );
+        return;
+    }
+    // Which reports stay: unfinished first, then finished newest first.
+    let finished = |r: &pb::ApplicationReportProto| {
+        r.yarn_application_state.is_some_and(|s| {
+            [
+                pb::YarnApplicationStateProto::Finished,
+                pb::YarnApplicationStateProto::Failed,
+                pb::YarnApplicationStateProto::Killed,
+            ]
+            .iter()
+            .any(|f| *f as i32 == s)
+        })
+    };
+    let id = |r: &pb::ApplicationReportProto| {
+        r.application_id.as_ref().map_or((0, 0), |a| {
+            (a.cluster_timestamp.unwrap_or(0), a.id.unwrap_or(0))
+        })
+    };
+    // (finished, newest first, list, index): unfinished sort first.
+    type Rank = (bool, std::cmp::Reverse<(i64, i32)>, usize, usize);
+    let mut order: Vec<Rank> = Vec::new();
+    for (l, list) in lists.iter().enumerate() {
+        for (i, r) in list.iter().enumerate() {
+            order.push((finished(r), std::cmp::Reverse(id(r)), l, i));
+        }
+    }
+    order.sort();
+    let mut keep: Vec<Vec<bool>> = lists.iter().map(|l| vec![false; l.len()]).collect();
+    let mut used = 0usize;
+    for (_, _, l, i) in order {
+        let len = listed_len(&lists[l][i]);
+        if used + len <= budget {
+            used += len;
+            keep[l][i] = true;
+        }
+    }
+    let mut left_out = 0usize;
+    for (list, keep) in lists.iter_mut().zip(keep) {
+        let mut flags = keep.into_iter();
+        list.retain(|_| {
+            let kept = flags.next().unwrap_or(false);
+            left_out += usize::from(!kept);
+            kept
+        });
+    }
+    warn!(
+        budget,
+        cut,
+        left_out,
+        "application list above the reply limit: diagnostics cut, applications left out"
+    );
+}
+
+/// Every list of application reports in a queue's info and its children's.
+fn application_lists<'a>(
+    q: &'a mut pb::QueueInfoProto,
+    lists: &mut Vec<&'a mut Vec<pb::ApplicationReportProto>>,
+) {
+    lists.push(&mut q.applications);
+    for child in &mut q.child_queues {
+        application_lists(child, lists);
+    }
 }
 
 // ---- conversions of this protocol ------------------------------------------------
@@ -462,7 +607,16 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
             hi.map_or(u64::MAX, |h| h.max(0) as u64),
         )),
     };
+    let scope = match req
+        .scope
+        .and_then(|v| pb::ApplicationsRequestScopeProto::try_from(v).ok())
+    {
+        Some(pb::ApplicationsRequestScopeProto::Viewable) => AppScope::Viewable,
+        Some(pb::ApplicationsRequestScopeProto::Own) => AppScope::Own,
+        Some(pb::ApplicationsRequestScopeProto::All) | None => AppScope::All,
+    };
     AppFilter {
+        scope,
         states: req
             .application_states
             .iter()
@@ -525,6 +679,75 @@ fn submission_from_pb(
 mod tests {
     use super::*;
 
+    fn report(
+        id: i32,
+        state: pb::YarnApplicationStateProto,
+        diag_chars: usize,
+    ) -> pb::ApplicationReportProto {
+        pb::ApplicationReportProto {
+            application_id: Some(pb::ApplicationIdProto {
+                id: Some(id),
+                cluster_timestamp: Some(1),
+            }),
+            yarn_application_state: Some(state as i32),
+            diagnostics: Some("d".repeat(diag_chars)),
+            name: Some(format!("app-{id}")),
+            ..Default::default()
+        }
+    }
+
+    fn ids(list: &[pb::ApplicationReportProto]) -> Vec<i32> {
+        list.iter()
+            .filter_map(|r| r.application_id.and_then(|a| a.id))
+            .collect()
+    }
+
+    /// Reports that fit are left alone; when they do not, long diagnostics
+    /// are cut first.
+    #[test]
+    fn a_list_over_the_reply_limit_cuts_diagnostics_first() {
+        use pb::YarnApplicationStateProto::{Killed, Running};
+        let mut small: Vec<_> = (1..=3).map(|i| report(i, Running, 10)).collect();
+        let before = small.clone();
+        fit_reports(&mut [&mut small], 1 << 20);
+        assert_eq!(small, before);
+
+        let mut big: Vec<_> = (1..=6).map(|i| report(i, Killed, 65_536)).collect();
+        let budget = 128 * 1024;
+        fit_reports(&mut [&mut big], budget);
+        assert_eq!(ids(&big), [1, 2, 3, 4, 5, 6]);
+        let listed: usize = big.iter().map(listed_len).sum();
+        assert!(listed <= budget, "{listed}");
+        let d = big[0].diagnostics.clone().unwrap_or_default();
+        assert!(
+            d.starts_with("Diagnostics cut to their last 1024 of 65536 characters in this list:"),
+            "{}",
+            &d[..80]
+        );
+        assert!(d.ends_with(&"d".repeat(1024)));
+    }
+
+    /// When cutting diagnostics is not enough, unfinished applications stay,
+    /// then the newest finished ones, and every list keeps its order.
+    #[test]
+    fn a_list_still_over_the_limit_keeps_running_and_newest_applications() {
+        use pb::YarnApplicationStateProto::{Finished, Running};
+        let mut list: Vec<_> = (1..=100)
+            .map(|i| {
+                let mut r = report(i, if i % 10 == 0 { Running } else { Finished }, 0);
+                r.name = Some("n".repeat(1000));
+                r
+            })
+            .collect();
+        let one = listed_len(&list[0]);
+        fit_reports(&mut [&mut list], one * 15);
+        // The ten running ones, then the five newest finished ones.
+        assert_eq!(
+            ids(&list),
+            [10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 96, 97, 98, 99, 100]
+        );
+    }
+
     fn close(a: Option<f32>, b: f32) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-4)
     }
@@ -543,7 +766,13 @@ mod tests {
         let (s, running, waiting) = crate::state::test_support::two_etl_apps();
         let info = |name: &str, apps: bool, children: bool, recursive: bool| {
             let q = s
-                .queue_info(name, apps, children, recursive)
+                .queue_info(
+                    name,
+                    apps,
+                    children,
+                    recursive,
+                    &crate::access::Caller::user("alice"),
+                )
                 .unwrap_or_else(|| panic!("no queue {name}"));
             queue_info_to_pb(&q)
         };

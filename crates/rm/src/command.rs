@@ -62,6 +62,7 @@ pub enum Command {
     RefreshQueues(RefreshQueues),
     RefreshNodes(RefreshNodes),
     RefreshAdminAcls(RefreshAdminAcls),
+    RefreshClusterMaxPriority(RefreshClusterMaxPriority),
     UpdateNodeResources(UpdateNodeResources),
     // Time
     Tick(Tick),
@@ -80,9 +81,10 @@ impl Command {
     /// and report their containers after a restart, and AMs re-register and
     /// send their whole request table again (as Hadoop's AMRMClient does on
     /// resync), so heartbeats and allocate calls need not be kept; queues,
-    /// host lists, the admin ACL and node resources are read from the
-    /// configuration files at start; ticks are the passage of time. Some of
-    /// them can still end an attempt or an application as a consequence (a
+    /// host lists, the admin ACL, the cluster's maximum priority and node
+    /// resources are read from the configuration files at start (and re-read
+    /// on refreshes); ticks are the passage of time. Some of them can still
+    /// end an attempt or an application as a consequence (a
     /// heartbeat reporting that an AM container exited, a tick expiring a
     /// silent AM): a store that keeps attempt outcomes records those as
     /// changes of the state, not by keeping these commands.
@@ -103,6 +105,7 @@ impl Command {
             | Command::RefreshQueues(_)
             | Command::RefreshNodes(_)
             | Command::RefreshAdminAcls(_)
+            | Command::RefreshClusterMaxPriority(_)
             | Command::UpdateNodeResources(_)
             | Command::Tick(_) => false,
         }
@@ -124,6 +127,7 @@ impl Command {
             Command::RefreshQueues(_) => "RefreshQueues",
             Command::RefreshNodes(_) => "RefreshNodes",
             Command::RefreshAdminAcls(_) => "RefreshAdminAcls",
+            Command::RefreshClusterMaxPriority(_) => "RefreshClusterMaxPriority",
             Command::UpdateNodeResources(_) => "UpdateNodeResources",
             Command::Tick(_) => "Tick",
             Command::AmLaunched(_) => "AmLaunched",
@@ -149,6 +153,7 @@ pub enum Reply {
     RefreshQueues(Result<(), Refusal>),
     RefreshNodes,
     RefreshAdminAcls,
+    RefreshClusterMaxPriority,
     UpdateNodeResources(Result<(), Refusal>),
     Tick,
     AmLaunched,
@@ -214,6 +219,7 @@ request!(UnregisterNode => bool);
 request!(RefreshQueues => Result<(), Refusal>);
 request!(RefreshNodes => ());
 request!(RefreshAdminAcls => ());
+request!(RefreshClusterMaxPriority => ());
 request!(UpdateNodeResources => Result<(), Refusal>);
 request!(Tick => ());
 request!(AmLaunched => ());
@@ -238,12 +244,13 @@ pub struct SubmitApplication {
     pub groups: Vec<String>,
 }
 
-/// `forceKillApplication` by `user`, with the reason the client gave.
-/// Answers whether the kill is complete.
+/// `forceKillApplication` by `user` (with `groups`, for ACLs), with the
+/// reason the client gave. Answers whether the kill is complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KillApplication {
     pub app: ApplicationId,
     pub user: String,
+    pub groups: Vec<String>,
     pub reason: Option<String>,
 }
 
@@ -288,10 +295,13 @@ pub struct FinishApplicationMaster {
 
 // ---- ResourceTracker ----------------------------------------------------------
 
-/// `registerNodeManager`, with the node's rack already resolved.
+/// `registerNodeManager`, with the node's rack already resolved, the
+/// containers the node still holds and the applications it runs.
 #[derive(Debug, Clone)]
 pub struct RegisterNode {
     pub registration: Registration,
+    pub containers: Vec<ContainerStatus>,
+    pub running_apps: Vec<ApplicationId>,
 }
 
 /// The answer to a registration.
@@ -350,6 +360,13 @@ pub struct RefreshNodes {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefreshAdminAcls {
     pub acl: Acl,
+}
+
+/// `refreshClusterMaxPriority`, with `yarn.cluster.max-application-priority`
+/// as re-read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefreshClusterMaxPriority {
+    pub max_priority: i32,
 }
 
 /// `updateNodeResource`: new capabilities for active nodes.

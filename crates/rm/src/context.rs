@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use spindle_common::resource::Resource;
 use spindle_scheduler::SchedulerKind;
 
+use crate::access::Caller;
+use crate::acl::GroupCache;
 use crate::core::CoreHandle;
 use crate::topology::Topology;
 
@@ -24,4 +26,29 @@ pub struct RmContext {
     pub scheduler_kind: SchedulerKind,
     /// Rack resolution for registering NodeManagers.
     pub topology: Topology,
+    /// `yarn.acl.enable`, read at start-up (the state decides with it; the
+    /// handlers only need to know whether callers' groups matter).
+    pub acl_enabled: bool,
+    /// Users' groups, for ACLs.
+    pub groups: GroupCache,
+    /// The user the RM runs as, always an administrator (see
+    /// [`crate::acl::admin_acl`]).
+    pub daemon_user: Option<String>,
+    /// The most a reply listing applications may carry, encoded (from
+    /// `ipc.maximum.response.length`; `None`: no bound).
+    pub max_reply_bytes: Option<usize>,
+}
+
+impl RmContext {
+    /// The caller of a client-protocol method, with its groups when ACLs
+    /// are checked (looking them up starts a process; without ACLs nothing
+    /// needs them).
+    pub async fn caller(&self, user: &str) -> Caller {
+        let groups = if self.acl_enabled {
+            self.groups.groups(user).await
+        } else {
+            Vec::new()
+        };
+        Caller::new(user, groups)
+    }
 }

@@ -17,6 +17,7 @@ use spindle_ipc::{class, RpcError};
 use crate::cluster::nodes::{Health, NodeState};
 use crate::core::CoreStopped;
 use crate::launch::{AmLaunchContext, AppAccess};
+use crate::limits::{LaunchSizes, LimitExceeded};
 use crate::refusal::Refusal;
 use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
 
@@ -75,9 +76,17 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
             "{}: User {user} does not have permission to submit {app} to queue {queue}",
             class::ACCESS_CONTROL
         )),
-        Refusal::ModifyAccessDenied { user, app } => RpcError::yarn(format!(
-            "{}: User {user} cannot perform operation MODIFY_APP on {app}",
-            class::ACCESS_CONTROL
+        // ClientRMService wraps a java.security.AccessControlException (not
+        // Hadoop's own) in a YarnException; the CLI prints both.
+        Refusal::AppAccessDenied { user, access, app } => RpcError::yarn(format!(
+            "java.security.AccessControlException: User {user} cannot perform operation {} on {app}",
+            access.name()
+        )),
+        Refusal::AppViewDenied { user, app } => RpcError::yarn(format!(
+            "User {user} does not have privilege to see this application {app}"
+        )),
+        Refusal::AttemptViewDenied { user, attempt } => RpcError::yarn(format!(
+            "User {user} does not have privilege to see this attempt {attempt}"
         )),
         Refusal::PriorityUpdateInState(state) => RpcError::yarn(format!(
             "Application in {state} state cannot update priority."
@@ -126,10 +135,47 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
                 names.join(", ")
             ))
         }
+        Refusal::LimitExceeded { app, what } => limit_to_rpc(app, what),
         Refusal::AdminAccessDenied { user, operation } => RpcError::new(
             class::ACCESS_CONTROL,
             format!("User {user} doesn't have permission to call '{operation}'"),
         ),
+    }
+}
+
+/// Hadoop's tag refusals are IllegalArgumentExceptions wrapped in a
+/// YarnException (`RPCUtil.getRemoteException`); Spindle's own limits are
+/// YarnExceptions naming the field, its size and the limit.
+fn limit_to_rpc(app: Option<ApplicationId>, what: LimitExceeded) -> RpcError {
+    let illegal = |m: String| RpcError::yarn(format!("{}: {m}", class::ILLEGAL_ARGUMENT));
+    match what {
+        LimitExceeded::TooManyTags { max } => illegal(format!(
+            "Too many applicationTags, a maximum of only {max} are allowed!"
+        )),
+        LimitExceeded::TagTooLong { tag, max } => illegal(format!(
+            "Tag {tag} is too long, maximum allowed length of a tag is {max}"
+        )),
+        LimitExceeded::TagNotAscii { tag } => illegal(format!(
+            "A tag can only have ASCII characters! Invalid tag - {tag}"
+        )),
+        LimitExceeded::TokensConfTooLarge { max, actual } => RpcError::yarn(format!(
+            "Exceed yarn.resourcemanager.delegation-token.max-conf-size-bytes = {max} bytes, \
+             current conf size = {actual} bytes."
+        )),
+        LimitExceeded::Field {
+            field,
+            unit,
+            max,
+            actual,
+        } => {
+            let subject = match app {
+                Some(app) => format!("Application {app} refused"),
+                None => "Refused".to_string(),
+            };
+            RpcError::yarn(format!(
+                "{subject}: its {field} has {actual} {unit}, more than the {max} allowed"
+            ))
+        }
     }
 }
 
@@ -274,20 +320,40 @@ pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
             0.0
         }
     };
-    let usage = pb::ApplicationResourceUsageReportProto {
-        num_used_containers: Some(r.used_containers),
-        num_reserved_containers: Some(0),
-        used_resources: Some(resource_to_pb(r.used)),
-        reserved_resources: Some(resource_to_pb(Resource::default())),
-        needed_resources: Some(resource_to_pb(Resource::default())),
-        memory_seconds: Some(0),
-        vcore_seconds: Some(0),
-        queue_usage_percentage: Some(0.0),
-        cluster_usage_percentage: Some(pct(r.used.memory_mb, r.cluster_capability.memory_mb)),
-        preempted_memory_seconds: Some(0),
-        preempted_vcore_seconds: Some(0),
-        application_resource_usage_map: Vec::new(),
-        application_preempted_resource_usage_map: Vec::new(),
+    let usage = if r.viewable {
+        pb::ApplicationResourceUsageReportProto {
+            num_used_containers: Some(r.used_containers),
+            num_reserved_containers: Some(0),
+            used_resources: Some(resource_to_pb(r.used)),
+            reserved_resources: Some(resource_to_pb(Resource::default())),
+            needed_resources: Some(resource_to_pb(Resource::default())),
+            memory_seconds: Some(0),
+            vcore_seconds: Some(0),
+            queue_usage_percentage: Some(0.0),
+            cluster_usage_percentage: Some(pct(r.used.memory_mb, r.cluster_capability.memory_mb)),
+            preempted_memory_seconds: Some(0),
+            preempted_vcore_seconds: Some(0),
+            application_resource_usage_map: Vec::new(),
+            application_preempted_resource_usage_map: Vec::new(),
+        }
+    } else {
+        // RMServerUtils.DUMMY_APPLICATION_RESOURCE_USAGE_REPORT.
+        let unknown = Resource::new(-1, -1);
+        pb::ApplicationResourceUsageReportProto {
+            num_used_containers: Some(-1),
+            num_reserved_containers: Some(-1),
+            used_resources: Some(resource_to_pb(unknown)),
+            reserved_resources: Some(resource_to_pb(unknown)),
+            needed_resources: Some(resource_to_pb(unknown)),
+            memory_seconds: Some(0),
+            vcore_seconds: Some(0),
+            queue_usage_percentage: Some(0.0),
+            cluster_usage_percentage: Some(0.0),
+            preempted_memory_seconds: Some(0),
+            preempted_vcore_seconds: Some(0),
+            application_resource_usage_map: Vec::new(),
+            application_preempted_resource_usage_map: Vec::new(),
+        }
     };
     let tracking = if a.tracking_url.is_empty() {
         "N/A".to_string()
@@ -381,6 +447,12 @@ fn access_to_pb(a: AppAccess) -> pb::ApplicationAccessTypeProto {
 /// A submitted launch context: what the RM reads or changes taken out, the
 /// rest kept encoded.
 pub fn launch_context_from_pb(mut clc: pb::ContainerLaunchContextProto) -> AmLaunchContext {
+    let sizes = LaunchSizes {
+        command_bytes: clc.command.iter().map(String::len).sum(),
+        local_resources: clc.local_resources.len(),
+        tokens_conf_bytes: clc.tokens_conf.as_ref().map_or(0, Vec::len),
+        encoded_bytes: clc.encoded_len(),
+    };
     let environment = std::mem::take(&mut clc.environment)
         .into_iter()
         .map(|e| (e.key.unwrap_or_default(), e.value.unwrap_or_default()))
@@ -398,6 +470,7 @@ pub fn launch_context_from_pb(mut clc: pb::ContainerLaunchContextProto) -> AmLau
         tokens,
         acls,
         forwarded: clc.encode_to_vec(),
+        sizes,
     }
 }
 

@@ -4,6 +4,7 @@ use spindle_common::states::{AppState, AttemptState};
 use spindle_scheduler::SchedulerError;
 
 use super::*;
+use crate::launch::AppAccess;
 
 #[test]
 fn missing_or_bad_ids_raise_the_java_exceptions_clients_expect() {
@@ -130,13 +131,34 @@ fn refusals_raise_hadoops_exceptions_with_hadoops_messages() {
                 .into(),
         ),
         (
-            Refusal::ModifyAccessDenied {
+            Refusal::AppAccessDenied {
+                user: "mallory".into(),
+                access: AppAccess::Modify,
+                app,
+            },
+            class::YARN,
+            "java.security.AccessControlException: User mallory cannot perform \
+             operation MODIFY_APP on application_1700000000000_0007"
+                .into(),
+        ),
+        (
+            Refusal::AppViewDenied {
                 user: "mallory".into(),
                 app,
             },
             class::YARN,
-            "org.apache.hadoop.security.AccessControlException: User mallory cannot perform \
-             operation MODIFY_APP on application_1700000000000_0007"
+            "User mallory does not have privilege to see this application \
+             application_1700000000000_0007"
+                .into(),
+        ),
+        (
+            Refusal::AttemptViewDenied {
+                user: "mallory".into(),
+                attempt,
+            },
+            class::YARN,
+            "User mallory does not have privilege to see this attempt \
+             appattempt_1700000000000_0007_000002"
                 .into(),
         ),
         (

@@ -4,11 +4,23 @@
 use spindle_common::ids::{ApplicationAttemptId, NodeId};
 use spindle_common::security::Token;
 
+use crate::limits::LaunchSizes;
+
 /// Who an application ACL entry is for (`ApplicationAccessType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AppAccess {
     View,
     Modify,
+}
+
+impl AppAccess {
+    /// Hadoop's name for it (`ApplicationAccessType.name()`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppAccess::View => "VIEW_APP",
+            AppAccess::Modify => "MODIFY_APP",
+        }
+    }
 }
 
 /// The AM container's launch context, as the client submitted it.
@@ -31,6 +43,8 @@ pub struct AmLaunchContext {
     /// The rest of the launch context, encoded (`ContainerLaunchContextProto`
     /// without environment, tokens and ACLs).
     pub forwarded: Vec<u8>,
+    /// How large its parts were as submitted, for the RM's limits.
+    pub sizes: LaunchSizes,
 }
 
 impl AmLaunchContext {

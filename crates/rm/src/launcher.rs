@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::text::escaped;
 use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::container_management::START_CONTAINERS;
 use spindle_ipc::{protocols, yarn_conf, ProxyConfig, RpcProxy};
@@ -76,11 +77,11 @@ impl Launcher {
                         };
                         let _ = match result {
                             Ok(()) => {
-                                debug!(%attempt, %node, "AM container started");
+                                debug!(%attempt, node = %escaped(&node.to_string()), "AM container started");
                                 core.call(AmLaunched { attempt }).await
                             }
                             Err(reason) => {
-                                warn!(%attempt, %node, %reason, "AM launch failed");
+                                warn!(%attempt, node = %escaped(&node.to_string()), reason = %escaped(&reason), "AM launch failed");
                                 core.call(AmLaunchFailed { attempt, reason }).await
                             }
                         };

@@ -6,11 +6,13 @@
 //!   protocol handlers use to send commands and ask queries; [`time`]: the clocks;
 //! - [`cluster`]: the node table and the scheduler core, kept in step;
 //! - [`apps`], [`attempts`], [`keys`], [`hosts`], [`acl`], [`queue_files`]: the
-//!   state's parts, pure domain logic with time passed in;
+//!   state's parts, pure domain logic with time passed in; [`access`]: who may
+//!   do what to an application, decided in one place;
 //! - [`client_service`], [`ams_service`], [`tracker_service`], [`admin_service`]:
 //!   the four protocols, one named handler per method, converting with
 //!   [`convert`]; [`launcher`]: the effects that need the network.
 
+pub mod access;
 pub mod acl;
 pub mod admin_service;
 pub mod amrm;
@@ -27,6 +29,7 @@ pub mod hosts;
 pub mod keys;
 pub mod launch;
 pub mod launcher;
+pub mod limits;
 pub mod queue_admission;
 pub mod queue_files;
 pub mod refusal;
@@ -49,7 +52,7 @@ use spindle_scheduler::{
 };
 use tracing::info;
 
-use crate::acl::Acl;
+use crate::acl::GroupCache;
 use crate::apps::AppTable;
 use crate::cluster::nodes::{NodeConfig, NodeTable};
 use crate::cluster::Cluster;
@@ -206,11 +209,22 @@ fn placement_settings(
 }
 
 /// `yarn.cluster.max-application-priority`: the highest application
-/// priority (default 0), read once at start-up as Hadoop's scheduler does.
-fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
+/// priority (default 0), read at start-up and by `refreshClusterMaxPriority`.
+pub(crate) fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
     let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
     let v = conf.get_i64(key)?;
     i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
+}
+
+/// The most a reply listing applications may carry: the client's
+/// `ipc.maximum.response.length` (Hadoop's default 128 MiB; 0 turns the
+/// client's check off, and this bound with it) less 1 MiB for the RPC
+/// header and the reply's other fields. The RM reads the key from its own
+/// configuration, which clients share unless they set their own.
+fn max_reply_bytes(conf: &Configuration) -> Result<Option<usize>, RmError> {
+    let key = "ipc.maximum.response.length";
+    let v = conf.get_i64(key)?;
+    Ok((v > 0).then(|| (v as usize).saturating_sub(1 << 20).max(v as usize / 2)))
 }
 
 /// The server settings Hadoop's and Spindle's `ipc.*` keys describe
@@ -274,7 +288,17 @@ impl ResourceManager {
         let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
         let acl_enabled = conf.get_bool("yarn.acl.enable")?;
         let max_application_priority = max_application_priority(conf)?;
-        let admin_acl = Acl::parse(&conf.get("yarn.admin.acl").unwrap_or_else(|| "*".into()));
+        let limits = limits::Limits::from_conf(conf)?;
+        let max_reply_bytes = max_reply_bytes(conf)?;
+        let daemon_user = acl::daemon_user().await;
+        let admin_acl = acl::admin_acl(
+            conf.get("yarn.admin.acl").as_deref(),
+            daemon_user.as_deref(),
+        );
+        let groups_ttl = Duration::from_secs(
+            conf.get_i64(spindle_common::conf::keys::HADOOP_SECURITY_GROUPS_CACHE_SECS)?
+                .max(0) as u64,
+        );
         // AM containers are started through the NMProxy settings; a bad one stops start-up.
         let launcher = launcher::Launcher::new(conf)?;
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
@@ -330,6 +354,10 @@ impl ResourceManager {
             max_allocation,
             scheduler_kind,
             topology,
+            acl_enabled,
+            groups: GroupCache::new(groups_ttl),
+            daemon_user,
+            max_reply_bytes,
         });
 
         let bind_key = "yarn.resourcemanager.bind-host";
@@ -409,10 +437,12 @@ impl ResourceManager {
                 acl_enabled,
                 max_application_priority,
                 am_expiry_ms,
+                limits: limits.clone(),
                 ..Settings::new(cluster_ts)
             },
             Cluster::new(nodes, scheduler),
-            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts),
+            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts)
+                .with_limits(limits),
             queue_file,
             admin_acl,
             TokenIssuer::new(

@@ -1,6 +1,7 @@
-//! What the RM checks about a queue when an application is submitted:
-//! submit ACLs, stopped queues, `maximum-applications`, and the name an
-//! application report shows. Placement itself is in [`crate::queue_files`].
+//! What the RM checks about a queue: submit and administer ACLs (the rules
+//! that use them are in [`crate::access`]), stopped queues,
+//! `maximum-applications`, and the name an application report shows.
+//! Placement itself is in [`crate::queue_files`].
 
 use spindle_scheduler::{QueueConfig, QueueRunState, SchedulerKind};
 
@@ -24,11 +25,53 @@ impl QueueFile {
     /// allow everyone at the root and nobody below it, as in Hadoop.
     /// Leaves created on demand inherit their parent's.
     pub fn may_submit(&self, path: &str, user: &str, groups: &[String]) -> bool {
+        let (submit, administer) = self.user_acls(path, user, groups);
+        submit || administer
+    }
+
+    /// Whether `user` administers the queue at `path`: its own or an
+    /// ancestor's `acl_administer_queue` lets the user in (unset: everyone
+    /// at the root, nobody below, as in Hadoop).
+    pub fn may_administer(&self, path: &str, user: &str, groups: &[String]) -> bool {
+        self.chain_allows(path, user, groups, |q| &q.acl_administer_queue)
+    }
+
+    /// Whether `user` administers the queue of an application whose report
+    /// shows `shown` (`QueueACLsManager.checkAccess` with ADMINISTER_QUEUE).
+    /// A queue that no longer exists: the capacity and FIFO schedulers let
+    /// everyone through (Hadoop keeps applications of removed queues
+    /// viewable), the fair scheduler nobody.
+    pub fn may_administer_app(&self, shown: &str, user: &str, groups: &[String]) -> bool {
+        match self.tree.resolve_leaf(shown) {
+            Some(path) => self.may_administer(&path, user, groups),
+            None => self.tree.kind != SchedulerKind::Fair,
+        }
+    }
+
+    /// The rights `user` has on the queue at `path`, as
+    /// `getQueueUserAcls` reports them: submitting (its own or an
+    /// ancestor's submit ACL) and administering (likewise with the
+    /// administer ACL), each chain on its own, as the schedulers'
+    /// `hasAccess` walks them.
+    pub fn user_acls(&self, path: &str, user: &str, groups: &[String]) -> (bool, bool) {
+        (
+            self.chain_allows(path, user, groups, |q| &q.acl_submit_applications),
+            self.may_administer(path, user, groups),
+        )
+    }
+
+    /// Whether the ACL `pick` chooses, on `path` or a queue above it, lets
+    /// `user` in; unset ACLs are `*` at the root and nobody below.
+    fn chain_allows(
+        &self,
+        path: &str,
+        user: &str,
+        groups: &[String],
+        pick: impl Fn(&QueueConfig) -> &Option<String>,
+    ) -> bool {
         self.lineage(path).iter().any(|(p, q)| {
             let default = if p == "root" { "*" } else { " " };
-            [&q.acl_submit_applications, &q.acl_administer_queue]
-                .iter()
-                .any(|acl| Acl::parse(acl.as_deref().unwrap_or(default)).allows(user, groups))
+            Acl::parse(pick(q).as_deref().unwrap_or(default)).allows(user, groups)
         })
     }
 
@@ -146,6 +189,20 @@ mod tests {
         // With the root's ACL unset, everyone may submit everywhere.
         let open = queues(&[("root.queues", "a"), ("root.a.capacity", "100")]);
         assert!(open.may_submit("root.a", "anyone", &[]));
+    }
+
+    #[test]
+    fn administer_acls_are_inherited_and_reported_apart_from_submit() {
+        let q = tree();
+        assert!(q.may_administer("root.ops", "carol", &[]));
+        assert!(!q.may_administer("root.eng.etl", "carol", &[]));
+        assert!(q.may_administer_app("ops", "carol", &[]));
+        assert_eq!(q.user_acls("root.eng.etl", "alice", &[]), (true, false));
+        assert_eq!(q.user_acls("root.ops", "carol", &[]), (false, true));
+        // A queue that is gone: the capacity scheduler lets everyone through.
+        assert!(q.may_administer_app("gone", "mallory", &[]));
+        let open = queues(&[("root.queues", "a"), ("root.a.capacity", "100")]);
+        assert_eq!(open.user_acls("root.a", "anyone", &[]), (true, true));
     }
 
     #[test]

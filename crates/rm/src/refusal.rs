@@ -11,6 +11,9 @@ use spindle_common::resource::Resource;
 use spindle_common::states::{AppState, AttemptState};
 use spindle_scheduler::SchedulerError;
 
+use crate::launch::AppAccess;
+use crate::limits::LimitExceeded;
+
 /// A refused command or an unanswerable query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
@@ -39,8 +42,21 @@ pub enum Refusal {
         app: ApplicationId,
         queue: String,
     },
-    /// The user may not modify the application (`yarn.acl.enable`).
-    ModifyAccessDenied { user: String, app: ApplicationId },
+    /// The caller lacks `access` to the application (`yarn.acl.enable`; see
+    /// [`crate::access`]): a kill or priority change without MODIFY_APP.
+    AppAccessDenied {
+        user: String,
+        access: AppAccess,
+        app: ApplicationId,
+    },
+    /// The caller may not see the application's attempts or containers
+    /// (no VIEW_APP).
+    AppViewDenied { user: String, app: ApplicationId },
+    /// The caller may not see the attempt's report (no VIEW_APP).
+    AttemptViewDenied {
+        user: String,
+        attempt: ApplicationAttemptId,
+    },
     /// `updateApplicationPriority` of an application that is neither
     /// ACCEPTED nor RUNNING (nor finished).
     PriorityUpdateInState(AppState),
@@ -71,6 +87,12 @@ pub enum Refusal {
     },
     /// `updateNodeResource` named nodes that are not active.
     NodesNotRunning(Vec<NodeId>),
+    /// A submission (`app`) or an AM call with a field past its bound (see
+    /// [`crate::limits`]).
+    LimitExceeded {
+        app: Option<ApplicationId>,
+        what: LimitExceeded,
+    },
     /// The caller is not in `yarn.admin.acl`.
     AdminAccessDenied { user: String, operation: String },
 }

@@ -30,6 +30,11 @@ pub struct AppReport {
     /// application whose attempt is LAUNCHED (how Hadoop's
     /// UnmanagedAMLauncher obtains it).
     pub amrm_token: Option<Token>,
+    /// Whether the caller has VIEW_APP. When not, the state has already
+    /// blanked what Hadoop hides (host, RPC port, tracking URL, diagnostics,
+    /// attempt, progress; `used_containers` and `used` are -1) and the usage
+    /// report is Hadoop's dummy one (every figure -1).
+    pub viewable: bool,
 }
 
 /// An attempt as `getApplicationAttemptReport` shows it.

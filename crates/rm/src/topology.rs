@@ -47,6 +47,7 @@ use spindle_common::conf::keys::{
     NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL, NET_TOPOLOGY_SCRIPT_FILE_NAME,
 };
 use spindle_common::conf::Configuration;
+use spindle_common::text::escaped;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tracing::{debug, warn};
 
@@ -345,7 +346,11 @@ fn normalize_rack(raw: &str) -> Option<String> {
 /// [`normalize_rack`], falling back to [`DEFAULT_RACK`] with a warning.
 fn rack_or_default(host: &str, raw: &str, source: &dyn std::fmt::Display) -> String {
     normalize_rack(raw).unwrap_or_else(|| {
-        warn!("{source} gave host {host} the invalid rack '{raw}'; using {DEFAULT_RACK}");
+        warn!(
+            "{source} gave host {} the invalid rack '{}'; using {DEFAULT_RACK}",
+            escaped(host),
+            escaped(raw)
+        );
         DEFAULT_RACK.to_string()
     })
 }
@@ -367,9 +372,10 @@ impl ScriptMapping {
                 }
                 Err(problem) => {
                     warn!(
-                        "topology script {} failed for {}: {problem}; using {DEFAULT_RACK} for them",
+                        "topology script {} failed for {}: {}; using {DEFAULT_RACK} for them",
                         self.program.display(),
-                        batch.join(" ")
+                        escaped(&batch.join(" ")),
+                        escaped(&problem.to_string())
                     );
                     answers.extend(batch.iter().map(|_| None));
                 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
@@ -48,7 +49,24 @@ async fn register_node_manager(
         health,
     };
     let capability = registration.capability;
-    let outcome = ctx.core.call(RegisterNode { registration }).await?;
+    let containers = req
+        .container_statuses
+        .iter()
+        .filter_map(registered_container_from_pb)
+        .collect();
+    let running_apps = req
+        .running_applications
+        .iter()
+        .map(spindle_common::proto::app_id_from_pb)
+        .collect();
+    let outcome = ctx
+        .core
+        .call(RegisterNode {
+            registration,
+            containers,
+            running_apps,
+        })
+        .await?;
     let mut resp = pb::RegisterNodeManagerResponseProto {
         rm_identifier: Some(ctx.cluster_ts),
         rm_version: Some(ctx.rm_version.clone()),
@@ -56,13 +74,13 @@ async fn register_node_manager(
     };
     match outcome {
         NodeRegistration::Accepted(keys) => {
-            info!(node = %id, %capability, "NodeManager registered");
+            info!(node = %escaped(&id.to_string()), %capability, "NodeManager registered");
             resp.node_action = Some(pb::NodeActionProto::Normal as i32);
             resp.container_token_master_key = Some(keys.container_token.to_proto());
             resp.nm_token_master_key = Some(keys.nm_token.to_proto());
         }
         NodeRegistration::Rejected(msg) => {
-            info!(node = %id, %msg, "NodeManager registration refused");
+            info!(node = %escaped(&id.to_string()), msg = %escaped(&msg), "NodeManager registration refused");
             resp.node_action = Some(pb::NodeActionProto::Shutdown as i32);
             resp.diagnostics_message = Some(msg);
         }
@@ -88,7 +106,7 @@ async fn unregister_node_manager(
     let node = node_id_from_pb(req.node_id.as_ref())?;
     let known = ctx.core.call(UnregisterNode { node: node.clone() }).await?;
     if known {
-        info!(%node, "NodeManager unregistered; now SHUTDOWN");
+        info!(node = %escaped(&node.to_string()), "NodeManager unregistered; now SHUTDOWN");
     }
     Ok(pb::UnRegisterNodeManagerResponseProto {})
 }
@@ -125,6 +143,7 @@ fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat
             complete: state == Some(pb::ContainerStateProto::CComplete),
             exit_status: st.exit_status.unwrap_or(-1000),
             diagnostics: st.diagnostics.clone().unwrap_or_default(),
+            resource: resource_from_pb(st.capability.as_ref()),
         });
     }
     Ok(NodeHeartbeat {
@@ -140,6 +159,26 @@ fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat
             .last_known_container_token_master_key
             .and_then(|k| k.key_id),
         known_nm_token_key: req.last_known_nm_token_master_key.and_then(|k| k.key_id),
+    })
+}
+
+/// A container a registering node still holds (one whose id cannot be read
+/// is left out).
+fn registered_container_from_pb(st: &pb::NmContainerStatusProto) -> Option<ContainerStatus> {
+    let container = st
+        .container_id
+        .as_ref()
+        .and_then(|c| container_id_from_pb(c).ok())?;
+    let state = st
+        .container_state
+        .and_then(|v| pb::ContainerStateProto::try_from(v).ok());
+    Some(ContainerStatus {
+        container,
+        running: state == Some(pb::ContainerStateProto::CRunning),
+        complete: state == Some(pb::ContainerStateProto::CComplete),
+        exit_status: st.container_exit_status.unwrap_or(-1000),
+        diagnostics: st.diagnostics.clone().unwrap_or_default(),
+        resource: resource_from_pb(st.resource.as_ref()),
     })
 }
 

@@ -11,7 +11,7 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit};
+use common::{report, submit, write_yarn_site};
 use spindle_common::proto::app_id_to_pb;
 
 async fn start_rm(max_priority: &str) -> ResourceManager {
@@ -80,5 +80,81 @@ async fn update_application_priority_answers_the_effective_priority() {
         err.remote_class(),
         Some("org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"),
         "{err}"
+    );
+}
+
+/// `yarn rmadmin -refreshClusterMaxPriority` re-reads
+/// `yarn.cluster.max-application-priority` from yarn-site.xml and applies it
+/// to later submissions and priority updates (as Hadoop's
+/// `setClusterMaxPriority`); a value that is not an int is refused and the
+/// old maximum stays.
+#[tokio::test]
+async fn refresh_cluster_max_priority_applies_the_new_maximum() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_yarn_site(
+        dir.path(),
+        &[("yarn.cluster.max-application-priority", "2")],
+    );
+    let conf = Configuration::load(Some(dir.path())).expect("configuration");
+    let rm = ResourceManager::start(&conf, Some(dir.path().to_path_buf()))
+        .await
+        .expect("RM starts");
+    let client = IpcClient::connect(
+        &rm.addresses().client.to_string(),
+        ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
+    )
+    .await
+    .expect("client connection");
+    let admin = IpcClient::connect(
+        &rm.addresses().admin.to_string(),
+        ClientOptions::new("alice", protocols::RESOURCE_MANAGER_ADMINISTRATION),
+    )
+    .await
+    .expect("admin connection");
+    let refresh = || async {
+        admin
+            .call::<_, pb::RefreshClusterMaxPriorityResponseProto>(
+                "refreshClusterMaxPriority",
+                &pb::RefreshClusterMaxPriorityRequestProto::default(),
+            )
+            .await
+    };
+    let id = submit(&client, false).await;
+    let effective = |resp: pb::UpdateApplicationPriorityResponseProto| {
+        resp.application_priority.and_then(|p| p.priority)
+    };
+    assert_eq!(
+        update(&client, id, 7).await.map(effective).ok(),
+        Some(Some(2))
+    );
+
+    write_yarn_site(
+        dir.path(),
+        &[("yarn.cluster.max-application-priority", "10")],
+    );
+    refresh().await.expect("refreshClusterMaxPriority");
+    assert_eq!(
+        update(&client, id, 7).await.map(effective).ok(),
+        Some(Some(7))
+    );
+    assert_eq!(reported_priority(&client, id).await, Some(7));
+    assert_eq!(
+        update(&client, id, 50).await.map(effective).ok(),
+        Some(Some(10))
+    );
+
+    write_yarn_site(
+        dir.path(),
+        &[("yarn.cluster.max-application-priority", "lots")],
+    );
+    let err = refresh().await.expect_err("a bad value is refused");
+    assert!(
+        err.to_string()
+            .contains("yarn.cluster.max-application-priority"),
+        "{err}"
+    );
+    assert_eq!(
+        update(&client, id, 50).await.map(effective).ok(),
+        Some(Some(10))
     );
 }

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
 use spindle_scheduler::{
     ContainerExit, Decisions, Input, NodeUpdate, ResourceAsk, Scheduler, SchedulerError,
 };
@@ -201,10 +202,10 @@ impl Cluster {
     pub fn expire(&mut self, now_ms: u64) -> (Expired, Decisions) {
         let expired = self.nodes.expire(now_ms);
         for id in &expired.lost {
-            warn!(node = %id, "node expired: no heartbeat within the liveness interval; now LOST");
+            warn!(node = %escaped(&id.to_string()), "node expired: no heartbeat within the liveness interval; now LOST");
         }
         for id in &expired.decommissioned {
-            info!(node = %id, "graceful decommission timed out; node DECOMMISSIONED");
+            info!(node = %escaped(&id.to_string()), "graceful decommission timed out; node DECOMMISSIONED");
         }
         let mut decisions = Decisions::default();
         for id in expired.lost.iter().chain(&expired.decommissioned) {
@@ -235,19 +236,38 @@ impl Cluster {
         (known, decisions)
     }
 
+    /// The containers an active node runs for applications the RM does
+    /// not know, and what they hold; the scheduler's view of the node
+    /// shrinks by that much until they are gone. False when the node is
+    /// not active.
+    #[must_use]
+    pub fn set_orphans(
+        &mut self,
+        id: &NodeId,
+        orphans: BTreeMap<ContainerId, Resource>,
+        now_ms: u64,
+    ) -> (bool, Decisions) {
+        let known = self.nodes.set_orphans(id, orphans);
+        let decisions = self.sync_node(id, now_ms);
+        (known, decisions)
+    }
+
     /// Brings the scheduler's view of `id` in line with the node table: a
     /// node is in the scheduler while it is active, healthy or not, and
-    /// schedulable unless it is decommissioning.
+    /// schedulable unless it is decommissioning; its capability less what
+    /// its orphan containers hold.
     fn sync_node(&mut self, id: &NodeId, now_ms: u64) -> Decisions {
-        let desired = self
-            .nodes
-            .get(id)
-            .filter(|n| n.state.is_active())
-            .map(|n| SchedNode {
-                capability: n.capability,
+        let desired = self.nodes.get(id).filter(|n| n.state.is_active()).map(|n| {
+            let orphaned = n
+                .orphans
+                .values()
+                .fold(Resource::default(), |sum, r| sum + *r);
+            SchedNode {
+                capability: n.capability.saturating_sub_non_negative(orphaned),
                 healthy: n.state != NodeState::Unhealthy,
                 schedulable: n.state != NodeState::Decommissioning,
-            });
+            }
+        });
         let current = self.view.get(id).copied();
         if current != desired {
             self.record_change(id);

@@ -66,6 +66,10 @@ pub struct Node {
     pub last_reply: Option<HeartbeatReply>,
     /// When a graceful decommission gives up waiting and forces the node out.
     pub decommission_deadline_ms: Option<u64>,
+    /// Containers the node runs for applications this RM does not know
+    /// (left from before an RM restart), with what they hold: the scheduler
+    /// sees the node that much smaller until they are gone.
+    pub orphans: BTreeMap<ContainerId, Resource>,
 }
 
 impl Node {
@@ -122,7 +126,7 @@ pub struct HeartbeatReply {
     pub next_interval_ms: i64,
 }
 
-/// A container status from a NodeManager heartbeat.
+/// A container status from a NodeManager heartbeat or registration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerStatus {
     pub container: ContainerId,
@@ -130,6 +134,8 @@ pub struct ContainerStatus {
     pub complete: bool,
     pub exit_status: i32,
     pub diagnostics: String,
+    /// What the container holds, as the node reports it.
+    pub resource: Resource,
 }
 
 /// Things a NodeManager must hear on its next heartbeat.
@@ -232,6 +238,7 @@ impl NodeTable {
             last_response_id: 0,
             last_reply: None,
             decommission_deadline_ms: None,
+            orphans: BTreeMap::new(),
         };
         self.active.insert(reg.id, node);
         RegisterOutcome::Accepted
@@ -338,6 +345,21 @@ impl NodeTable {
         })
     }
 
+    /// Replaces the node's orphan containers; false when it is not active.
+    pub(super) fn set_orphans(
+        &mut self,
+        id: &NodeId,
+        orphans: BTreeMap<ContainerId, Resource>,
+    ) -> bool {
+        match self.active.get_mut(id) {
+            Some(node) => {
+                node.orphans = orphans;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(super) fn unregister(&mut self, id: &NodeId) -> bool {
         self.deactivate(id, NodeState::Shutdown)
     }
@@ -348,6 +370,7 @@ impl NodeTable {
                 node.state = state;
                 node.used = Resource::default();
                 node.num_containers = 0;
+                node.orphans.clear();
                 self.inactive.insert(id.clone(), node);
                 true
             }

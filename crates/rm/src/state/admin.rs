@@ -3,7 +3,9 @@
 //! read.
 
 use super::RmState;
-use crate::command::{RefreshAdminAcls, RefreshNodes, RefreshQueues, UpdateNodeResources};
+use crate::command::{
+    RefreshAdminAcls, RefreshClusterMaxPriority, RefreshNodes, RefreshQueues, UpdateNodeResources,
+};
 use crate::refusal::Refusal;
 use crate::time::Now;
 
@@ -38,7 +40,14 @@ impl RmState {
 
     /// `refreshAdminAcls`: a new `yarn.admin.acl`.
     pub(super) fn refresh_admin_acls(&mut self, cmd: RefreshAdminAcls) {
-        self.admin_acl = cmd.acl;
+        self.access.set_admins(cmd.acl);
+    }
+
+    /// `refreshClusterMaxPriority`: a new `yarn.cluster.max-application-priority`
+    /// for later submissions and priority updates; applications keep the
+    /// priority they have, as with Hadoop's `setClusterMaxPriority`.
+    pub(super) fn refresh_cluster_max_priority(&mut self, cmd: RefreshClusterMaxPriority) {
+        self.settings.max_application_priority = cmd.max_priority;
     }
 
     /// `updateNodeResource`: new capabilities for active nodes; nodes that

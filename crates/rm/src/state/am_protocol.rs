@@ -13,6 +13,7 @@ use crate::apps::AppState;
 use crate::attempts::{Attempt, AttemptState, Granted, ResponseIdCheck};
 use crate::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
 use crate::keys::ContainerKind;
+use crate::limits::check_am_address;
 use crate::refusal::Refusal;
 use crate::reports::NodeReport;
 use crate::time::Now;
@@ -32,6 +33,10 @@ impl RmState {
             rpc_port,
             tracking_url,
         } = cmd;
+        check_am_address(&host, &tracking_url).map_err(|what| Refusal::LimitExceeded {
+            app: Some(attempt_id.app),
+            what,
+        })?;
         let maximum_capability = self.apps.max_allocation();
         let queue = self
             .apps
@@ -222,6 +227,11 @@ impl RmState {
             diagnostics,
             tracking_url,
         } = cmd;
+        check_am_address("", &tracking_url).map_err(|what| Refusal::LimitExceeded {
+            app: Some(attempt_id.app),
+            what,
+        })?;
+        let diagnostics = self.settings.limits.bound_diagnostics(diagnostics);
         let attempt = self.live_attempt(&attempt_id)?;
         if attempt.state == AttemptState::Finishing || attempt.state.is_final() {
             return Ok(true);

@@ -8,6 +8,7 @@ use tracing::{info, warn};
 use super::RmState;
 use crate::attempts::{AttemptState, Finished, Granted, LiveContainer};
 use crate::time::Now;
+use spindle_common::text::escaped;
 
 impl RmState {
     /// Applies `d` in order. Applying may change applications, and so feed
@@ -33,7 +34,7 @@ impl RmState {
                 attempt.am_container = Some(alloc.container);
                 attempt.am_node = Some(alloc.node.clone());
                 attempt.state = AttemptState::Allocated;
-                info!(attempt = %attempt_id, container = %alloc.container, node = %alloc.node, "AM container allocated");
+                info!(attempt = %attempt_id, container = %alloc.container, node = %escaped(&alloc.node.to_string()), "AM container allocated");
                 self.launch_am(attempt_id, now);
             } else {
                 attempt.granted.push(Granted {

@@ -7,6 +7,7 @@ use spindle_common::resource::Resource;
 
 use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
+use crate::access::Caller;
 use crate::acl::Acl;
 use crate::amrm::AllocateRequest;
 use crate::apps::{AppState, FinalStatus};
@@ -157,6 +158,7 @@ fn every_command_is_answered_with_its_own_reply() {
         KillApplication {
             app: other,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: None,
         },
     );
@@ -170,7 +172,14 @@ fn every_command_is_answered_with_its_own_reply() {
         health: Health::default(),
         rack: None,
     };
-    let refused = s.run(14, RegisterNode { registration: tiny });
+    let refused = s.run(
+        14,
+        RegisterNode {
+            registration: tiny,
+            containers: Vec::new(),
+            running_apps: Vec::new(),
+        },
+    );
     assert!(
         matches!(refused, NodeRegistration::Rejected(_)),
         "{refused:?}"
@@ -186,6 +195,7 @@ fn durable_commands_are_the_applications_history() {
         KillApplication {
             app: attempt.app,
             user: "u".into(),
+            groups: Vec::new(),
             reason: None,
         }
         .into(),
@@ -328,7 +338,7 @@ fn a_wall_clock_stepping_back_stops_neither_scheduling_nor_liveness() {
         "the AM container is granted"
     );
     assert_eq!(s.launched(), [attempt]);
-    let report = s.app_report(&id, "alice").expect("report");
+    let report = s.app_report(&id, &Caller::user("alice")).expect("report");
     assert_eq!(
         report.app.submit_ms,
         start - hour + 100,
@@ -340,7 +350,8 @@ fn a_wall_clock_stepping_back_stops_neither_scheduling_nor_liveness() {
         .and_then(|a| a.am_container)
         .expect("AM container");
     assert_eq!(
-        s.container_report(&am_container).map(|c| c.created_ms),
+        s.container_report(&am_container, &Caller::user("alice"))
+            .map(|c| c.created_ms),
         Ok(start - hour + 100)
     );
 
@@ -435,6 +446,7 @@ fn refusals_change_nothing() {
             KillApplication {
                 app: stranger,
                 user: "alice".into(),
+                groups: Vec::new(),
                 reason: None
             }
         ),

@@ -1,6 +1,11 @@
 //! NodeManagers: registration, heartbeats and leaving.
 
-use spindle_common::ids::NodeId;
+use std::collections::{BTreeMap, BTreeSet};
+
+use spindle_common::ids::{ApplicationId, ContainerId, NodeId};
+use spindle_common::resource::Resource;
+use spindle_common::text::escaped;
+use tracing::{info, warn};
 
 use super::RmState;
 use crate::cluster::nodes::{ContainerStatus, NodeAction, NodeWork, RegisterOutcome};
@@ -14,18 +19,106 @@ impl RmState {
     /// what it ran is gone, and so is what it was still to be told) and
     /// gets the master keys it verifies tokens with; or it is told to shut
     /// down (excluded, or smaller than the minimum allocation).
+    ///
+    /// Without work-preserving recovery the RM takes none of the node's
+    /// containers back. Those of applications it does not know (a node
+    /// that outlived an RM restart) are orphans: as Hadoop's `RMNodeImpl`
+    /// does (`handleRunningAppOnNode`), their applications, and the
+    /// running applications the node names that the RM does not know, are
+    /// listed for cleanup in the node's next heartbeat answer; and, beyond
+    /// Hadoop, what the orphans hold is kept from the scheduler until the
+    /// node reports them gone, so nothing is placed on resources they
+    /// still use.
     pub(super) fn register_node(&mut self, now: Now, cmd: RegisterNode) -> NodeRegistration {
-        let id = cmd.registration.id.clone();
-        let (outcome, decisions) = self.cluster.register_node(cmd.registration, now.mono_ms);
+        let RegisterNode {
+            registration,
+            containers,
+            running_apps,
+        } = cmd;
+        let id = registration.id.clone();
+        let (outcome, decisions) = self.cluster.register_node(registration, now.mono_ms);
         self.apply(decisions, now);
         match outcome {
             RegisterOutcome::Accepted => {
                 self.node_work.remove(&id);
                 self.last_answers.remove(&id);
+                let unknown_apps: BTreeSet<ApplicationId> = running_apps
+                    .into_iter()
+                    .filter(|app| self.apps.get(app).is_none())
+                    .collect();
+                if !unknown_apps.is_empty() {
+                    let names: Vec<String> =
+                        unknown_apps.iter().map(ApplicationId::to_string).collect();
+                    warn!(
+                        node = %escaped(&id.to_string()),
+                        apps = %names.join(","),
+                        "node runs applications this RM does not know; they will be cleaned up"
+                    );
+                    self.node_work
+                        .entry(id.clone())
+                        .or_default()
+                        .cleanup_apps
+                        .extend(unknown_apps);
+                }
+                self.track_orphans(&id, &containers, now);
                 NodeRegistration::Accepted(self.tokens.nm_master_keys())
             }
             RegisterOutcome::Rejected(reason) => NodeRegistration::Rejected(reason),
         }
+    }
+
+    /// The node's orphan containers from the statuses it reported: those not
+    /// complete whose application this RM does not know. Their applications
+    /// are listed for cleanup (again on every heartbeat that still reports
+    /// them, as Hadoop does), and what they hold is kept from the scheduler
+    /// until the node stops reporting them or reports them complete.
+    fn track_orphans(&mut self, node: &NodeId, statuses: &[ContainerStatus], now: Now) {
+        let orphans: BTreeMap<ContainerId, Resource> = statuses
+            .iter()
+            .filter(|st| !st.complete && self.apps.get(&st.container.attempt.app).is_none())
+            .map(|st| (st.container, st.resource))
+            .collect();
+        let before = self
+            .cluster
+            .nodes()
+            .get(node)
+            .map(|n| n.orphans.clone())
+            .unwrap_or_default();
+        if orphans == before {
+            self.request_orphan_cleanup(node, &orphans);
+            return;
+        }
+        let held = orphans
+            .values()
+            .fold(Resource::default(), |sum, r| sum + *r);
+        if orphans.is_empty() {
+            info!(node = %escaped(&node.to_string()), "the node's orphan containers are gone");
+        } else {
+            let names: Vec<String> = orphans.keys().map(ContainerId::to_string).collect();
+            warn!(
+                node = %escaped(&node.to_string()),
+                containers = %names.join(","),
+                %held,
+                "node runs containers of applications this RM does not know; \
+                 their resources stay unused until they are gone"
+            );
+        }
+        self.request_orphan_cleanup(node, &orphans);
+        let (_, decisions) = self.cluster.set_orphans(node, orphans, now.mono_ms);
+        self.apply(decisions, now);
+    }
+
+    /// Lists the orphans' applications for cleanup on the node.
+    fn request_orphan_cleanup(&mut self, node: &NodeId, orphans: &BTreeMap<ContainerId, Resource>) {
+        if orphans.is_empty() {
+            return;
+        }
+        let apps = orphans.keys().map(|c| c.attempt.app);
+        self.node_work
+            .entry(node.clone())
+            .or_default()
+            .cleanup_apps
+            .extend(apps);
     }
 
     /// `nodeHeartbeat`, in order: the node table and the scheduler's view of
@@ -57,6 +150,7 @@ impl RmState {
                 nm_token_key: None,
             };
         }
+        self.track_orphans(&id, &containers, now);
         self.container_statuses(&id, containers, now);
         let offered = self.cluster.offer_node(&id, now.mono_ms);
         self.apply(offered, now);
@@ -94,7 +188,10 @@ impl RmState {
                     .or_default()
                     .acked
                     .insert(st.container);
-                if first_report {
+                // An orphan's completion is only acknowledged: the
+                // scheduler never had it.
+                let known = self.apps.get(&st.container.attempt.app).is_some();
+                if first_report && known {
                     let completed = self.cluster.container_completed(
                         st.container,
                         st.exit_status,

@@ -4,10 +4,12 @@
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
 use spindle_common::security::Credentials;
+use spindle_common::text::escaped;
 use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
 use super::{AppEnd, RmState};
+use crate::access::{app_acls, Caller};
 use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
@@ -15,7 +17,8 @@ use crate::command::{
     AmLaunchFailed, KillApplication, SubmitApplication, UpdateApplicationPriority,
 };
 use crate::keys::ContainerKind;
-use crate::launch::Effect;
+use crate::launch::{AppAccess, Effect};
+use crate::limits::cut_application_type;
 use crate::refusal::Refusal;
 use crate::time::Now;
 
@@ -45,6 +48,14 @@ impl RmState {
             groups,
         } = cmd;
         let id = submission.id;
+        self.settings
+            .limits
+            .check_submission(&submission, &user, &launch)
+            .map_err(|what| Refusal::LimitExceeded {
+                app: Some(id),
+                what,
+            })?;
+        cut_application_type(&mut submission.app_type);
         let requested = submission.queue.clone();
         if self.apps.get(&id).is_some() {
             // A retried submission: the first answer stands.
@@ -56,7 +67,8 @@ impl RmState {
             .placement
             .place(&requested, &user, &groups, &self.queues.tree);
         if let Ok(p) = &placed {
-            if self.settings.acl_enabled && !self.queues.may_submit(&p.queue, &user, &groups) {
+            let caller = Caller::new(user.as_str(), groups);
+            if !self.access.may_submit(&caller, &p.queue, &self.queues) {
                 return Err(Refusal::SubmitAccessDenied {
                     user,
                     app: id,
@@ -75,6 +87,9 @@ impl RmState {
             self.settings.max_application_priority,
         ));
         self.apps.submit(submission, &user, now.wall_ms)?;
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.acls = app_acls(&launch.acls);
+        }
         let leaf = match placed {
             Ok(p) => p.queue,
             Err(reason) => {
@@ -86,7 +101,7 @@ impl RmState {
                 } else {
                     format!("Application {id} submitted by user {user}: {reason}")
                 };
-                info!(app = %id, %msg, "application rejected");
+                info!(app = %id, msg = %escaped(&msg), "application rejected");
                 self.apps.fail(id, msg, now.wall_ms);
                 return Ok(());
             }
@@ -113,12 +128,12 @@ impl RmState {
         };
         match refusal {
             Some(msg) => {
-                info!(app = %id, %msg, "application rejected");
+                info!(app = %id, msg = %escaped(&msg), "application rejected");
                 self.apps.fail(id, msg, now.wall_ms);
             }
             None => {
                 self.apps.accept(id);
-                info!(app = %id, %user, queue = %leaf, "application accepted");
+                info!(app = %id, user = %escaped(&user), queue = %escaped(&leaf), "application accepted");
                 self.history
                     .insert(id, AppAttempts::new(launch, now.wall_ms));
                 self.start_attempt(id, now);
@@ -128,12 +143,27 @@ impl RmState {
     }
 
     /// `forceKillApplication`: ends the running attempt (its containers are
-    /// killed) and the application. Always complete at once.
+    /// killed) and the application. Always complete at once. Needs
+    /// MODIFY_APP (see [`crate::access`]); a refused kill changes nothing.
     pub(super) fn kill_application(
         &mut self,
         now: Now,
         cmd: KillApplication,
     ) -> Result<bool, Refusal> {
+        let Some(app) = self.apps.get(&cmd.app) else {
+            return Err(Refusal::KillOfAbsentApplication(cmd.app));
+        };
+        let caller = Caller::new(cmd.user.as_str(), cmd.groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user: caller.user,
+                access: AppAccess::Modify,
+                app: cmd.app,
+            });
+        }
         let diagnostics = match cmd.reason.filter(|r| !r.is_empty()) {
             Some(reason) => format!("Application killed by user {}: {reason}", cmd.user),
             None => format!("Application killed by user {}.", cmd.user),
@@ -157,8 +187,8 @@ impl RmState {
     /// its current attempt in its queue's order. Answers the effective
     /// priority, which Hadoop's client prints. A finished application keeps
     /// its priority and the call succeeds, as in Hadoop; one that is not
-    /// ACCEPTED or RUNNING yet is refused. With `yarn.acl.enable`, only the
-    /// owner and administrators (`yarn.admin.acl`) may change it.
+    /// ACCEPTED or RUNNING yet is refused. Needs MODIFY_APP (see
+    /// [`crate::access`]).
     pub(super) fn update_application_priority(
         &mut self,
         now: Now,
@@ -173,8 +203,16 @@ impl RmState {
         let Some(app) = self.apps.get(&id) else {
             return Err(Refusal::ApplicationNotFound(id));
         };
-        if self.settings.acl_enabled && user != app.user && !self.admin_acl.allows(&user, &groups) {
-            return Err(Refusal::ModifyAccessDenied { user, app: id });
+        let caller = Caller::new(user.as_str(), groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user,
+                access: AppAccess::Modify,
+                app: id,
+            });
         }
         if app.state.is_final() {
             return Ok(app.priority);
@@ -198,7 +236,7 @@ impl RmState {
         if let Some(app) = self.apps.get_mut(&id) {
             app.priority = priority;
         }
-        info!(app = %id, priority, %user, "application priority updated");
+        info!(app = %id, priority, user = %escaped(&user), "application priority updated");
         let attempt = self
             .current_attempt_id(&id)
             .filter(|a| self.cluster.scheduler().app(a).is_some());
@@ -369,7 +407,7 @@ impl RmState {
             return;
         }
         let diag = format!("Error launching {attempt}. Got exception: {reason}");
-        warn!(%attempt, %reason, "AM launch failed");
+        warn!(%attempt, reason = %escaped(&reason), "AM launch failed");
         self.fail_attempt(attempt, diag, true, now);
     }
 
@@ -426,6 +464,7 @@ impl RmState {
         app_end: AppEnd,
         now: Now,
     ) {
+        let diag = self.settings.limits.bound_diagnostics(diag);
         match self.attempts.get_mut(&attempt_id) {
             Some(a) if !a.state.is_final() => a.end(state, diag, now.wall_ms),
             _ => return,
@@ -457,6 +496,7 @@ impl RmState {
     /// Ends a failed attempt but keeps its task containers running for the next
     /// attempt: its asks are cancelled and only its AM container goes.
     fn retain_attempt(&mut self, attempt_id: ApplicationAttemptId, diag: String, now: Now) {
+        let diag = self.settings.limits.bound_diagnostics(diag);
         let am = match self.attempts.get_mut(&attempt_id) {
             Some(a) if !a.state.is_final() => {
                 a.end(AttemptState::Failed, diag, now.wall_ms);

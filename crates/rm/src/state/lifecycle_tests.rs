@@ -14,6 +14,7 @@ use spindle_scheduler::ResourceAsk;
 
 use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
+use crate::access::Caller;
 use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
 use crate::apps::{AppState, FinalStatus, Submission};
 use crate::attempts::AttemptState;
@@ -124,6 +125,7 @@ fn complete(s: &mut TestRm, node: &NodeId, container: ContainerId, exit: i32, ms
         complete: true,
         exit_status: exit,
         diagnostics: format!("exit {exit}"),
+        resource: Resource::new(1024, 1),
     };
     s.heartbeat(node, vec![status], ms).work
 }
@@ -389,6 +391,7 @@ fn a_repeated_heartbeat_gets_the_same_answer_again() {
         KillApplication {
             app,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: None,
         },
     );
@@ -418,6 +421,7 @@ fn a_lost_node_leaves_nothing_behind() {
         KillApplication {
             app,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: None,
         },
     );
@@ -453,6 +457,7 @@ fn evicted_applications_take_their_attempts_with_them() {
             KillApplication {
                 app,
                 user: "alice".into(),
+                groups: Vec::new(),
                 reason: None,
             },
         );
@@ -556,6 +561,7 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
         KillApplication {
             app,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: Some("killed by test".into()),
         },
     );
@@ -831,7 +837,7 @@ fn submission_fields_are_recorded() {
         groups: Vec::new(),
     };
     s.run(2, submit).expect("submit");
-    let report = s.app_report(&id, "alice").expect("report");
+    let report = s.app_report(&id, &Caller::user("alice")).expect("report");
     assert_eq!(report.app.tags, BTreeSet::from(["nightly".to_string()]));
     assert_eq!(report.app.user, "alice");
 }

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
 
+use crate::access::AccessControl;
 use crate::acl::Acl;
 use crate::amrm::AllocateReply;
 use crate::apps::AppTable;
@@ -39,7 +40,8 @@ use crate::cluster::nodes::NodeWork;
 use crate::cluster::Cluster;
 use crate::command::{Command, HeartbeatAnswer, Reply};
 use crate::keys::TokenIssuer;
-use crate::launch::Effect;
+use crate::launch::{AmLaunchContext, Effect};
+use crate::limits::Limits;
 use crate::queue_files::QueueFile;
 use crate::time::Now;
 
@@ -48,14 +50,18 @@ use crate::time::Now;
 pub struct Settings {
     /// The RM's start time: ids' cluster timestamp.
     pub cluster_ts: i64,
-    /// `yarn.acl.enable`: queue submit ACLs and application modify rights are checked.
+    /// `yarn.acl.enable`: queue and application ACLs are checked (see
+    /// [`crate::access`]).
     pub acl_enabled: bool,
     /// `yarn.cluster.max-application-priority` (default 0): submitted and
     /// updated application priorities above it are lowered to it
-    /// (capacity scheduler; see [`QueueFile::application_priority`]).
+    /// (capacity scheduler; see [`QueueFile::application_priority`]);
+    /// replaced by `refreshClusterMaxPriority`.
     pub max_application_priority: i32,
     /// `yarn.am.liveness-monitor.expiry-interval-ms`.
     pub am_expiry_ms: u64,
+    /// Bounds on submissions, AM calls and diagnostics.
+    pub limits: Limits,
 }
 
 impl Settings {
@@ -66,6 +72,7 @@ impl Settings {
             acl_enabled: false,
             max_application_priority: 0,
             am_expiry_ms: 600_000,
+            limits: Limits::default(),
         }
     }
 }
@@ -83,8 +90,9 @@ pub struct RmState {
     /// The queue configuration in force: the tree (also held by the
     /// scheduler), placement rules and ACLs; replaced by `refreshQueues`.
     queues: QueueFile,
-    /// `yarn.admin.acl`, replaced by `refreshAdminAcls`.
-    admin_acl: Acl,
+    /// Who may do what: `yarn.acl.enable` and `yarn.admin.acl` (the latter
+    /// replaced by `refreshAdminAcls`).
+    access: AccessControl,
     tokens: TokenIssuer,
     /// Heartbeat-borne instructions per node.
     node_work: BTreeMap<NodeId, NodeWork>,
@@ -110,7 +118,8 @@ pub(crate) enum AppEnd {
 
 impl RmState {
     /// A state over `cluster` (normally without nodes yet) and `apps`
-    /// (without applications), scheduling with `queues`.
+    /// (without applications), scheduling with `queues`; `admin_acl` is
+    /// `yarn.admin.acl` as [`crate::acl::admin_acl`] reads it.
     pub fn new(
         settings: Settings,
         cluster: Cluster,
@@ -119,6 +128,7 @@ impl RmState {
         admin_acl: Acl,
         tokens: TokenIssuer,
     ) -> RmState {
+        let access = AccessControl::new(settings.acl_enabled, admin_acl);
         RmState {
             settings,
             cluster,
@@ -126,7 +136,7 @@ impl RmState {
             attempts: BTreeMap::new(),
             history: BTreeMap::new(),
             queues,
-            admin_acl,
+            access,
             tokens,
             node_work: BTreeMap::new(),
             last_answers: BTreeMap::new(),
@@ -165,6 +175,10 @@ impl RmState {
             Command::RefreshAdminAcls(c) => {
                 self.refresh_admin_acls(c);
                 Reply::RefreshAdminAcls
+            }
+            Command::RefreshClusterMaxPriority(c) => {
+                self.refresh_cluster_max_priority(c);
+                Reply::RefreshClusterMaxPriority
             }
             Command::UpdateNodeResources(c) => {
                 Reply::UpdateNodeResources(self.update_node_resources(now, c))
@@ -218,7 +232,8 @@ impl RmState {
 
     /// The periodic tick: node liveness (lost nodes and timed-out graceful
     /// decommissions leave the scheduler), master keys that are due roll,
-    /// AM liveness, then a continuous-scheduling pass.
+    /// AM liveness, a continuous-scheduling pass, then what ended
+    /// applications no longer need is let go.
     fn tick(&mut self, now: Now) {
         let (_, decisions) = self.cluster.expire(now.mono_ms);
         self.apply(decisions, now);
@@ -231,6 +246,24 @@ impl RmState {
         self.tokens.roll_due(now.mono_ms);
         self.expire_silent_ams(now);
         self.schedule_pass(now);
+        self.forget_ended();
+    }
+
+    /// Lets go of what ended applications no longer need: the AM launch
+    /// context of a finished application (only a new attempt would read
+    /// it), and the attempts and history of one the application table has
+    /// forgotten (`yarn.resourcemanager.max-completed-applications`), so
+    /// that memory follows the applications the RM remembers.
+    fn forget_ended(&mut self) {
+        let apps = &self.apps;
+        self.history.retain(|id, _| apps.get(id).is_some());
+        self.attempts.retain(|id, _| apps.get(&id.app).is_some());
+        for (id, history) in &mut self.history {
+            let ended = apps.get(id).is_some_and(|a| a.state.is_final());
+            if ended && history.launch != AmLaunchContext::default() {
+                history.launch = AmLaunchContext::default();
+            }
+        }
     }
 }
 
@@ -248,3 +281,11 @@ mod queue_tests;
 #[cfg(test)]
 #[path = "handle_tests.rs"]
 mod handle_tests;
+
+#[cfg(test)]
+#[path = "access_tests.rs"]
+mod access_tests;
+
+#[cfg(test)]
+#[path = "limits_tests.rs"]
+mod limits_tests;

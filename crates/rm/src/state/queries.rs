@@ -5,41 +5,61 @@
 use std::collections::BTreeSet;
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::resource::Resource;
 use spindle_common::security::Token;
 use spindle_scheduler::QueueReport;
 
 use super::RmState;
+use crate::access::Caller;
 use crate::acl::Acl;
-use crate::apps::{App, AppFilter, AppState};
+use crate::apps::{App, AppFilter, AppScope, AppState};
 use crate::attempts::AttemptState;
 use crate::cluster::nodes::NodeState;
+use crate::launch::AppAccess;
 use crate::refusal::Refusal;
 use crate::reports::{
     AppReport, AttemptReport, ClusterMetrics, ContainerReport, NodeReport, QueueInfo,
     QueueStatistics,
 };
 
+/// Whether the caller administers each queue, remembered while one query
+/// checks many applications.
+type ViewCache = std::collections::BTreeMap<String, bool>;
+
 impl RmState {
-    /// The application's report as `caller` sees it (see [`AppReport::amrm_token`]).
-    pub fn app_report(&self, id: &ApplicationId, caller: &str) -> Result<AppReport, Refusal> {
+    /// The application's report as `caller` sees it: in full with VIEW_APP,
+    /// else with what Hadoop hides blanked (see [`AppReport::viewable`]).
+    pub fn app_report(&self, id: &ApplicationId, caller: &Caller) -> Result<AppReport, Refusal> {
         let app = self.apps.get(id).ok_or(Refusal::ApplicationNotFound(*id))?;
-        Ok(self.report_of(app, Some(caller)))
+        Ok(self.report_of(app, caller, &mut ViewCache::default()))
     }
 
-    /// The applications `filter` selects, in id order, as `caller` sees them.
-    pub fn list_apps(&self, filter: &AppFilter, caller: &str) -> Vec<AppReport> {
-        self.apps
+    /// The applications `filter` selects, in id order, as `caller` sees
+    /// them; with scope VIEWABLE only those it may view, with OWN only its own.
+    pub fn list_apps(&self, filter: &AppFilter, caller: &Caller) -> Vec<AppReport> {
+        let selected = self
+            .apps
             .list(filter)
             .into_iter()
-            .map(|a| self.report_of(a, Some(caller)))
-            .collect()
+            .filter(|a| match filter.scope {
+                AppScope::All | AppScope::Viewable => true,
+                AppScope::Own => a.user == caller.user,
+            });
+        let mut cache = ViewCache::default();
+        let reports = selected.map(|a| self.report_of(a, caller, &mut cache));
+        match filter.scope {
+            AppScope::Viewable => reports.filter(|r| r.viewable).collect(),
+            AppScope::All | AppScope::Own => reports.collect(),
+        }
     }
 
-    /// Every attempt of the application, oldest first.
-    pub fn attempts_of(&self, app: &ApplicationId) -> Result<Vec<AttemptReport>, Refusal> {
-        self.apps
-            .get(app)
-            .ok_or(Refusal::ApplicationNotFound(*app))?;
+    /// Every attempt of the application, oldest first; needs VIEW_APP.
+    pub fn attempts_of(
+        &self,
+        app: &ApplicationId,
+        caller: &Caller,
+    ) -> Result<Vec<AttemptReport>, Refusal> {
+        self.viewable_app(app, caller)?;
         let ids = self
             .history
             .get(app)
@@ -52,30 +72,72 @@ impl RmState {
             .collect())
     }
 
-    pub fn attempt_report(&self, id: &ApplicationAttemptId) -> Result<AttemptReport, Refusal> {
+    /// One attempt's report; needs VIEW_APP on its application.
+    pub fn attempt_report(
+        &self,
+        id: &ApplicationAttemptId,
+        caller: &Caller,
+    ) -> Result<AttemptReport, Refusal> {
+        match self.viewable_app(&id.app, caller) {
+            Err(Refusal::AppViewDenied { user, .. }) => {
+                return Err(Refusal::AttemptViewDenied { user, attempt: *id })
+            }
+            other => other?,
+        };
         self.attempts
             .get(id)
             .map(AttemptReport::of)
             .ok_or(Refusal::AttemptNotFound(*id))
     }
 
-    /// The containers the attempt holds.
+    /// The containers the attempt holds; needs VIEW_APP.
     pub fn containers_of(
         &self,
         attempt: &ApplicationAttemptId,
+        caller: &Caller,
     ) -> Result<Vec<ContainerReport>, Refusal> {
+        self.viewable_app(&attempt.app, caller)?;
         let a = self
             .attempts
             .get(attempt)
             .ok_or(Refusal::AttemptNotFound(*attempt))?;
         Ok(a.live
             .keys()
-            .filter_map(|id| self.container_report(id).ok())
+            .filter_map(|id| self.live_container_report(id).ok())
             .collect())
     }
 
-    /// A container's report while it is allocated.
-    pub fn container_report(&self, id: &ContainerId) -> Result<ContainerReport, Refusal> {
+    /// A container's report while it is allocated; needs VIEW_APP.
+    pub fn container_report(
+        &self,
+        id: &ContainerId,
+        caller: &Caller,
+    ) -> Result<ContainerReport, Refusal> {
+        self.viewable_app(&id.attempt.app, caller)?;
+        if !self.attempts.contains_key(&id.attempt) {
+            return Err(Refusal::AttemptNotFound(id.attempt));
+        }
+        self.live_container_report(id)
+    }
+
+    /// The application, when it exists and `caller` may view it (the checks
+    /// and their order of Hadoop's `verifyUserAccessForRMApp` + `checkAccess`).
+    fn viewable_app(&self, id: &ApplicationId, caller: &Caller) -> Result<&App, Refusal> {
+        let app = self.apps.get(id).ok_or(Refusal::ApplicationNotFound(*id))?;
+        if self
+            .access
+            .may_access(caller, AppAccess::View, app, &self.queues)
+        {
+            Ok(app)
+        } else {
+            Err(Refusal::AppViewDenied {
+                user: caller.user.clone(),
+                app: *id,
+            })
+        }
+    }
+
+    fn live_container_report(&self, id: &ContainerId) -> Result<ContainerReport, Refusal> {
         let c = self
             .cluster
             .scheduler()
@@ -134,16 +196,19 @@ impl RmState {
 
     /// The queue `name` (a path or a unique short name) as `yarn queue
     /// -status` reads it, with its children (and theirs when `recursive`)
-    /// and its applications when asked; `None` for an unknown queue.
+    /// and, when asked, its applications that `caller` may view (as Hadoop,
+    /// which leaves the others out).
+    /// `None` for an unknown queue.
     pub fn queue_info(
         &self,
         name: &str,
         with_apps: bool,
         with_children: bool,
         recursive: bool,
+        caller: &Caller,
     ) -> Option<QueueInfo> {
         let q = self.cluster.scheduler().queue(name)?;
-        Some(self.queue_info_of(q, with_apps, with_children, recursive))
+        Some(self.queue_info_of(q, with_apps, with_children, recursive, caller))
     }
 
     /// The names of every queue.
@@ -156,9 +221,30 @@ impl RmState {
             .collect()
     }
 
+    /// Every queue with what `caller` may do there (submit, administer), as
+    /// `getQueueUserAcls` reports it; Hadoop's schedulers answer from the
+    /// queue ACLs whether or not `yarn.acl.enable` is set.
+    pub fn queue_user_acls(&self, caller: &Caller) -> Vec<(String, bool, bool)> {
+        self.cluster
+            .scheduler()
+            .queues()
+            .into_iter()
+            .map(|q| {
+                let (submit, administer) =
+                    self.queues.user_acls(&q.path, &caller.user, &caller.groups);
+                (q.name, submit, administer)
+            })
+            .collect()
+    }
+
     /// `yarn.admin.acl` as in force.
     pub fn admin_acl(&self) -> &Acl {
-        &self.admin_acl
+        self.access.admins()
+    }
+
+    /// Whether `yarn.acl.enable` is set.
+    pub fn acl_enabled(&self) -> bool {
+        self.access.enabled()
     }
 
     /// The AMRMToken of `attempt` under the current key.
@@ -166,12 +252,41 @@ impl RmState {
         self.tokens.amrm(attempt)
     }
 
-    /// The application's report, with its current attempt and usage. The
-    /// owner (`caller`) of an unmanaged application whose attempt is
-    /// LAUNCHED (not registered yet) also gets the attempt's AMRMToken,
-    /// which is how Hadoop's UnmanagedAMLauncher and
+    /// The application's report as `caller` sees it, with its current
+    /// attempt and usage. The owner of an unmanaged application whose
+    /// attempt is LAUNCHED (not registered yet) also gets the attempt's
+    /// AMRMToken, which is how Hadoop's UnmanagedAMLauncher and
     /// `YarnClient.getAMRMToken` obtain it; nobody else ever sees the token.
-    fn report_of(&self, app: &App, caller: Option<&str>) -> AppReport {
+    /// A caller without VIEW_APP gets what Hadoop's
+    /// `createAndGetApplicationReport(user, false)` gives: no attempt (its
+    /// id numbered -1), host, tracking URLs and diagnostics `N/A`, RPC port
+    /// -1, progress 0, no token, and the dummy usage report.
+    fn report_of(&self, app: &App, caller: &Caller, cache: &mut ViewCache) -> AppReport {
+        let viewable = self
+            .access
+            .may_access_with(caller, AppAccess::View, app, |queue| {
+                *cache.entry(queue.to_string()).or_insert_with(|| {
+                    self.queues
+                        .may_administer_app(queue, &caller.user, &caller.groups)
+                })
+            });
+        if !viewable {
+            let mut hidden = app.clone();
+            hidden.am_host = "N/A".into();
+            hidden.am_rpc_port = -1;
+            hidden.tracking_url = "N/A".into();
+            hidden.diagnostics = "N/A".into();
+            return AppReport {
+                app: hidden,
+                current_attempt: Some(ApplicationAttemptId::new(app.id, -1)),
+                progress: 0.0,
+                used_containers: -1,
+                used: Resource::new(-1, -1),
+                cluster_capability: self.cluster.nodes().cluster_capability(),
+                amrm_token: None,
+                viewable: false,
+            };
+        }
         let attempt = self.current_attempt(&app.id);
         let (mut used_containers, mut used) = (0, Default::default());
         if let Some(a) = attempt.filter(|a| !a.state.is_final()) {
@@ -186,7 +301,7 @@ impl RmState {
             Some(a) if !app.state.is_final() => a.progress,
             _ => app.progress,
         };
-        let owner = caller.is_some_and(|c| !c.is_empty() && c == app.user);
+        let owner = !caller.user.is_empty() && caller.user == app.user;
         let amrm_token = attempt
             .filter(|a| app.unmanaged_am && owner && a.state == AttemptState::Launched)
             .map(|a| self.tokens.amrm(a.id));
@@ -198,6 +313,7 @@ impl RmState {
             used,
             cluster_capability: self.cluster.nodes().cluster_capability(),
             amrm_token,
+            viewable: true,
         }
     }
 
@@ -207,6 +323,7 @@ impl RmState {
         with_apps: bool,
         with_children: bool,
         recursive: bool,
+        caller: &Caller,
     ) -> QueueInfo {
         let in_queue = |a: &&App| {
             q.leaf && self.queues.same_leaf(&a.queue, &q.path)
@@ -238,14 +355,18 @@ impl RmState {
                 .iter()
                 .filter_map(|path| self.cluster.scheduler().queue(path))
                 .map(|child| {
-                    self.queue_info_of(child, with_apps && recursive, recursive, recursive)
+                    self.queue_info_of(child, with_apps && recursive, recursive, recursive, caller)
                 })
                 .collect()
         } else {
             Vec::new()
         };
+        let mut cache = ViewCache::default();
         let apps = if with_apps && q.leaf {
-            apps.iter().map(|a| self.report_of(a, None)).collect()
+            apps.iter()
+                .map(|a| self.report_of(a, caller, &mut cache))
+                .filter(|r| r.viewable)
+                .collect()
         } else {
             Vec::new()
         };

@@ -9,11 +9,13 @@ use spindle_scheduler::{HeartbeatAssignment, LocalityDelay};
 
 use super::test_support::{capacity_queues, state_with, TestRm, TS};
 use super::Settings;
+use crate::access::Caller;
 use crate::acl::Acl;
 use crate::apps::AppState;
 use crate::command::{KillApplication, RefreshAdminAcls, RefreshQueues, UpdateApplicationPriority};
 use crate::convert::refusal_to_rpc;
 use crate::keys::KeyRolling;
+use crate::launch::AppAccess;
 use crate::queue_files::{fair, QueueFile};
 use crate::refusal::Refusal;
 
@@ -51,7 +53,10 @@ fn priority_of(s: &TestRm, id: ApplicationId) -> (i32, Option<i32>, Option<i32>)
         .current_attempt_id(&id)
         .and_then(|a| s.cluster.scheduler().app(&a))
         .map(|a| a.priority);
-    let reported = s.app_report(&id, "").ok().map(|r| r.app.priority);
+    let reported = s
+        .app_report(&id, &Caller::user(""))
+        .ok()
+        .map(|r| r.app.priority);
     (app.priority, in_scheduler, reported)
 }
 
@@ -90,6 +95,7 @@ fn kill(s: &mut TestRm, ms: u64, app: ApplicationId, reason: &str) {
         KillApplication {
             app,
             user: "alice".into(),
+            groups: Vec::new(),
             reason: Some(reason.into()),
         },
     );
@@ -321,11 +327,16 @@ fn priority_update_is_clamped_and_reorders_the_queue() {
 
 /// Unknown applications, finished ones (their priority is answered, as
 /// Hadoop does), applications not yet accepted, and callers who may not
-/// modify the application when ACLs are on.
+/// modify the application when ACLs are on (the root's ACLs are closed:
+/// unset, they make everyone an administrator of every queue).
 #[test]
 fn priority_update_refusals() {
     let mut s = TestRm::new(
-        capacity_queues(&TWO_QUEUES),
+        capacity_queues(&with(&[
+            ("root.acl_submit_applications", " "),
+            ("root.acl_administer_queue", " "),
+            ("root.a.acl_submit_applications", "*"),
+        ])),
         Settings {
             max_application_priority: 10,
             acl_enabled: true,
@@ -349,8 +360,9 @@ fn priority_update_refusals() {
     let refused = update(&mut s, 3, id, 6, "mallory");
     assert_eq!(
         refused,
-        Err(Refusal::ModifyAccessDenied {
+        Err(Refusal::AppAccessDenied {
             user: "mallory".into(),
+            access: AppAccess::Modify,
             app: id
         })
     );
@@ -358,7 +370,7 @@ fn priority_update_refusals() {
     assert_eq!(
         message,
         Some(format!(
-            "org.apache.hadoop.security.AccessControlException: \
+            "java.security.AccessControlException: \
              User mallory cannot perform operation MODIFY_APP on {id}"
         ))
     );

@@ -159,7 +159,14 @@ impl TestRm {
             rack: None,
             health: healthy(),
         };
-        let outcome = self.run(ms, RegisterNode { registration });
+        let outcome = self.run(
+            ms,
+            RegisterNode {
+                registration,
+                containers: Vec::new(),
+                running_apps: Vec::new(),
+            },
+        );
         assert!(
             matches!(outcome, NodeRegistration::Accepted(_)),
             "{outcome:?}"

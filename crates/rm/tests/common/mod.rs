@@ -94,6 +94,18 @@ pub struct FakeNm {
 impl FakeNm {
     /// Registers `host`:45454 with `memory_mb` and 8 vcores; panics unless accepted.
     pub async fn register(tracker: std::net::SocketAddr, host: &str, memory_mb: i64) -> FakeNm {
+        FakeNm::register_holding(tracker, host, memory_mb, Vec::new(), Vec::new()).await
+    }
+
+    /// Registers like [`FakeNm::register`], reporting `containers` it still
+    /// holds and `running_apps` (as a NodeManager that outlived its RM does).
+    pub async fn register_holding(
+        tracker: std::net::SocketAddr,
+        host: &str,
+        memory_mb: i64,
+        containers: Vec<pb::NmContainerStatusProto>,
+        running_apps: Vec<pb::ApplicationIdProto>,
+    ) -> FakeNm {
         let client = IpcClient::connect(
             &tracker.to_string(),
             spindle_ipc::ClientOptions::new("yarn", spindle_ipc::protocols::RESOURCE_TRACKER),
@@ -116,6 +128,8 @@ impl FakeNm {
                         resource_value_map: Vec::new(),
                     }),
                     nm_version: Some("3.3.6".into()),
+                    container_statuses: containers,
+                    running_applications: running_apps,
                     ..Default::default()
                 },
             )
@@ -152,6 +166,14 @@ impl FakeNm {
                 ..Default::default()
             })
             .collect();
+        self.heartbeat_statuses(containers_statuses).await
+    }
+
+    /// A heartbeat reporting `containers_statuses` as they are.
+    pub async fn heartbeat_statuses(
+        &mut self,
+        containers_statuses: Vec<pb::ContainerStatusProto>,
+    ) -> pb::NodeHeartbeatResponseProto {
         let resp: pb::NodeHeartbeatResponseProto = self
             .client
             .call(
