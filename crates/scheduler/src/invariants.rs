@@ -8,6 +8,10 @@ use spindle_common::{ApplicationAttemptId, NodeId, Resource};
 use crate::error::InvariantViolation;
 use crate::scheduler::{Scheduler, MAX_CONTAINER_SEQUENCE};
 
+/// A user's totals in a leaf: usage, applications, applications with
+/// outstanding asks, AM usage.
+type UserTotals = (Resource, usize, usize, Resource);
+
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {
         if !$cond {
@@ -271,7 +275,7 @@ impl Scheduler {
         let mut running = vec![0usize; n];
         let mut am = vec![Resource::ZERO; n];
         let mut members: Vec<BTreeSet<ApplicationAttemptId>> = vec![BTreeSet::new(); n];
-        let mut users: Vec<BTreeMap<&str, (Resource, usize, usize)>> = vec![BTreeMap::new(); n];
+        let mut users: Vec<BTreeMap<&str, UserTotals>> = vec![BTreeMap::new(); n];
         for (attempt, app) in &self.apps {
             members[app.leaf].insert(*attempt);
             let u = users[app.leaf].entry(app.user.as_str()).or_default();
@@ -282,6 +286,7 @@ impl Scheduler {
             }
             if let Some(c) = app.am_container.and_then(|c| self.containers.get(&c)) {
                 am[app.leaf] += c.resource;
+                u.3 += c.resource;
             }
             for idx in tree.ancestry(app.leaf) {
                 used[idx] += app.used;
@@ -316,10 +321,10 @@ impl Scheduler {
                     q.am_used,
                     am[idx]
                 );
-                let listed: BTreeMap<&str, (Resource, usize, usize)> = q
+                let listed: BTreeMap<&str, UserTotals> = q
                     .users
                     .iter()
-                    .map(|(u, s)| (u.as_str(), (s.used, s.apps, s.active_apps)))
+                    .map(|(u, s)| (u.as_str(), (s.used, s.apps, s.active_apps, s.am_used)))
                     .collect();
                 ensure!(
                     listed == users[idx],
