@@ -17,6 +17,11 @@ use crate::process::{CliOutput, DaemonProcess};
 
 /// How long [`ClusterBuilder::start`] waits for each daemon to open its ports.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The disk use above which a NodeManager's dirs turn bad (Hadoop's default 90 %): set
+/// to 100 by the harnesses, because a test machine's disk often runs that full and a
+/// node with no good dir takes no containers. The disk checker has its own tests.
+pub const DISK_UTILIZATION_KEY: &str =
+    "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage";
 /// Lines of each daemon's stdout and stderr printed when a test fails.
 const LOG_TAIL_LINES: usize = 200;
 
@@ -288,7 +293,8 @@ impl ClusterBuilder {
             .set("yarn.acl.enable", false)
             .set("yarn.log-aggregation-enable", false)
             .set("yarn.nodemanager.vmem-check-enabled", false)
-            .set("yarn.nodemanager.pmem-check-enabled", false);
+            .set("yarn.nodemanager.pmem-check-enabled", false)
+            .set(DISK_UTILIZATION_KEY, 100);
         if let Some(ms) = self.liveness_expiry_ms {
             yarn.set("yarn.nm.liveness-monitor.expiry-interval-ms", ms);
         }
