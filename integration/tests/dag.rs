@@ -189,6 +189,57 @@ fn dag_file(dir: &Path, name: &str, yaml: &str) -> PathBuf {
     path
 }
 
+/// The shipped example, `conf/dag/wordcount.yaml`, as README.md runs it: without its
+/// input the map tasks fail (a pipeline fails with its first stage: `tr` cannot read
+/// the file), and with only the input files created (no output directory) the DAG
+/// succeeds and counts every word.
+#[test]
+fn the_shipped_word_count_fails_without_input_and_runs_with_only_its_input_created() {
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start_without_clients()
+        .expect("cluster starts");
+    // The example's own paths.
+    let base = Path::new("/tmp/spindle-wordcount");
+    let _ = std::fs::remove_dir_all(base);
+    let example =
+        spindle_integration::clients::integration_dir().join("../conf/dag/wordcount.yaml");
+    let example = example.display().to_string();
+    let session = DagSession::start(
+        &cluster,
+        &[
+            "spindle.dag.worker.memory.mb=512",
+            "mr3.am.task.max.failed.attempts=1",
+        ],
+    );
+
+    let out = session.run(&["dag", "submit", &example, "--wait", "--timeout-secs", "120"]);
+    out.assert_exit_failure();
+    assert!(
+        out.stdout.contains("DAG dag_1 FAILED wordcount")
+            && out.stdout.contains("/tmp/spindle-wordcount/input/in-"),
+        "the map tasks fail on their missing input:\n{out}"
+    );
+
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..3 {
+        let line = format!("to be or not to be {i}\n");
+        for w in line.split_whitespace() {
+            *expected.entry(w.to_string()).or_default() += 1;
+        }
+        write(&base.join(format!("input/in-{i}.txt")), &line);
+    }
+    let out = session.run(&["dag", "submit", &example, "--wait", "--timeout-secs", "120"]);
+    assert!(
+        out.success(),
+        "the example failed with its input in place:\n{out}"
+    );
+    assert!(out.stdout.contains("SUCCEEDED wordcount"), "{out}");
+    assert_eq!(read_word_counts(&base.join("output"), 2), expected);
+    let _ = std::fs::remove_dir_all(base);
+}
+
 #[test]
 fn word_count_dag_gives_the_right_counts() {
     let cluster = Cluster::builder()
