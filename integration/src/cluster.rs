@@ -17,6 +17,11 @@ use crate::process::{CliOutput, DaemonProcess};
 
 /// How long [`ClusterBuilder::start`] waits for each daemon to open its ports.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The disk use above which a NodeManager's dirs turn bad (Hadoop's default 90 %): set
+/// to 100 by the harnesses, because a test machine's disk often runs that full and a
+/// node with no good dir takes no containers. The disk checker has its own tests.
+pub const DISK_UTILIZATION_KEY: &str =
+    "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage";
 /// Lines of each daemon's stdout and stderr printed when a test fails.
 const LOG_TAIL_LINES: usize = 200;
 
@@ -217,8 +222,20 @@ impl ClusterBuilder {
     }
 
     /// Writes the configuration, starts the ResourceManager, waits for its ports, then
-    /// starts each NodeManager and waits for its container-manager port.
+    /// starts each NodeManager and waits for its container-manager port. The cluster's
+    /// `yarn` calls use `clients`.
     pub fn start(self, clients: &HadoopClients) -> anyhow::Result<Cluster> {
+        self.start_with(Some(clients.clone()))
+    }
+
+    /// [`start`](Self::start) for tests that drive the cluster with Spindle's own
+    /// clients only (`spindle distributed-shell`, `spindle dag`): no Hadoop jars are
+    /// needed, and [`Cluster::yarn`] is not available.
+    pub fn start_without_clients(self) -> anyhow::Result<Cluster> {
+        self.start_with(None)
+    }
+
+    fn start_with(self, clients: Option<HadoopClients>) -> anyhow::Result<Cluster> {
         let binary = spindle_binary()?;
         let dir = tempfile::Builder::new()
             .prefix("spindle-it-")
@@ -288,7 +305,8 @@ impl ClusterBuilder {
             .set("yarn.acl.enable", false)
             .set("yarn.log-aggregation-enable", false)
             .set("yarn.nodemanager.vmem-check-enabled", false)
-            .set("yarn.nodemanager.pmem-check-enabled", false);
+            .set("yarn.nodemanager.pmem-check-enabled", false)
+            .set(DISK_UTILIZATION_KEY, 100);
         if let Some(ms) = self.liveness_expiry_ms {
             yarn.set("yarn.nm.liveness-monitor.expiry-interval-ms", ms);
         }
@@ -312,7 +330,7 @@ impl ClusterBuilder {
         let rm_process = DaemonProcess::spawn("rm", rm_cmd, &log_dir)?;
 
         let mut cluster = Cluster {
-            clients: clients.clone(),
+            clients,
             root,
             binary,
             conf_dir,
@@ -485,7 +503,7 @@ impl NodeManager {
 /// `SPINDLE_TEST_KEEP=1` to keep the temp dir (its path is printed).
 #[derive(Debug)]
 pub struct Cluster {
-    clients: HadoopClients,
+    clients: Option<HadoopClients>,
     root: PathBuf,
     binary: PathBuf,
     conf_dir: PathBuf,
@@ -504,9 +522,20 @@ impl Cluster {
         ClusterBuilder::default()
     }
 
-    /// The Hadoop clients this cluster's CLI calls use.
-    pub fn clients(&self) -> &HadoopClients {
-        &self.clients
+    /// The Hadoop clients this cluster's CLI calls use (`None` when started with
+    /// [`ClusterBuilder::start_without_clients`]).
+    pub fn clients(&self) -> Option<&HadoopClients> {
+        self.clients.as_ref()
+    }
+
+    #[track_caller]
+    fn hadoop_clients(&self) -> &HadoopClients {
+        match &self.clients {
+            Some(c) => c,
+            None => panic!(
+                "this cluster was started without the Hadoop clients: use ClusterBuilder::start"
+            ),
+        }
     }
 
     /// The `spindle` binary the daemons run.
@@ -597,8 +626,9 @@ impl Cluster {
     }
 
     /// A `yarn` invocation against this cluster, to customise before running.
+    #[track_caller]
     pub fn yarn_command(&self) -> YarnCommand {
-        self.clients.yarn().conf_dir(&self.conf_dir)
+        self.hadoop_clients().yarn().conf_dir(&self.conf_dir)
     }
 
     /// Runs `yarn <args...>` against this cluster. Panics (after printing the daemon
@@ -619,7 +649,7 @@ impl Cluster {
     /// Submits an application through Hadoop's own YarnClient
     /// (`integration/java/SubmitApp.java`) and returns its id once the RM has accepted it.
     pub fn submit_app(&self, app: &AppSubmission) -> anyhow::Result<String> {
-        let classes = self.clients.compile_java("SubmitApp")?;
+        let classes = self.hadoop_clients().compile_java("SubmitApp")?;
         let mut cmd = self.yarn_command().classpath(classes);
         if let Some(user) = &app.user {
             cmd = cmd.env("HADOOP_USER_NAME", user);

@@ -7,6 +7,8 @@
 //! * [`Cluster`] starts `spindle resourcemanager` and N × `spindle nodemanager` on
 //!   loopback with their own configuration directories, kills them on drop, and prints
 //!   their logs when a test panics.
+//! * [`Standalone`] starts `spindle standalone` with only its ports moved and reads the
+//!   addresses it prints.
 //! * [`cli`] parses what the CLIs print; [`descriptors`] renders protobuf schemas in a
 //!   form that can be compared with Hadoop's own descriptors.
 //!
@@ -29,6 +31,7 @@ pub mod cluster;
 pub mod conf;
 pub mod descriptors;
 pub mod process;
+pub mod standalone;
 
 pub use clients::{HadoopClients, YarnCommand};
 pub use cluster::{
@@ -37,3 +40,4 @@ pub use cluster::{
 };
 pub use conf::HadoopConf;
 pub use process::CliOutput;
+pub use standalone::Standalone;

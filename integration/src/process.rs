@@ -120,6 +120,26 @@ impl DaemonProcess {
         self.wait()
     }
 
+    /// Sends `signal` (a name such as `INT`) to the process itself, not its group.
+    pub fn signal(&mut self, signal: &str) -> anyhow::Result<()> {
+        let ok = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            bail!(
+                "could not send SIG{signal} to {} ({})",
+                self.name,
+                self.pid()
+            );
+        }
+        Ok(())
+    }
+
     /// Asks the process group to stop with SIGTERM, waits up to `grace`, then kills it.
     /// Returns the exit status and whether the process stopped within the grace period.
     pub fn terminate(&mut self, grace: Duration) -> anyhow::Result<(ExitStatus, bool)> {

@@ -1,7 +1,7 @@
 //! The MR3-style DAG ApplicationMaster on a real Spindle cluster: `spindle dag
 //! session start` submits the AM, `spindle dag submit` runs DAGs on `spindle worker`
 //! containers, and the AM drives the TaskScheduler, ContainerScheduler and Autoscaler
-//! cores with real events.
+//! cores with real events. Spindle's own clients only: these tests need no Hadoop jars.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use spindle_integration::process::run_with_timeout;
-use spindle_integration::{wait_for, CliOutput, Cluster, HadoopClients, NodeManagerSpec};
+use spindle_integration::{wait_for, CliOutput, Cluster, NodeManagerSpec};
 
 const CLI_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -189,16 +189,64 @@ fn dag_file(dir: &Path, name: &str, yaml: &str) -> PathBuf {
     path
 }
 
+/// The shipped example, `conf/dag/wordcount.yaml`, as README.md runs it: without its
+/// input the map tasks fail (a pipeline fails with its first stage: `tr` cannot read
+/// the file), and with only the input files created (no output directory) the DAG
+/// succeeds and counts every word.
+#[test]
+fn the_shipped_word_count_fails_without_input_and_runs_with_only_its_input_created() {
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(200)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start_without_clients()
+        .expect("cluster starts");
+    // The example's own paths.
+    let base = Path::new("/tmp/spindle-wordcount");
+    let _ = std::fs::remove_dir_all(base);
+    let example =
+        spindle_integration::clients::integration_dir().join("../conf/dag/wordcount.yaml");
+    let example = example.display().to_string();
+    let session = DagSession::start(
+        &cluster,
+        &[
+            "spindle.dag.worker.memory.mb=512",
+            "mr3.am.task.max.failed.attempts=1",
+        ],
+    );
+
+    let out = session.run(&["dag", "submit", &example, "--wait", "--timeout-secs", "120"]);
+    out.assert_exit_failure();
+    assert!(
+        out.stdout.contains("DAG dag_1 FAILED wordcount")
+            && out.stdout.contains("/tmp/spindle-wordcount/input/in-"),
+        "the map tasks fail on their missing input:\n{out}"
+    );
+
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..3 {
+        let line = format!("to be or not to be {i}\n");
+        for w in line.split_whitespace() {
+            *expected.entry(w.to_string()).or_default() += 1;
+        }
+        write(&base.join(format!("input/in-{i}.txt")), &line);
+    }
+    let out = session.run(&["dag", "submit", &example, "--wait", "--timeout-secs", "120"]);
+    assert!(
+        out.success(),
+        "the example failed with its input in place:\n{out}"
+    );
+    assert!(out.stdout.contains("SUCCEEDED wordcount"), "{out}");
+    assert_eq!(read_word_counts(&base.join("output"), 2), expected);
+    let _ = std::fs::remove_dir_all(base);
+}
+
 #[test]
 fn word_count_dag_gives_the_right_counts() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     let cluster = Cluster::builder()
         .heartbeat_interval_ms(200)
         .nodemanager(NodeManagerSpec::new(4096, 4))
         .nodemanager(NodeManagerSpec::new(4096, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("wordcount");
     let input = work.join("input");
@@ -295,14 +343,11 @@ fn worker_pids(cluster: &Cluster) -> Vec<u32> {
 
 #[test]
 fn outputs_lost_with_their_workers_are_made_again() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     let cluster = Cluster::builder()
         .heartbeat_interval_ms(200)
         .nodemanager(NodeManagerSpec::new(4096, 4))
         .nodemanager(NodeManagerSpec::new(4096, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("lost");
     let input = work.join("input");
@@ -394,13 +439,10 @@ edges:
 
 #[test]
 fn fifo_container_scheduling_recycles_workers_between_groups() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     let cluster = Cluster::builder()
         .heartbeat_interval_ms(200)
         .nodemanager(NodeManagerSpec::new(4096, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("recycle");
     let group_dag = |name: &str, group: &str| {
@@ -447,13 +489,10 @@ fn fifo_container_scheduling_recycles_workers_between_groups() {
 
 #[test]
 fn two_clients_share_a_session_under_capacity_scheduling() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     let cluster = Cluster::builder()
         .heartbeat_interval_ms(200)
         .nodemanager(NodeManagerSpec::new(4096, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("capacity");
     let sleepy = |name: &str| {
@@ -517,13 +556,10 @@ fn two_clients_share_a_session_under_capacity_scheduling() {
 
 #[test]
 fn a_task_that_always_fails_fails_its_dag_after_the_retry_limit() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     let cluster = Cluster::builder()
         .heartbeat_interval_ms(200)
         .nodemanager(NodeManagerSpec::new(4096, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("failing");
     let dag = dag_file(
@@ -597,28 +633,48 @@ fn queue_figures(line: &str) -> BTreeMap<String, (u64, u64)> {
         .collect()
 }
 
-/// Parses `name N` out of the status' counters line.
+/// Parses `name N` out of the status' counters line. A missing counters line, or a
+/// label not followed by a number, is a test failure (a renamed counter must not read
+/// as 0).
+#[track_caller]
 fn counter(status: &str, name: &str) -> u64 {
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("Counters:"))
-        .unwrap_or_default();
-    line.split(name)
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| {
-            n.trim_end_matches(|c: char| !c.is_ascii_digit())
+    let Some(line) = status.lines().find(|l| l.starts_with("Counters:")) else {
+        panic!("no Counters line in the status:\n{status}");
+    };
+    line.match_indices(name)
+        .find_map(|(at, _)| {
+            let rest = line[at + name.len()..].strip_prefix(' ')?;
+            rest.split_whitespace()
+                .next()?
+                .trim_end_matches([',', ';', ')'])
                 .parse()
                 .ok()
         })
-        .unwrap_or(0)
+        .unwrap_or_else(|| panic!("no counter {name:?} followed by a number in:\n{line}"))
+}
+
+#[test]
+fn counters_are_read_by_label_and_a_missing_label_is_an_error() {
+    let status = "Session s\nCounters: containers requested 4 (initial 1, scale-out 3), \
+                  scale-outs 2, scale-ins 0; attempts 9 (1 failed, 0 lost input)\n";
+    assert_eq!(counter(status, "containers requested"), 4);
+    assert_eq!(counter(status, "(initial"), 1);
+    assert_eq!(counter(status, "scale-out"), 3);
+    assert_eq!(counter(status, "scale-outs"), 2);
+    assert_eq!(counter(status, "scale-ins"), 0);
+    assert_eq!(counter(status, "attempts"), 9);
+    for missing in ["recycled", "workers started"] {
+        let read = std::panic::catch_unwind(|| counter(status, missing));
+        assert!(
+            read.is_err(),
+            "{missing} is not in the line, yet it read as a number"
+        );
+    }
+    assert!(std::panic::catch_unwind(|| counter("no counters here", "lost")).is_err());
 }
 
 #[test]
 fn autoscaling_scales_out_under_load_and_in_after_it() {
-    let Some(clients) = HadoopClients::for_tests() else {
-        return;
-    };
     // Three small nodes: each fits one worker of two 256 MB slots (and one the 256 MB AM
     // too).
     let cluster = Cluster::builder()
@@ -626,7 +682,7 @@ fn autoscaling_scales_out_under_load_and_in_after_it() {
         .nodemanager(NodeManagerSpec::new(768, 4))
         .nodemanager(NodeManagerSpec::new(768, 4))
         .nodemanager(NodeManagerSpec::new(768, 4))
-        .start(&clients)
+        .start_without_clients()
         .expect("cluster starts");
     let work = cluster.root().join("autoscale");
     // Long enough on the one initial worker (12 tasks of 3 s, two at a time) that the

@@ -240,8 +240,16 @@ fn fair_scheduler_places_and_limits_applications_by_its_allocation_file() {
             .queue("adhoc"),
     );
     wait_for_am_container(&cluster, &first);
-    // The scheduler has had many passes since the first AM was placed.
-    std::thread::sleep(Duration::from_secs(2));
+    // An application submitted after the second one, in another queue, gets its AM: the
+    // scheduler has placed containers since the second arrived (an observed order, not a
+    // pause), and the second still has none.
+    let later = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-fair-etl-later", "sleep 60")
+            .user("carol")
+            .queue("etl"),
+    );
+    wait_for_am_container(&cluster, &later);
     let attempts = cluster.yarn(["applicationattempt", "-list", &second]);
     attempts.assert_success();
     assert!(
@@ -266,9 +274,9 @@ fn fair_scheduler_places_and_limits_applications_by_its_allocation_file() {
         Some("root.adhoc"),
         "{report:?}"
     );
-    cluster
-        .yarn(["application", "-kill", &second])
-        .assert_success();
+    for app in [&second, &later] {
+        cluster.yarn(["application", "-kill", app]).assert_success();
+    }
 }
 
 /// Polls `yarn applicationattempt -list` until the application's attempt has an AM

@@ -104,6 +104,9 @@ pub struct RpcBenchOptions {
     pub call_timeout: Duration,
     /// Longest the set-up (registrations, submissions) may take.
     pub setup_timeout: Duration,
+    /// Print each phase (RM start, registrations, warm-up, window, wind-down) to
+    /// stderr as it begins, and the registrations' progress.
+    pub progress: bool,
 }
 
 /// The default aggregate allocate rate: the target's 5,000 AM calls/s.
@@ -132,6 +135,7 @@ impl RpcBenchOptions {
             register_concurrency: 64,
             call_timeout: Duration::from_secs(30),
             setup_timeout: Duration::from_secs(120),
+            progress: false,
         }
     }
 
@@ -272,6 +276,8 @@ pub struct RpcBenchReport {
     pub target_allocates_per_sec: f64,
     /// Set-up time: RM start, NM registrations, AM submissions.
     pub setup_s: f64,
+    /// Load before the window opened, after the set-up.
+    pub warmup_s: f64,
     /// The measured window.
     pub duration_s: f64,
     pub heartbeats: u64,
@@ -326,13 +332,14 @@ impl RpcBenchReport {
         );
         s.push_str(&format!(
             "spindle bench rpc: {} NMs (heartbeat {} ms), {} unmanaged AMs (target {:.0} allocate/s); \
-             {:.1} s window after {:.1} s of set-up\n",
+             {:.1} s window after {:.1} s of set-up and {:.1} s of warm-up\n",
             self.nms,
             self.heartbeat_interval_ms,
             self.ams,
             self.target_allocates_per_sec,
             self.duration_s,
-            self.setup_s
+            self.setup_s,
+            self.warmup_s
         ));
         s.push_str(&format!(
             "  heartbeats   {:>10.1}/s   p50 {}   p99 {}   max {}   errors {}\n",
@@ -379,6 +386,13 @@ impl RpcBenchReport {
     }
 }
 
+/// A progress line on stderr, when asked for.
+fn progress(opts: &RpcBenchOptions, line: std::fmt::Arguments<'_>) {
+    if opts.progress {
+        eprintln!("bench rpc: {line}");
+    }
+}
+
 /// Runs the benchmark; see the crate documentation.
 pub async fn run(opts: RpcBenchOptions) -> Result<RpcBenchReport, BenchError> {
     opts.validate()?;
@@ -395,6 +409,7 @@ pub async fn run(opts: RpcBenchOptions) -> Result<RpcBenchReport, BenchError> {
     let heartbeat_ms = opts.heartbeat_interval.as_millis() as u64;
     let (mut child, addresses, pid) = match &opts.target {
         RmTarget::Spawn(spawn) => {
+            progress(&opts, format_args!("starting a ResourceManager"));
             let (child, addresses) = RmChild::start(spawn, heartbeat_ms).await?;
             let pid = child.pid();
             (Some(child), addresses, Some(pid))
@@ -478,6 +493,10 @@ async fn drive(
         jitter: opts.jitter,
         call_timeout: opts.call_timeout,
     };
+    progress(
+        opts,
+        format_args!("registering {} simulated NodeManagers", opts.nms),
+    );
     let register_limit = Arc::new(Semaphore::new(opts.register_concurrency));
     let mut nm_tasks = JoinSet::new();
     for i in 0..opts.nms {
@@ -490,12 +509,20 @@ async fn drive(
             stop_rx.clone(),
         ));
     }
+    let mut reported = Instant::now();
     loop {
         reap(&mut nm_tasks, &stats, true)?;
         check_rm(&mut child)?;
         let registered = stats.nms_registered.load(Ordering::Relaxed);
         if registered >= opts.nms as u64 {
             break;
+        }
+        if reported.elapsed() >= Duration::from_secs(2) {
+            reported = Instant::now();
+            progress(
+                opts,
+                format_args!("{registered} of {} NodeManagers registered", opts.nms),
+            );
         }
         if Instant::now() >= setup_deadline {
             return Err(past_deadline("NodeManagers", registered, opts.nms));
@@ -516,6 +543,13 @@ async fn drive(
     };
     let mut am_tasks = JoinSet::new();
     if opts.ams > 0 {
+        progress(
+            opts,
+            format_args!(
+                "submitting and registering {} unmanaged ApplicationMasters",
+                opts.ams
+            ),
+        );
         let mut config = ProxyConfig::new(
             addresses.client.clone(),
             spindle_common::current_user(),
@@ -563,6 +597,14 @@ async fn drive(
     }
     let setup = setup_started.elapsed();
 
+    progress(
+        opts,
+        format_args!(
+            "set-up done in {:.1} s; warming up for {:.1} s",
+            setup.as_secs_f64(),
+            opts.warmup.as_secs_f64()
+        ),
+    );
     watchful_sleep(opts.warmup, &mut child).await?;
     reap(&mut nm_tasks, &stats, false)?;
     reap(&mut am_tasks, &stats, false)?;
@@ -573,6 +615,10 @@ async fn drive(
         None => None,
     };
     let own_before = procfs::cpu_times(None).map_err(BenchError::Setup)?;
+    progress(
+        opts,
+        format_args!("measuring for {:.1} s", opts.duration.as_secs_f64()),
+    );
     let opened = Instant::now();
     stats.measuring.store(true, Ordering::SeqCst);
     watchful_sleep(opts.duration, &mut child).await?;
@@ -586,6 +632,10 @@ async fn drive(
     let rm_rss_mb = pid.and_then(|p| procfs::rss_mb(Some(p)).ok());
 
     // Wind down: AMs unregister, NMs leave.
+    progress(
+        opts,
+        format_args!("winding down: the AMs unregister, the NMs leave"),
+    );
     let _ = stop_tx.send(true);
     let wind_down = opts.call_timeout + Duration::from_secs(5);
     for set in [&mut am_tasks, &mut nm_tasks] {
@@ -634,6 +684,7 @@ async fn drive(
             0.0
         },
         setup_s: setup.as_secs_f64(),
+        warmup_s: opts.warmup.as_secs_f64(),
         duration_s: secs,
         heartbeats,
         heartbeats_per_sec: per_sec(heartbeats),
@@ -772,6 +823,7 @@ mod tests {
             heartbeat_interval_ms: 1000,
             target_allocates_per_sec: 10.0,
             setup_s: 0.5,
+            warmup_s: 2.0,
             duration_s: 1.0,
             heartbeats: 2,
             heartbeats_per_sec: 2.0,
@@ -813,5 +865,10 @@ mod tests {
         assert_eq!(v["heartbeats_per_sec"], 2.0);
         let text = report.to_text();
         assert!(text.contains("0.050 cores"), "{text}");
+        assert!(
+            text.contains("1.0 s window after 0.5 s of set-up and 2.0 s of warm-up"),
+            "{text}"
+        );
+        assert_eq!(v["warmup_s"], 2.0);
     }
 }

@@ -8,8 +8,10 @@
 //!
 //! 1. the outputs of the attempt's upstream tasks are fetched from the
 //!    workers holding them into `input/<producer vertex>/<producer task>/`;
-//! 2. the command runs under `sh -c` in the attempt's directory, in its own
-//!    process group, with its task index, input and output locations in
+//! 2. the command runs under `bash -o pipefail -c` (so a pipeline fails when
+//!    any of its stages fails; without bash, `/bin/sh -c` with `pipefail`
+//!    switched on when that shell has it, see [`TaskShell`]) in the
+//!    attempt's directory, in its own process group, with its task index, input and output locations in
 //!    its environment (see [`task_environment`]), stdout and stderr in the
 //!    container's log dir;
 //! 3. on exit status 0 the output directory becomes the task's output,
@@ -307,11 +309,12 @@ async fn run_in(a: &TaskAssignment, dir: &Path, dirs: &Dirs, secret: &str) -> Wi
         (Ok(o), Ok(e)) => (o, e),
         (Err(e), _) | (_, Err(e)) => return failed(e),
     };
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&a.command)
+    let shell = TaskShell::find();
+    let mut cmd = tokio::process::Command::new(shell.program());
+    cmd.args(shell.args(&a.command))
         .current_dir(dir)
         .env_remove(SECRET_ENV)
+        .env_remove("BASH_ENV")
         .envs(task_environment(a, &input, &output))
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
@@ -320,7 +323,7 @@ async fn run_in(a: &TaskAssignment, dir: &Path, dirs: &Dirs, secret: &str) -> Wi
         .kill_on_drop(true);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return failed(format!("cannot start /bin/sh: {e}")),
+        Err(e) => return failed(format!("cannot start {}: {e}", shell.program().display())),
     };
     let mut guard = GroupGuard(child.id());
     let status = child.wait().await;
@@ -367,6 +370,54 @@ async fn run_in(a: &TaskAssignment, dir: &Path, dirs: &Dirs, secret: &str) -> Wi
         ));
     }
     WireOutcome::Succeeded
+}
+
+/// The shell a task command runs under. Bash with `-o pipefail` when it is
+/// installed, so `tr ... < missing | awk ...` fails as its first stage
+/// does; otherwise `/bin/sh`, which switches `pipefail` on first when it
+/// has it (busybox ash, dash from 0.5.13) and otherwise reports a
+/// pipeline's status as its last stage's, as POSIX has it (Debian's older
+/// dash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskShell {
+    Bash(PathBuf),
+    Posix(PathBuf),
+}
+
+/// Switches `pipefail` on in a POSIX shell that has it; the test runs in a
+/// subshell, because `set` with an unknown option ends a non-interactive
+/// shell.
+const PIPEFAIL_IF_SUPPORTED: &str = "(set -o pipefail) 2>/dev/null && set -o pipefail\n";
+
+impl TaskShell {
+    /// Bash from the `PATH` (else `/bin/bash`), or `/bin/sh`; looked up once.
+    pub fn find() -> TaskShell {
+        static SHELL: std::sync::OnceLock<TaskShell> = std::sync::OnceLock::new();
+        SHELL
+            .get_or_init(|| {
+                let path = std::env::var_os("PATH").unwrap_or_default();
+                std::env::split_paths(&path)
+                    .chain([PathBuf::from("/bin")])
+                    .map(|dir| dir.join("bash"))
+                    .find(|bash| bash.is_file())
+                    .map_or_else(|| TaskShell::Posix("/bin/sh".into()), TaskShell::Bash)
+            })
+            .clone()
+    }
+
+    pub fn program(&self) -> &Path {
+        match self {
+            TaskShell::Bash(p) | TaskShell::Posix(p) => p,
+        }
+    }
+
+    /// The arguments that run `command`.
+    pub fn args(&self, command: &str) -> Vec<String> {
+        match self {
+            TaskShell::Bash(_) => vec!["-o".into(), "pipefail".into(), "-c".into(), command.into()],
+            TaskShell::Posix(_) => vec!["-c".into(), format!("{PIPEFAIL_IF_SUPPORTED}{command}")],
+        }
+    }
 }
 
 /// Kills the attempt's whole process group when dropped while the command
@@ -477,23 +528,101 @@ mod tests {
         assert!(!d.outputs.join("3/1/2").exists());
     }
 
+    /// Polls `probe` every 20 ms until it holds, for at most 20 s.
+    async fn eventually(mut probe: impl FnMut() -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while tokio::time::Instant::now() < deadline {
+            if probe() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        probe()
+    }
+
+    /// Whether process `pid` has ended (gone, or a zombie nobody reaped).
+    fn ended(pid: &str) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        }
+    }
+
     #[tokio::test]
     async fn a_killed_attempt_stops_its_processes() {
         let tmp = tempfile::tempdir().expect("tmp");
         let d = dirs(tmp.path());
-        let marker = tmp.path().join("marker");
-        let a = assignment(&format!("sleep 1; touch {}; sleep 30", marker.display()));
+        let child = tmp.path().join("child");
+        // The background sleep is in the attempt's process group, not the
+        // shell's direct wait: only a kill of the whole group ends it.
+        let a = assignment(&format!(
+            "sleep 300 & echo $! > {}.tmp; mv {0}.tmp {0}; wait",
+            child.display()
+        ));
         let (kill, rx) = oneshot::channel();
         let run = tokio::spawn(async move { run_attempt(&a, &d, "s", rx).await });
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            eventually(|| child.exists()).await,
+            "the command never started"
+        );
+        let pid = std::fs::read_to_string(&child).expect("child pid");
+        let pid = pid.trim();
+        assert!(!ended(pid), "the background sleep runs before the kill");
         let _ = kill.send(());
-        let outcome = tokio::time::timeout(Duration::from_secs(5), run)
+        let outcome = tokio::time::timeout(Duration::from_secs(20), run)
             .await
-            .expect("ends promptly")
+            .expect("ends after the kill")
             .expect("joins");
         assert!(matches!(outcome, WireOutcome::Killed { .. }), "{outcome:?}");
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert!(!marker.exists(), "the whole process group was killed");
+        assert!(
+            eventually(|| ended(pid)).await,
+            "the whole process group was killed: process {pid} still runs"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_stage_of_a_pipeline_fails_the_attempt() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let d = dirs(tmp.path());
+        let a = assignment(
+            "tr -s ' ' '\\n' < /nonexistent/input.txt | awk 'NF' > $SPINDLE_OUTPUT_DIR/out",
+        );
+        let (_kill, rx) = oneshot::channel();
+        match run_attempt(&a, &d, "s", rx).await {
+            WireOutcome::Failed { reason } => {
+                assert!(
+                    reason.starts_with("the command exited with status 1; stderr: ")
+                        && reason.contains("/nonexistent/input.txt"),
+                    "{reason}"
+                );
+            }
+            other => panic!("a pipeline whose first stage fails must fail, got {other:?}"),
+        }
+    }
+
+    /// The fallback without bash: the command runs, `pipefail` is on when
+    /// the shell has it, and a shell without it gives the last stage's
+    /// status (so the first assertion holds for every `/bin/sh`).
+    #[tokio::test]
+    async fn the_posix_fallback_runs_commands_and_uses_pipefail_when_it_can() {
+        let shell = TaskShell::Posix("/bin/sh".into());
+        let run = |command: &str| {
+            std::process::Command::new(shell.program())
+                .args(shell.args(command))
+                .output()
+                .expect("/bin/sh runs")
+        };
+        let out = run("echo one; exit 7");
+        assert_eq!(out.status.code(), Some(7));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "one\n");
+        let supported = std::process::Command::new("/bin/sh")
+            .args(["-c", "set -o pipefail"])
+            .status()
+            .is_ok_and(|s| s.success());
+        let pipeline = run("false | true").status.code();
+        assert_eq!(pipeline, Some(if supported { 1 } else { 0 }));
     }
 
     #[tokio::test]

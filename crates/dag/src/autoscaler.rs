@@ -688,6 +688,32 @@ mod tests {
         d
     }
 
+    /// The checks notice a corrupted state: each corruption of a consistent one
+    /// is named.
+    #[test]
+    fn corrupted_states_fail_the_invariants() {
+        type Corruption = fn(&mut Autoscaler);
+        let corruptions: [(&str, Corruption); 3] = [
+            ("state entered in the future", |a| {
+                a.entered_ms = a.last_ms + 1
+            }),
+            ("samples out of order", |a| {
+                a.samples.make_contiguous().reverse()
+            }),
+            ("a sample from the future", |a| a.last_ms = 0),
+        ];
+        for (expected, corrupt) in corruptions {
+            let mut a = scaler(config());
+            for i in 0..3 {
+                tick(&mut a, i * 10 * S, &snapshot(4, 8));
+            }
+            assert!(a.samples.len() >= 2, "two samples to reorder");
+            corrupt(&mut a);
+            let v = a.check_invariants().expect_err(expected).to_string();
+            assert!(v.contains(expected), "{v}");
+        }
+    }
+
     #[test]
     fn seed_example_ten_workers_forty_tasks_is_fifty_percent() {
         // 10 ContainerWorkers with 32 GB each, 40 attempts of 4 GB each:

@@ -1381,6 +1381,38 @@ mod tests {
         c.check_invariants().expect("unchanged");
     }
 
+    /// The checks notice a corrupted state: each corruption of a consistent one
+    /// is named.
+    #[test]
+    fn corrupted_states_fail_the_invariants() {
+        type Corruption = fn(&mut ContainerScheduler);
+        let corruptions: [(&str, Corruption); 3] = [
+            ("has no owner", |c| {
+                if let Some(g) = c.groups.get_mut("g") {
+                    g.owners.clear();
+                }
+            }),
+            ("starts more workers than it wants", |c| {
+                if let Some(g) = c.groups.get_mut("g") {
+                    g.starting = g.wanted + 1;
+                }
+            }),
+            ("lists worker g-0 that is not its own", |c| {
+                if let Some(rec) = c.workers.get_mut(&w("g-0")) {
+                    rec.group = None;
+                }
+            }),
+        ];
+        for (expected, corrupt) in corruptions {
+            let mut c = cs(ContainerSchedulerScheme::Fifo);
+            group_with_workers(&mut c, "g", 2);
+            c.check_invariants().expect("consistent before");
+            corrupt(&mut c);
+            let v = c.check_invariants().expect_err(expected).to_string();
+            assert!(v.contains(expected), "{v}");
+        }
+    }
+
     #[test]
     fn fair_shares_are_max_min_fair() {
         assert_eq!(fair_shares(6, &[6, 6]), vec![3, 3]);

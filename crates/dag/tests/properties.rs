@@ -17,7 +17,7 @@ use spindle_dag::container_scheduler::{
 };
 use spindle_dag::dag::{DagSpec, EdgeKind, VertexPriorityScheme, VertexSpec};
 use spindle_dag::task_scheduler::{AttemptOutcome, DagEvent, Input, TaskScheduler};
-use spindle_dag::{AttemptId, DagId, Resource, WorkerId};
+use spindle_dag::{AttemptId, CoreError, DagId, Resource, WorkerId};
 
 /// SplitMix64: tiny, fast, and good enough to drive tests.
 struct Rng(u64);
@@ -502,6 +502,7 @@ fn capacity_guarantees_hold_under_random_arrivals() {
 
 #[test]
 fn container_scheduler_random_inputs_keep_invariants() {
+    let mut refusals = 0u64;
     for seed in 0..200 {
         let mut rng = Rng(seed);
         let scheme = *rng
@@ -590,9 +591,43 @@ fn container_scheduler_random_inputs_keep_invariants() {
                 .map(|w| (w.clone(), c.group_of(w).map(str::to_string)))
                 .collect();
             let released = matches!(input, CInput::ReleaseGroup { .. });
+            // What a refusal must be: a release by a client that does not own the group,
+            // or a failed start for a group released meanwhile. Nothing else.
+            let expected_refusal = match &input {
+                CInput::ReleaseGroup { client, group } => c
+                    .group_report(group)
+                    .is_some_and(|g| !g.owners.contains(client))
+                    .then(|| ("owner of ContainerGroup", format!("{client} of {group}"))),
+                CInput::WorkerStartFailed { group } => c
+                    .group_report(group)
+                    .is_none()
+                    .then(|| ("ContainerGroup", group.clone())),
+                _ => None,
+            };
+            // Only a refusal needs the state to compare with.
+            let state_before = expected_refusal.as_ref().map(|_| format!("{c:?}"));
             let d = match c.handle(now, input) {
-                Ok(d) => d,
-                Err(_) => continue,
+                Ok(d) => {
+                    assert!(
+                        expected_refusal.is_none(),
+                        "seed {seed}: {label} should have been refused"
+                    );
+                    d
+                }
+                Err(e) => {
+                    match (&e, &expected_refusal) {
+                        (CoreError::Unknown { what, id }, Some((w, i))) if what == w && id == i => {
+                        }
+                        _ => panic!("seed {seed}: {label} refused unexpectedly: {e}"),
+                    }
+                    assert_eq!(
+                        Some(format!("{c:?}")),
+                        state_before,
+                        "seed {seed}: the refused {label} changed the state"
+                    );
+                    refusals += 1;
+                    continue;
+                }
             };
             if released {
                 group_size.retain(|g, _| c.group_report(g).is_some());
@@ -646,6 +681,8 @@ fn container_scheduler_random_inputs_keep_invariants() {
             }
         }
     }
+    // The refusal path ran (and was checked) many times.
+    assert!(refusals > 100, "only {refusals} refusals in 200 seeds");
 }
 
 #[test]

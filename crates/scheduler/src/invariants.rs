@@ -8,6 +8,10 @@ use spindle_common::{ApplicationAttemptId, NodeId, Resource};
 use crate::error::InvariantViolation;
 use crate::scheduler::{Scheduler, MAX_CONTAINER_SEQUENCE};
 
+/// A user's totals in a leaf: usage, applications, applications with
+/// outstanding asks, AM usage.
+type UserTotals = (Resource, usize, usize, Resource);
+
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {
         if !$cond {
@@ -271,7 +275,7 @@ impl Scheduler {
         let mut running = vec![0usize; n];
         let mut am = vec![Resource::ZERO; n];
         let mut members: Vec<BTreeSet<ApplicationAttemptId>> = vec![BTreeSet::new(); n];
-        let mut users: Vec<BTreeMap<&str, (Resource, usize, usize)>> = vec![BTreeMap::new(); n];
+        let mut users: Vec<BTreeMap<&str, UserTotals>> = vec![BTreeMap::new(); n];
         for (attempt, app) in &self.apps {
             members[app.leaf].insert(*attempt);
             let u = users[app.leaf].entry(app.user.as_str()).or_default();
@@ -282,6 +286,7 @@ impl Scheduler {
             }
             if let Some(c) = app.am_container.and_then(|c| self.containers.get(&c)) {
                 am[app.leaf] += c.resource;
+                u.3 += c.resource;
             }
             for idx in tree.ancestry(app.leaf) {
                 used[idx] += app.used;
@@ -316,10 +321,10 @@ impl Scheduler {
                     q.am_used,
                     am[idx]
                 );
-                let listed: BTreeMap<&str, (Resource, usize, usize)> = q
+                let listed: BTreeMap<&str, UserTotals> = q
                     .users
                     .iter()
-                    .map(|(u, s)| (u.as_str(), (s.used, s.apps, s.active_apps)))
+                    .map(|(u, s)| (u.as_str(), (s.used, s.apps, s.active_apps, s.am_used)))
                     .collect();
                 ensure!(
                     listed == users[idx],
@@ -422,5 +427,113 @@ impl Scheduler {
             expected.len()
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    use crate::Scheduler;
+    use spindle_common::Resource;
+
+    /// Two users' applications running containers in a capacity queue, on two
+    /// nodes; the state is consistent.
+    fn running() -> Scenario {
+        let mut s = Scenario::new();
+        for line in [
+            "config scheduler=capacity",
+            "queue root.a capacity=60 am=0.5",
+            "queue root.b capacity=40",
+            "node n1 rack=/r1 mem=8192 vcores=8",
+            "node n2 rack=/r2 mem=8192 vcores=8",
+            "app a1 queue=a user=u",
+            "app a2 queue=a user=v",
+            "ask a1 pri=0 mem=1024 *:1",
+            "ask a2 pri=0 mem=1024 *:1",
+            "schedule",
+            "ask a1 pri=1 mem=1024 *:2",
+            "ask a2 pri=1 mem=1024 *:5",
+            "schedule",
+        ] {
+            if let Err(e) = s.step(line) {
+                panic!("{line}: {e}\n{}", s.trace());
+            }
+        }
+        s
+    }
+
+    /// Corrupts a fresh consistent state with `corrupt` and returns what
+    /// `check_invariants` says about it.
+    fn violation(corrupt: impl FnOnce(&mut Scheduler)) -> String {
+        let mut s = running();
+        let scheduler = s.scheduler_mut().expect("a scheduler");
+        scheduler.check_invariants().expect("consistent before");
+        corrupt(scheduler);
+        match scheduler.check_invariants() {
+            Ok(()) => panic!("the corrupted state passed the invariants"),
+            Err(v) => v.to_string(),
+        }
+    }
+
+    fn leaf(s: &Scheduler, path: &str) -> usize {
+        s.tree.by_path[path]
+    }
+
+    #[test]
+    fn a_queue_whose_usage_disagrees_with_its_applications_is_caught() {
+        let v = violation(|s| {
+            let a = leaf(s, "root.a");
+            s.tree.queues[a].used += Resource::new(1024, 1);
+        });
+        assert!(v.contains("queue root.a uses"), "{v}");
+    }
+
+    #[test]
+    fn a_users_am_usage_that_disagrees_with_its_am_containers_is_caught() {
+        let v = violation(|s| {
+            let a = leaf(s, "root.a");
+            if let Some(u) = s.tree.queues[a].users.get_mut("v") {
+                u.am_used = Resource::ZERO;
+            }
+        });
+        assert!(v.contains("queue root.a keeps per-user totals"), "{v}");
+    }
+
+    #[test]
+    fn a_wrong_active_user_count_is_caught() {
+        let v = violation(|s| {
+            let a = leaf(s, "root.a");
+            s.tree.queues[a].active_users += 1;
+        });
+        assert!(v.contains("active users"), "{v}");
+    }
+
+    #[test]
+    fn a_node_whose_usage_disagrees_with_its_containers_is_caught() {
+        let v = violation(|s| {
+            if let Some(node) = s.nodes.values_mut().next() {
+                node.used = Resource::ZERO;
+            }
+        });
+        assert!(v.contains("but its containers add up to"), "{v}");
+    }
+
+    #[test]
+    fn a_container_its_node_does_not_list_is_caught() {
+        let v = violation(|s| {
+            if let Some(node) = s.nodes.values_mut().find(|n| !n.containers.is_empty()) {
+                node.containers.clear();
+            }
+        });
+        assert!(v.contains("does not list its container"), "{v}");
+    }
+
+    #[test]
+    fn a_queue_left_parked_after_a_pass_is_caught() {
+        let v = violation(|s| {
+            let a = leaf(s, "root.a");
+            s.tree.queues[a].parked = true;
+        });
+        assert!(v.contains("is still parked after a pass"), "{v}");
     }
 }

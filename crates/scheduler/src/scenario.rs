@@ -135,6 +135,13 @@ impl Scenario {
         self.scheduler.as_ref()
     }
 
+    /// The scheduler itself, for tests that corrupt its state on purpose to show
+    /// that [`Scheduler::check_invariants`] notices.
+    #[cfg(test)]
+    pub(crate) fn scheduler_mut(&mut self) -> Option<&mut Scheduler> {
+        self.scheduler.as_mut()
+    }
+
     /// The trace so far.
     pub fn trace(&self) -> &str {
         &self.trace

@@ -34,6 +34,8 @@ const UNENTITLED: i64 = i64::MAX / 2;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct UserState {
     pub used: Resource,
+    /// Held by the user's AM containers in this leaf.
+    pub am_used: Resource,
     /// The user's applications in this leaf with outstanding asks.
     pub active_apps: usize,
     /// The user's applications in this leaf.
@@ -448,8 +450,14 @@ impl QueueTree {
         if let Some(u) = q.users.get_mut(user) {
             if add {
                 u.used += delta;
+                if am {
+                    u.am_used += delta;
+                }
             } else {
                 u.used -= delta;
+                if am {
+                    u.am_used -= delta;
+                }
             }
         }
     }
@@ -461,53 +469,51 @@ impl QueueTree {
             .find(|&idx| self.greater(self.queues[idx].used + ask, self.queues[idx].maximum))
     }
 
-    /// The capacity scheduler's user limit in `leaf` for a container of
-    /// `ask`: an even split of the queue's current capacity among the users
-    /// wanting resources, at least `minimum-user-limit-percent` of it, at
-    /// most `user-limit-factor` times the guarantee (and the maximum).
-    pub fn user_limit(&self, leaf: QueueIdx, ask: Resource, minimum: Resource) -> Resource {
+    /// The capacity scheduler's user limit in `leaf`, as Hadoop's
+    /// `UsersManager.computeUserLimit` has it: the queue's current capacity
+    /// (its guarantee, at least one minimum allocation, while usage is
+    /// below it; else usage plus one minimum allocation) split evenly among
+    /// the users wanting resources, at least `minimum-user-limit-percent`
+    /// of it, at most `user-limit-factor` times the guarantee (without a
+    /// factor, the queue's maximum), rounded up to the minimum allocation.
+    /// A user whose usage is not above this limit may take one more
+    /// container.
+    pub fn user_limit(&self, leaf: QueueIdx, minimum: Resource) -> Resource {
         let q = &self.queues[leaf];
-        let current = if self.greater(q.guaranteed, q.used) {
-            q.guaranteed
+        let capacity = q.guaranteed.component_max(minimum);
+        let current = if self.greater(capacity, q.used) {
+            capacity
         } else {
-            q.used + ask
+            q.used + minimum
         };
         let users = q.active_users.max(1) as f64;
         let even = scale(current, 1.0 / users);
         let floor = scale(current, q.settings.minimum_user_limit_percent / 100.0);
         let mut limit = even.component_max(floor);
         let cap = match q.settings.user_limit_factor {
-            Some(f) => scale(q.guaranteed, f).component_min(q.maximum),
+            Some(f) => scale(capacity, f).component_min(q.maximum),
             None => q.maximum,
         };
         limit = limit.component_min(cap);
         round_up(limit, minimum)
     }
 
-    /// The most one user may hold in `leaf` (capacity scheduler):
-    /// `user-limit-factor` times the queue's guarantee, never beyond its
-    /// maximum, and at least one minimum allocation so that a queue with a
-    /// tiny guarantee still makes progress. `None` without a factor.
-    pub fn user_cap(&self, leaf: QueueIdx, minimum: Resource) -> Option<Resource> {
-        let q = &self.queues[leaf];
-        let factor = q.settings.user_limit_factor?;
-        Some(
-            scale(q.guaranteed, factor)
-                .component_min(q.maximum)
-                .component_max(minimum),
-        )
-    }
-
-    /// Whether an AM container of `ask` fits the leaf's AM limit (a queue
-    /// without a running AM always takes one).
+    /// Whether an AM container of `ask` for `user` fits the leaf's AM
+    /// limits (a queue without a running AM always takes one, as Hadoop
+    /// activates at least one application).
     ///
     /// The share applies to what the queue may use now. Under the capacity
     /// scheduler that is, as in Hadoop, the larger of its guarantee and its
     /// current limit: its usage plus the room left below every maximum on
     /// its path, so an elastic queue on an idle cluster may start more AMs
-    /// than its guarantee alone would allow. Under the fair scheduler it is
-    /// the queue's share.
-    pub fn am_fits(&self, leaf: QueueIdx, ask: Resource) -> bool {
+    /// than its guarantee alone would allow; the limit is rounded up to the
+    /// minimum allocation. Each user's AMs are held, as in Hadoop's
+    /// `getUserAMResourceLimitPerPartition`, to the share of the queue's
+    /// guarantee times the user's part of it (the larger of
+    /// `minimum-user-limit-percent` and one over the active users) times
+    /// `user-limit-factor`, never more than the queue's AM limit. Under the
+    /// fair scheduler the limit is the share of the queue's fair share.
+    pub fn am_fits(&self, leaf: QueueIdx, user: &str, ask: Resource, minimum: Resource) -> bool {
         let q = &self.queues[leaf];
         let Some(share) = q.settings.max_am_share else {
             return true;
@@ -515,11 +521,32 @@ impl QueueTree {
         if q.am_used.is_zero() {
             return true;
         }
-        let usable = match self.kind() {
-            SchedulerKind::Capacity => q.guaranteed.component_max(self.current_limit(leaf)),
-            SchedulerKind::Fifo | SchedulerKind::Fair => q.guaranteed,
-        };
-        !self.greater(q.am_used + ask, scale(usable, share))
+        match self.kind() {
+            SchedulerKind::Capacity => {
+                let usable = q.guaranteed.component_max(self.current_limit(leaf));
+                let queue_limit = round_up(scale(usable, share), minimum);
+                if self.greater(q.am_used + ask, queue_limit) {
+                    return false;
+                }
+                let users = q.active_users.max(1) as f64;
+                let part = (q.settings.minimum_user_limit_percent / 100.0)
+                    .max(1.0 / users)
+                    .min(1.0);
+                let user_limit = match q.settings.user_limit_factor {
+                    Some(factor) => round_up(
+                        scale(round_up(q.guaranteed, minimum), share * part * factor),
+                        minimum,
+                    )
+                    .component_min(queue_limit),
+                    None => queue_limit,
+                };
+                let user_am = q.users.get(user).map_or(Resource::ZERO, |u| u.am_used);
+                !self.greater(user_am + ask, user_limit)
+            }
+            SchedulerKind::Fifo | SchedulerKind::Fair => {
+                !self.greater(q.am_used + ask, scale(q.guaranteed, share))
+            }
+        }
     }
 
     /// What `leaf` could hold at most right now: its usage plus the
@@ -759,18 +786,17 @@ mod tests {
         let mut tree = QueueTree::build(config, Resource::new(100 * 1024, 100)).expect("valid");
         let a = tree.by_path["root.a"];
         let min = Resource::new(1024, 1);
-        let one = Resource::new(1024, 1);
         // Below the guarantee: the guarantee split among active users.
         tree.queues[a].active_users = 1;
-        assert_eq!(tree.user_limit(a, one, min).memory_mb, 50 * 1024);
+        assert_eq!(tree.user_limit(a, min).memory_mb, 50 * 1024);
         tree.queues[a].active_users = 2;
-        assert_eq!(tree.user_limit(a, one, min).memory_mb, 25 * 1024);
+        assert_eq!(tree.user_limit(a, min).memory_mb, 25 * 1024);
         // Many users: the minimum user limit percent is the floor.
         tree.queues[a].active_users = 10;
-        assert_eq!(tree.user_limit(a, one, min).memory_mb, 13 * 1024);
+        assert_eq!(tree.user_limit(a, min).memory_mb, 13 * 1024);
         // One user above the guarantee grows, capped at factor × guarantee.
         tree.queues[a].active_users = 1;
         tree.queues[a].used = Resource::new(99 * 1024, 99);
-        assert_eq!(tree.user_limit(a, one, min).memory_mb, 100 * 1024);
+        assert_eq!(tree.user_limit(a, min).memory_mb, 100 * 1024);
     }
 }

@@ -482,15 +482,130 @@ fn capacity_user_limit_factor_caps_each_user() {
             > app a1 queue=a user=u1
             > ask a1 pri=1 mem=1024 *:100
             > schedule
-              alloc: a1×40
+              alloc: a1×41
             > app a2 queue=a user=u2
             > ask a2 pri=1 mem=1024 *:100
             > schedule
-              alloc: a2×40
+              alloc: a2×41
             > queues
-              root guaranteed=102400MB,100vc max=102400MB,100vc used=81920MB,80vc am=2048MB apps=2 running=2
-              root.a guaranteed=20480MB,20vc max=102400MB,100vc used=81920MB,80vc am=2048MB apps=2 running=2
+              root guaranteed=102400MB,100vc max=102400MB,100vc used=83968MB,82vc am=2048MB apps=2 running=2
+              root.a guaranteed=20480MB,20vc max=102400MB,100vc used=83968MB,82vc am=2048MB apps=2 running=2
               root.b guaranteed=81920MB,80vc max=102400MB,100vc used=0MB,0vc am=0MB apps=0 running=0
+        "#]],
+    );
+}
+
+/// Two Spark applications of one user in a small capacity queue (the
+/// first-contact report): 2 NMs of 8 GB, `alpha` 70 % and `beta` 30 % (at
+/// most 50 %), `user-limit-factor` 1, AM share 0.5; each application an AM
+/// of 2 GB then two 2 GB executors. The user's limit is 30 % of 16 GB
+/// (4915 MB, 5120 MB rounded up to the minimum allocation). Hadoop refuses
+/// a user only when their usage is already above the limit, so with both
+/// AMs running (4 GB) the user takes one more container: the first
+/// application gets an executor, finishes, and the second gets both of
+/// its executors. A hard `used + ask <= factor × guarantee` cap left both
+/// applications waiting for ever.
+#[test]
+fn capacity_two_apps_of_one_user_at_the_user_limit_both_get_executors() {
+    check_summary(
+        r"
+        config scheduler=capacity
+        queue root.alpha capacity=70
+        queue root.beta capacity=30 max=50 ulf=1 am=0.5
+        node n1 rack=/r1 mem=8192 vcores=8
+        node n2 rack=/r1 mem=8192 vcores=8
+        app s1 queue=beta user=u
+        app s2 queue=beta user=u
+        ask s1 pri=0 mem=2048 *:1
+        ask s2 pri=0 mem=2048 *:1
+        schedule
+        ask s1 pri=1 mem=2048 *:2
+        ask s2 pri=1 mem=2048 *:2
+        schedule
+        finish s1
+        schedule
+        queues
+        ",
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.alpha capacity=70
+            > queue root.beta capacity=30 max=50 ulf=1 am=0.5
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > node n2 rack=/r1 mem=8192 vcores=8
+            > app s1 queue=beta user=u
+            > app s2 queue=beta user=u
+            > ask s1 pri=0 mem=2048 *:1
+            > ask s2 pri=0 mem=2048 *:1
+            > schedule
+              alloc: s1×1
+            > ask s1 pri=1 mem=2048 *:2
+            > ask s2 pri=1 mem=2048 *:2
+            > schedule
+              alloc: s1×2
+            > finish s1
+              done s1 c1 on n1 exit=-100 application-finished
+              done s1 c2 on n2 exit=-100 application-finished
+              done s1 c3 on n1 exit=-100 application-finished
+              kill s1 c1 on n1
+              kill s1 c2 on n2
+              kill s1 c3 on n1
+            > schedule
+              alloc: s2×3
+            > queues
+              root guaranteed=16384MB,16vc max=16384MB,16vc used=6144MB,3vc am=2048MB apps=1 running=1
+              root.alpha guaranteed=11468MB,11vc max=16384MB,16vc used=0MB,0vc am=0MB apps=0 running=0
+              root.beta guaranteed=4915MB,4vc max=8192MB,8vc used=6144MB,3vc am=2048MB apps=1 running=1
+        "#]],
+    );
+}
+
+/// The capacity scheduler's per-user AM limit (Hadoop's
+/// `getUserAMResourceLimitPerPartition`): the AM share of the queue's
+/// guarantee times the user's part of it (here `minimum-user-limit-percent`
+/// 50) times `user-limit-factor`: 5 GB × 0.5 × 0.5 × 1, 2 GB rounded up. The
+/// queue's own AM limit (half of the 10 GB it may use now) has room for
+/// all four AMs; user `u` may hold two, so its third waits until one of
+/// its applications ends, while user `v` starts its AM.
+#[test]
+fn capacity_user_am_limit_holds_back_a_users_third_am() {
+    check_summary(
+        r"
+        config scheduler=capacity
+        queue root.a capacity=50 max=100 mulp=50 am=0.5
+        queue root.b capacity=50
+        node n1 rack=/r1 mem=10240 vcores=10
+        app u1 queue=a user=u
+        app u2 queue=a user=u
+        app u3 queue=a user=u
+        app v1 queue=a user=v
+        ask u1 pri=0 mem=1024 *:1
+        ask u2 pri=0 mem=1024 *:1
+        ask u3 pri=0 mem=1024 *:1
+        ask v1 pri=0 mem=1024 *:1
+        schedule
+        finish u1
+        schedule
+        ",
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.a capacity=50 max=100 mulp=50 am=0.5
+            > queue root.b capacity=50
+            > node n1 rack=/r1 mem=10240 vcores=10
+            > app u1 queue=a user=u
+            > app u2 queue=a user=u
+            > app u3 queue=a user=u
+            > app v1 queue=a user=v
+            > ask u1 pri=0 mem=1024 *:1
+            > ask u2 pri=0 mem=1024 *:1
+            > ask u3 pri=0 mem=1024 *:1
+            > ask v1 pri=0 mem=1024 *:1
+            > schedule
+              alloc: u1×1 u2×1 v1×1
+            > finish u1
+              done u1 c1 on n1 exit=-100 application-finished
+              kill u1 c1 on n1
+            > schedule
+              alloc: u3×1
         "#]],
     );
 }

@@ -122,6 +122,7 @@ fn options(args: RpcBenchArgs) -> Result<(RpcBenchOptions, bool), String> {
     opts.container = Resource::new(args.container_mb, 1);
     opts.nm_capability = Resource::new(args.nm_memory_mb, args.nm_vcores);
     opts.queue = args.queue;
+    opts.progress = true;
     Ok((opts, args.json))
 }
 

@@ -2,8 +2,10 @@
 //!
 //! - `spindle resourcemanager` runs the RM where Hadoop's stood;
 //! - `spindle nodemanager` runs the NM agent on a host;
-//! - `spindle standalone` runs an RM and one NM in one process, with Hadoop's default
-//!   addresses, so the stock `yarn` CLI finds it without any configuration.
+//! - `spindle standalone` runs an RM and one NM in one process, on Hadoop's default
+//!   ports, so the stock `yarn` CLI finds it without any configuration; unless
+//!   configured otherwise it listens on loopback only and switches the virtual-memory
+//!   check off (see [`STANDALONE_DEFAULTS`]).
 //!
 //! Configuration comes from `--conf DIR`, else `YARN_CONF_DIR`, else `HADOOP_CONF_DIR`,
 //! like Hadoop's daemons.
@@ -15,11 +17,12 @@ mod dag_sim_cmd;
 mod sim_cmd;
 mod worker_cmd;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use spindle_common::conf::Configuration;
+use spindle_common::conf::{Configuration, BUILTIN_CORE_DEFAULTS, BUILTIN_YARN_DEFAULTS};
 use tracing::info;
 
 #[derive(Parser)]
@@ -97,6 +100,12 @@ impl ConfArgs {
     pub(crate) fn load(&self) -> Result<(Configuration, Option<PathBuf>), String> {
         let dir = Configuration::resolve_conf_dir(self.conf.clone());
         if let Some(d) = &dir {
+            if d.is_file() {
+                return Err(format!(
+                    "configuration directory {} is a file, not a directory (give the directory holding yarn-site.xml)",
+                    d.display()
+                ));
+            }
             if !d.is_dir() {
                 return Err(format!(
                     "configuration directory {} does not exist",
@@ -117,6 +126,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person watching: not in a log file or a pipe.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -247,12 +258,71 @@ async fn run_nm_until_stopped(nm: spindle_nm::NodeManagerHandle) -> Result<(), S
     }
 }
 
+/// What `spindle standalone` sets when the configuration leaves it (and the keys
+/// listed beside it) at Hadoop's defaults: the key, the value, and the keys whose
+/// setting also counts as configuring it. `spindle resourcemanager` and
+/// `spindle nodemanager` keep Hadoop's defaults.
+///
+/// - Hadoop's virtual-memory check (on, at 2.1 times a container's memory) kills
+///   JVMs, whose reserved address space is far larger than what they use: Spark's AM
+///   among them. Hadoop's own single-node guides switch it off too.
+/// - Standalone has no authentication, so it listens on loopback only: every RM
+///   address follows `yarn.resourcemanager.hostname` and the NM's follows
+///   `yarn.nodemanager.hostname` unless set themselves.
+pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 3] = [
+    ("yarn.nodemanager.vmem-check-enabled", "false", &[]),
+    (
+        "yarn.resourcemanager.hostname",
+        "127.0.0.1",
+        &["yarn.resourcemanager.bind-host"],
+    ),
+    (
+        "yarn.nodemanager.hostname",
+        "127.0.0.1",
+        &["yarn.nodemanager.bind-host"],
+    ),
+];
+
+/// Whether `key` has a value from a site file or code, not only a built-in default.
+fn configured(conf: &Configuration, key: &str) -> bool {
+    conf.origin_of(key).is_some_and(|o| {
+        o.resource() != BUILTIN_YARN_DEFAULTS && o.resource() != BUILTIN_CORE_DEFAULTS
+    })
+}
+
+/// Applies [`STANDALONE_DEFAULTS`] where the configuration does not decide, and
+/// returns what it set, as `key=value`.
+pub(crate) fn apply_standalone_defaults(conf: &mut Configuration) -> Vec<String> {
+    let mut applied = Vec::new();
+    for (key, value, also) in STANDALONE_DEFAULTS {
+        if configured(conf, key) || also.iter().any(|k| configured(conf, k)) {
+            continue;
+        }
+        conf.set(key, value);
+        applied.push(format!("{key}={value}"));
+    }
+    applied
+}
+
 async fn run_standalone(args: ConfArgs) -> Result<(), String> {
-    let (conf, dir) = args.load()?;
+    let (mut conf, dir) = args.load()?;
+    let applied = apply_standalone_defaults(&mut conf);
+    if !applied.is_empty() {
+        println!(
+            "standalone defaults: {} (set a key in yarn-site.xml to change it)",
+            applied.join(", ")
+        );
+    }
     let rm = spindle_rm::ResourceManager::start(&conf, dir)
         .await
         .map_err(|e| e.to_string())?;
     print_rm(&rm);
+    if rm.addresses().client.ip().is_loopback() {
+        println!(
+            "Listening on loopback only: standalone has no authentication. To serve other hosts set \
+             yarn.resourcemanager.hostname and yarn.nodemanager.hostname (or their bind-host keys)."
+        );
+    }
     // The NM reaches the RM at the address the RM actually bound.
     let mut nm_conf = conf.clone();
     let tracker = rm.addresses().resource_tracker;
@@ -273,4 +343,67 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     let result = run_nm_until_stopped(nm).await;
     drop(rm);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf_with(site: &str) -> Configuration {
+        let mut conf = Configuration::with_defaults();
+        conf.add_resource_str(
+            "yarn-site.xml",
+            &format!("<configuration>{site}</configuration>"),
+        )
+        .expect("valid xml");
+        conf
+    }
+
+    fn property(key: &str, value: &str) -> String {
+        format!("<property><name>{key}</name><value>{value}</value></property>")
+    }
+
+    #[test]
+    fn standalone_defaults_apply_where_the_configuration_does_not_decide() {
+        let mut conf = conf_with("");
+        assert_eq!(
+            apply_standalone_defaults(&mut conf),
+            [
+                "yarn.nodemanager.vmem-check-enabled=false",
+                "yarn.resourcemanager.hostname=127.0.0.1",
+                "yarn.nodemanager.hostname=127.0.0.1",
+            ]
+        );
+        assert!(!conf
+            .get_bool("yarn.nodemanager.vmem-check-enabled")
+            .expect("a boolean"));
+        // Every RM address follows the host name.
+        assert_eq!(
+            conf.get("yarn.resourcemanager.address").as_deref(),
+            Some("127.0.0.1:8032")
+        );
+        assert_eq!(
+            conf.get("yarn.resourcemanager.scheduler.address")
+                .as_deref(),
+            Some("127.0.0.1:8030")
+        );
+    }
+
+    #[test]
+    fn configured_values_win_over_standalone_defaults() {
+        let mut conf = conf_with(&format!(
+            "{}{}{}",
+            property("yarn.nodemanager.vmem-check-enabled", "true"),
+            property("yarn.resourcemanager.bind-host", "0.0.0.0"),
+            property("yarn.nodemanager.hostname", "0.0.0.0"),
+        ));
+        assert!(apply_standalone_defaults(&mut conf).is_empty());
+        assert!(conf
+            .get_bool("yarn.nodemanager.vmem-check-enabled")
+            .expect("a boolean"));
+        assert_eq!(
+            conf.get("yarn.resourcemanager.address").as_deref(),
+            Some("0.0.0.0:8032")
+        );
+    }
 }

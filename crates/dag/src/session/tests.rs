@@ -1190,3 +1190,39 @@ fn an_instant_offers_work_and_asks_for_workers_at_its_settle() {
     );
     s.check_invariants().expect("invariants");
 }
+
+/// The session's checks notice a corrupted state: its bookkeeping disagreeing with
+/// the cores', each named.
+#[test]
+fn corrupted_states_fail_the_invariants() {
+    type Corruption = fn(&mut Session);
+    let corruptions: [(&str, Corruption); 3] = [
+        ("the session has workers [], its task scheduler", |core| {
+            core.workers.clear();
+        }),
+        ("the session has workers [], its task scheduler", |core| {
+            if let Some(entry) = core.workers.get_mut(&w("container_1")) {
+                entry.group = None;
+            }
+        }),
+        ("invariant violated", |core| {
+            // A violation one of the cores noticed during a step is kept.
+            core.violation = Some("invariant violated: seen by a core".into());
+        }),
+    ];
+    for (expected, corrupt) in corruptions {
+        let mut s = Driver::new(config(&[
+            (keys::WORKER_MEMORY_MB, "1024"),
+            (keys::WORKER_VCORES, "2"),
+        ]))
+        .expect("session");
+        s.submit(10, "alice", &word_count(), None)
+            .expect("accepted");
+        s.take_effects();
+        start_worker(&mut s, 20, "container_1", "h1");
+        s.check_invariants().expect("consistent before");
+        corrupt(&mut s.core);
+        let v = s.check_invariants().expect_err(expected);
+        assert!(v.contains(expected), "{v}");
+    }
+}

@@ -1134,3 +1134,37 @@ fn vertex_priority_scheme_orders_tasks_within_a_dag() {
         assert_eq!(d.assignments[0].attempt.task.vertex, first, "{scheme}");
     }
 }
+
+/// The checks notice a corrupted state: each corruption of a consistent one (two
+/// DAGs in capacity queues, attempts running) is named.
+#[test]
+fn corrupted_states_fail_the_invariants() {
+    type Corruption = fn(&mut TaskScheduler);
+    let corruptions: [([&str; 2], Corruption); 4] = [
+        (["worker w", "but its attempts sum to"], |s| {
+            if let Some(w) = s.workers.values_mut().find(|w| !w.running.is_empty()) {
+                w.used = Resource::ZERO;
+            }
+        }),
+        (["group capacity", "is not the workers' sum"], |s| {
+            s.capacity = s.capacity.saturating_add(slot());
+        }),
+        (["queue ", "pending tasks but holds"], |s| {
+            if let Some(q) = s.shared.iter_mut().find(|q| q.pending_tasks > 0) {
+                q.pending_tasks += 1;
+            }
+        }),
+        (["queue ", "but its attempts sum to"], |s| {
+            if let Some(q) = s.shared.iter_mut().find(|q| q.running != Resource::ZERO) {
+                q.running = Resource::ZERO;
+            }
+        }),
+    ];
+    for ([start, rest], corrupt) in corruptions {
+        let mut s = hundred_slots(capacity("high=80,low=20"), &[("high", 150), ("low", 150)]);
+        s.check_invariants().expect("consistent before");
+        corrupt(&mut s);
+        let v = s.check_invariants().expect_err(rest).to_string();
+        assert!(v.contains(start) && v.contains(rest), "{v}");
+    }
+}

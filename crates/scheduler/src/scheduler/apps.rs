@@ -254,7 +254,11 @@ impl Scheduler {
             q.apps.insert(*attempt);
             q.users.entry(app.user.clone()).or_default().apps += 1;
             tree.charge(leaf, &app.user, app.used, true, false);
-            tree.queues[leaf].am_used += am;
+            let q = &mut tree.queues[leaf];
+            q.am_used += am;
+            if let Some(u) = q.users.get_mut(&app.user) {
+                u.am_used += am;
+            }
             if app.runnable {
                 tree.count_running(leaf, true);
             }

@@ -402,19 +402,13 @@ fn limits_allow(
             .users
             .get(user)
             .map_or(Resource::ZERO, |u| u.used);
-        // The even share is a soft limit, as in Hadoop: a user at or under
-        // it may take one more container, so a queue with several users
-        // can grow past its guarantee.
-        if tree.greater(user_used, tree.user_limit(leaf, ask, minimum)) {
+        // As Hadoop's `LeafQueue.canAssignToUser`: a user is refused only
+        // when their usage is already above their limit (which includes the
+        // `user-limit-factor` cap), so a user at or under it may take one
+        // more container of any size.
+        if tree.greater(user_used, tree.user_limit(leaf, minimum)) {
             return false;
         }
-        // The user-limit-factor cap is hard, except that a user holding
-        // nothing always gets a first container.
-        if let Some(cap) = tree.user_cap(leaf, minimum) {
-            if !user_used.is_zero() && tree.greater(user_used + ask, cap) {
-                return false;
-            }
-        }
     }
-    !am || tree.am_fits(leaf, ask)
+    !am || tree.am_fits(leaf, user, ask, minimum)
 }
