@@ -54,7 +54,11 @@ fn start(clients: &HadoopClients, acl_enabled: bool) -> Cluster {
 
 /// `AppClient <args>` as `user`.
 fn app_client(cluster: &Cluster, user: &str, args: &[&str]) -> CliOutput {
-    let classes = match cluster.clients().compile_java("AppClient") {
+    let classes = match cluster
+        .clients()
+        .expect("started with the Hadoop clients")
+        .compile_java("AppClient")
+    {
         Ok(dir) => dir,
         Err(e) => panic!("cannot compile AppClient: {e:#}"),
     };

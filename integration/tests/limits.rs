@@ -24,7 +24,11 @@ fn start(clients: &HadoopClients, builder: ClusterBuilder) -> Cluster {
 
 /// `AppClient <args>` as bob.
 fn app_client(cluster: &Cluster, args: &[&str]) -> CliOutput {
-    let classes = match cluster.clients().compile_java("AppClient") {
+    let classes = match cluster
+        .clients()
+        .expect("started with the Hadoop clients")
+        .compile_java("AppClient")
+    {
         Ok(dir) => dir,
         Err(e) => panic!("cannot compile AppClient: {e:#}"),
     };
@@ -79,7 +83,8 @@ fn oversized_names_are_refused_and_the_list_keeps_working() {
         );
         out.assert_exit_failure();
         assert!(
-            out.stderr.contains("org.apache.hadoop.yarn.exceptions.YarnException")
+            out.stderr
+                .contains("org.apache.hadoop.yarn.exceptions.YarnException")
                 && out.stderr.contains(
                     "refused: its application name has 20000000 characters, \
                      more than the 4096 allowed"
@@ -144,7 +149,8 @@ fn the_list_reply_stays_within_the_clients_limit() {
     let out = cluster.yarn(["application", "-status", &ids[0]]);
     out.assert_success();
     assert!(
-        out.stdout.contains("Diagnostic messages truncated, showing last 65536 chars"),
+        out.stdout
+            .contains("Diagnostic messages truncated, showing last 65536 chars"),
         "{out}"
     );
 }
