@@ -44,7 +44,7 @@ impl RmState {
                 self.last_answers.remove(&id);
                 let unknown_apps: BTreeSet<ApplicationId> = running_apps
                     .into_iter()
-                    .filter(|app| self.apps.get(app).is_none())
+                    .filter(|app| !self.knows_app(app))
                     .collect();
                 if !unknown_apps.is_empty() {
                     let names: Vec<String> =
@@ -75,7 +75,7 @@ impl RmState {
     fn track_orphans(&mut self, node: &NodeId, statuses: &[ContainerStatus], now: Now) {
         let orphans: BTreeMap<ContainerId, Resource> = statuses
             .iter()
-            .filter(|st| !st.complete && self.apps.get(&st.container.attempt.app).is_none())
+            .filter(|st| !st.complete && !self.knows_app(&st.container.attempt.app))
             .map(|st| (st.container, st.resource))
             .collect();
         let before = self
@@ -190,7 +190,7 @@ impl RmState {
                     .insert(st.container);
                 // An orphan's completion is only acknowledged: the
                 // scheduler never had it.
-                let known = self.apps.get(&st.container.attempt.app).is_some();
+                let known = self.knows_app(&st.container.attempt.app);
                 if first_report && known {
                     let completed = self.cluster.container_completed(
                         st.container,

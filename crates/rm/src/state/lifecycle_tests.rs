@@ -469,6 +469,18 @@ fn evicted_applications_take_their_attempts_with_them() {
         s.attempts.get(&a1).map(|a| a.state),
         Some(AttemptState::Finishing)
     );
+    // Its AM container, still running, is not an orphan: the node is not
+    // told to clean the application up while the AM winds down.
+    let running = ContainerStatus {
+        container: c1,
+        running: true,
+        complete: false,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: Resource::new(1024, 1),
+    };
+    let work = s.heartbeat(&n1, vec![running], 65).work;
+    assert!(!work.cleanup_apps.contains(&first), "{work:?}");
     // The AM container exits: now everything about the application goes.
     complete(&mut s, &n1, c1, 0, 70);
     assert!(!s.history.contains_key(&first));

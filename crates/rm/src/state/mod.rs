@@ -230,6 +230,13 @@ impl RmState {
         }
     }
 
+    /// Whether this RM knows the application: in the application table, or
+    /// evicted from it while an attempt of it still winds down. Containers
+    /// of applications it does not know are orphans (see `heartbeat.rs`).
+    fn knows_app(&self, app: &ApplicationId) -> bool {
+        self.apps.get(app).is_some() || self.history.contains_key(app)
+    }
+
     /// The periodic tick: node liveness (lost nodes and timed-out graceful
     /// decommissions leave the scheduler), master keys that are due roll,
     /// AM liveness, a continuous-scheduling pass, then what ended
@@ -249,15 +256,11 @@ impl RmState {
         self.forget_ended();
     }
 
-    /// Lets go of what ended applications no longer need: the AM launch
-    /// context of a finished application (only a new attempt would read
-    /// it), and the attempts and history of one the application table has
-    /// forgotten (`yarn.resourcemanager.max-completed-applications`), so
-    /// that memory follows the applications the RM remembers.
+    /// Lets go of the AM launch context of a finished application (only a
+    /// new attempt would read it). The attempts and history of applications
+    /// the table has forgotten go in `forget_evicted`.
     fn forget_ended(&mut self) {
         let apps = &self.apps;
-        self.history.retain(|id, _| apps.get(id).is_some());
-        self.attempts.retain(|id, _| apps.get(&id.app).is_some());
         for (id, history) in &mut self.history {
             let ended = apps.get(id).is_some_and(|a| a.state.is_final());
             if ended && history.launch != AmLaunchContext::default() {
