@@ -138,11 +138,11 @@ async fn oversized_frame_is_refused_without_waiting_for_its_body() {
         let bench = Bench::new(small_frames()).await;
         let mut peer = RawPeer::hello(&bench.ts.addr, RAW_USER).await;
         assert_call_works(&mut peer, 0, "small enough").await;
-        // Claim 1 GiB and send nothing more: the answer must come from the length alone.
-        let started = Instant::now();
+        // Claim 1 GiB and send nothing more: the answer must come from the length alone
+        // (the frame timeout is 120 s, longer than the whole test may take, so a reply at
+        // all shows the server did not wait for the body).
         peer.send(&(1u32 << 30).to_be_bytes()).await;
         let reply = peer.reply().await;
-        assert!(started.elapsed() < Duration::from_secs(2));
         reply.assert_fatal(
             CALL_ID_MINUS_1,
             class::RPC_SERVER,
@@ -712,7 +712,8 @@ async fn connections_beyond_the_limit_are_closed_and_slots_are_reused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_follows_a_fatal_even_with_calls_in_flight() {
     bounded(async {
-        let bench = Bench::with_slow(config(), Duration::from_millis(1500)).await;
+        // The slow call outlasts the whole test: the close must not wait for it.
+        let bench = Bench::with_slow(config(), TEST_LIMIT * 2).await;
         let mut peer = RawPeer::hello(&bench.ts.addr, RAW_USER).await;
         peer.call(
             0,
@@ -726,7 +727,6 @@ async fn nothing_follows_a_fatal_even_with_calls_in_flight() {
             assert!(Instant::now() < deadline, "the slow call never started");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let started = Instant::now();
         peer.send(&(-2i32).to_be_bytes()).await;
         let reply = peer.reply().await;
         reply.assert_fatal(
@@ -735,12 +735,8 @@ async fn nothing_follows_a_fatal_even_with_calls_in_flight() {
             RpcErrorCodeProto::FatalInvalidRpcHeader,
             &["-2"],
         );
+        // Within `step`'s bound, long before the slow handler could finish.
         peer.expect_eof().await;
-        assert!(
-            started.elapsed() < Duration::from_millis(1000),
-            "the connection stayed open for {:?} after the FATAL",
-            started.elapsed()
-        );
         bench.healthy("after a FATAL with a call in flight").await;
     })
     .await;

@@ -231,6 +231,8 @@ pub enum MemoryKind {
 
 /// The diagnostics of a memory-limit kill, shaped like Hadoop's so that
 /// Spark's `"<n> [KMG]B of <n> [KMG]B physical memory used"` matching works.
+/// A virtual-memory kill also names the keys that allow more (Hadoop's
+/// message does not), after the process tree.
 pub fn memory_kill_diagnostics(
     kind: MemoryKind,
     root_pid: i32,
@@ -243,7 +245,7 @@ pub fn memory_kill_diagnostics(
         MemoryKind::Physical => ("PHYSICAL", usage.rss_bytes, pmem_limit),
         MemoryKind::Virtual => ("VIRTUAL", usage.vmem_bytes, vmem_limit),
     };
-    format!(
+    let mut text = format!(
         "Container [pid={root_pid},containerID={container}] is running {}B beyond the '{name}' \
          memory limit. Current usage: {} of {} physical memory used; {} of {} virtual memory \
          used. Killing container.\nDump of the process-tree for {container} :\n{}",
@@ -253,7 +255,16 @@ pub fn memory_kill_diagnostics(
         format_bytes(usage.vmem_bytes),
         format_bytes(vmem_limit),
         usage.dump
-    )
+    );
+    if kind == MemoryKind::Virtual {
+        text.push_str(
+            "The NodeManager's virtual-memory check killed this container: set \
+             yarn.nodemanager.vmem-check-enabled to false, or raise \
+             yarn.nodemanager.vmem-pmem-ratio, in the NodeManagers' yarn-site.xml to allow it \
+             (JVMs reserve far more address space than they use).\n",
+        );
+    }
+    text
 }
 
 /// The page size and the length of a clock tick in ms.
@@ -432,5 +443,20 @@ mod tests {
         assert!(["KB", "MB", "GB"].contains(&words[4]), "{phrase}");
         assert_eq!(words[2], "of");
         assert_eq!(&words[5..], ["physical", "memory", "used"]);
+        assert!(!d.contains("vmem-check-enabled"), "{d}");
+        // A virtual-memory kill names the keys to change.
+        let v = memory_kill_diagnostics(
+            MemoryKind::Virtual,
+            7,
+            "container_1_0001_01_000002",
+            &usage,
+            512 << 20,
+            (128u64 << 20) * 21 / 10,
+        );
+        assert!(v.contains("beyond the 'VIRTUAL' memory limit"), "{v}");
+        assert!(
+            v.contains("yarn.nodemanager.vmem-check-enabled") && v.contains("yarn.nodemanager.vmem-pmem-ratio"),
+            "{v}"
+        );
     }
 }
