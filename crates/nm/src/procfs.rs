@@ -455,7 +455,8 @@ mod tests {
         );
         assert!(v.contains("beyond the 'VIRTUAL' memory limit"), "{v}");
         assert!(
-            v.contains("yarn.nodemanager.vmem-check-enabled") && v.contains("yarn.nodemanager.vmem-pmem-ratio"),
+            v.contains("yarn.nodemanager.vmem-check-enabled")
+                && v.contains("yarn.nodemanager.vmem-pmem-ratio"),
             "{v}"
         );
     }
