@@ -140,3 +140,53 @@ async fn with_rm_ha_the_client_fails_over_to_a_reachable_resource_manager() {
     .await
     .expect("test timed out");
 }
+
+/// The RM goes away and a new one comes up on the same address: a call made
+/// in between waits, as Hadoop's client does for
+/// `yarn.resourcemanager.connect.max-wait.ms`, and is answered by the new RM
+/// (S14: Spindle's clients used to give up at once when the connection
+/// dropped).
+#[tokio::test]
+async fn a_call_waits_for_a_restarted_resource_manager() {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        let (rm, mut conf) = start_rm().await;
+        let client_addr = rm.addresses().client;
+        conf.set(keys::RM_CONNECT_MAX_WAIT_MS, "60000");
+        conf.set(keys::RM_CONNECT_RETRY_INTERVAL_MS, "100");
+        conf.set(keys::IPC_CLIENT_CONNECT_MAX_RETRIES, "0");
+        let yarn = YarnClient::connect(&conf).await.expect("connect");
+        let (first, _) = yarn.create_application().await.expect("new application");
+        drop(rm);
+
+        // The call starts while no RM listens.
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let call = tokio::spawn(async move {
+            let _ = started_tx.send(());
+            yarn.create_application().await
+        });
+        started_rx.await.expect("the call task runs");
+        // It is still waiting: nothing answered and it did not give up.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if call.is_finished() {
+            let out = call.await.expect("the call task");
+            panic!("the call ended without an RM: {out:?}");
+        }
+
+        // A new RM on the same client port answers it.
+        let mut restarted = conf.clone();
+        restarted.set(keys::RM_ADDRESS, client_addr.to_string());
+        let _rm2 = ResourceManager::start(&restarted, None)
+            .await
+            .expect("the new RM starts on the old port");
+        let (second, _) = call
+            .await
+            .expect("the call task")
+            .expect("answered by the new RM");
+        assert_ne!(
+            second.cluster_timestamp, first.cluster_timestamp,
+            "a different RM answered"
+        );
+    })
+    .await
+    .expect("test timed out");
+}

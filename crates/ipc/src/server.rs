@@ -317,11 +317,13 @@ impl Shared {
     }
 }
 
-/// A running server. Dropping it stops accepting; open connections finish on their own.
+/// A running server. Dropping it stops accepting and closes every open connection.
 pub struct RpcServer {
     local_addr: SocketAddr,
     accept_task: tokio::task::JoinHandle<()>,
     shared: Arc<Shared>,
+    /// Set to true when the server is dropped: every open connection closes.
+    stopped: tokio::sync::watch::Sender<bool>,
 }
 
 impl RpcServer {
@@ -359,11 +361,13 @@ impl RpcServer {
             max_buffered_request_bytes = shared.budget.limit(),
             "IPC server listening"
         );
-        let accept_task = tokio::spawn(accept_loop(listener, shared.clone()));
+        let (stopped, stop) = tokio::sync::watch::channel(false);
+        let accept_task = tokio::spawn(accept_loop(listener, shared.clone(), stop));
         Ok(RpcServer {
             local_addr,
             accept_task,
             shared,
+            stopped,
         })
     }
 
@@ -391,12 +395,19 @@ impl RpcServer {
 }
 
 impl Drop for RpcServer {
+    /// Stops accepting and closes every open connection (calls in flight
+    /// get no reply), as a stopped Hadoop server does.
     fn drop(&mut self) {
         self.accept_task.abort();
+        let _ = self.stopped.send(true);
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
@@ -463,13 +474,19 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
+        let mut stop = stop.clone();
         tokio::spawn(async move {
             let name = shared.config.name.clone();
             let counters = shared.counters.clone();
             counters
                 .connections
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            match serve_connection(stream, peer, shared).await {
+            let served = tokio::select! {
+                r = serve_connection(stream, peer, shared) => r,
+                // The server was dropped (or its sender is gone with it).
+                _ = stop.wait_for(|stopped| *stopped) => Err("the server stopped".to_string()),
+            };
+            match served {
                 Ok(()) => debug!(server = %name, %peer, "connection closed"),
                 Err(reason) => {
                     info!(server = %name, %peer, reason = %escaped(&reason), "connection dropped")

@@ -11,7 +11,7 @@ use hadoop_protos::yarn::{
     GetClusterNodesResponseProto, GetNewApplicationRequestProto, GetNewApplicationResponseProto,
     NodeStateProto,
 };
-use spindle_ipc::ServerConfig;
+use spindle_ipc::{IpcError, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinSet;
 
@@ -308,7 +308,11 @@ async fn ipc_client_with_a_slow_call_outlives_the_idle_timeout() {
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_the_server_stops_accepting_but_open_connections_finish() {
+/// As Hadoop's `Server.stop()` (which closes every connection), a dropped
+/// server stops accepting and closes the connections it had: a client sees
+/// the RM go away, and retries or fails over, instead of being served by a
+/// server its owner let go.
+async fn dropping_the_server_stops_accepting_and_closes_open_connections() {
     bounded(async {
         let ts = start(config(), Duration::ZERO).await;
         let addr = ts.addr.clone();
@@ -333,8 +337,20 @@ async fn dropping_the_server_stops_accepting_but_open_connections_finish() {
                 }
             }
         }
-        // The connection opened before keeps being served.
-        assert_served(&client, "after the drop").await;
+        // The connection opened before is closed: the client notices, and a call fails.
+        let deadline = Instant::now() + STEP;
+        while client.is_open() {
+            assert!(Instant::now() < deadline, "the open connection was never closed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let req = GetApplicationsRequestProto::default();
+        let err = step(
+            "a call after the drop",
+            client.call::<_, GetApplicationsResponseProto>("getApplications", &req),
+        )
+        .await
+        .expect_err("the server is gone");
+        assert!(matches!(err, IpcError::Closed { .. }), "{err:?}");
     })
     .await;
 }
