@@ -10,379 +10,39 @@
 //! `NmTokenCaller` the IPC layer derives from such a login, and check the
 //! unauthenticated refusal over a plain IPC connection.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hadoop_protos::common::TokenProto;
+use common::{
+    app, attempt, clc, container, file_resource, nm_master_key, process_alive, sign, token_client,
+    user, Node, WAIT,
+};
 use hadoop_protos::yarn::{
-    ApplicationIdProto, ContainerIdProto, ContainerLaunchContextProto, ContainerStateProto,
-    GetContainerStatusesRequestProto, GetContainerStatusesResponseProto, LocalResourceProto,
-    LocalResourceTypeProto, LocalResourceVisibilityProto, NodeActionProto,
-    NodeHeartbeatRequestProto, NodeHeartbeatResponseProto, RegisterNodeManagerRequestProto,
-    RegisterNodeManagerResponseProto, SignalContainerCommandProto, SignalContainerRequestProto,
-    StartContainerRequestProto, StartContainersRequestProto, StopContainersRequestProto,
-    StringLocalResourceMapProto, StringStringMapProto, UnRegisterNodeManagerRequestProto,
-    UnRegisterNodeManagerResponseProto, UrlProto,
+    ContainerStateProto, GetContainerStatusesRequestProto, GetContainerStatusesResponseProto,
+    LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
+    SignalContainerCommandProto, SignalContainerRequestProto, StartContainerRequestProto,
+    StartContainersRequestProto, StopContainersRequestProto, StringLocalResourceMapProto,
+    StringStringMapProto, UrlProto,
 };
 use spindle_common::conf::keys;
-use spindle_common::security::secret;
-use spindle_common::{
-    ApplicationAttemptId, ApplicationId, Configuration, ContainerId, NodeId, Resource,
-};
-use spindle_ipc::client::ClientToken;
-use spindle_ipc::{
-    class, protocols, ClientOptions, IpcClient, IpcError, RpcError, RpcServer, ServerConfig,
-    Service,
-};
+use spindle_common::{Configuration, ContainerId};
+use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
 use spindle_nm::security::INVALID_TOKEN_CLASS;
-use spindle_nm::{
-    exit_status, ContainerPhase, ContainerReport, ContainerTokenIdentifier, MasterKey, NmConfig,
-    NmTokenCaller, NmTokenIdentifier, NodeManager, NodeManagerHandle,
-};
+use spindle_nm::{exit_status, ContainerPhase, MasterKey};
 
-const WAIT: Duration = Duration::from_secs(20);
-const RM_IDENTIFIER: i64 = 1_795_326_004_599;
-
-/// A resource tracker that registers the node with fixed keys, records
-/// heartbeats and sends queued cleanup orders in the next answer.
-#[derive(Clone, Default)]
-struct FakeRm {
-    state: Arc<Mutex<RmState>>,
-}
-
-#[derive(Default)]
-struct RmState {
-    heartbeats: Vec<NodeHeartbeatRequestProto>,
-    last_response_id: i32,
-    to_cleanup: Vec<ContainerIdProto>,
-    apps_to_cleanup: Vec<ApplicationIdProto>,
-    to_remove: Vec<ContainerIdProto>,
-}
-
-fn container_master_key() -> MasterKey {
-    MasterKey::new(41, b"ctkey-01".to_vec())
-}
-
-fn nm_master_key() -> MasterKey {
-    MasterKey::new(17, b"nmkey-01".to_vec())
-}
-
-/// A token as the ResourceManager signs it.
-fn sign(identifier: Vec<u8>, key: &MasterKey, kind: &str, service: &str) -> TokenProto {
-    TokenProto {
-        password: secret::password(&identifier, key),
-        identifier,
-        kind: kind.to_string(),
-        service: service.to_string(),
-    }
-}
-
-impl FakeRm {
-    async fn start() -> (FakeRm, RpcServer) {
-        let rm = FakeRm::default();
-        let (r1, r2) = (rm.clone(), rm.clone());
-        let service = Service::new(protocols::RESOURCE_TRACKER)
-            .method(
-                "registerNodeManager",
-                move |_ctx, _req: RegisterNodeManagerRequestProto| {
-                    let rm = r1.clone();
-                    async move {
-                        rm.lock().last_response_id = 0;
-                        Ok::<_, RpcError>(RegisterNodeManagerResponseProto {
-                            container_token_master_key: Some(container_master_key().to_proto()),
-                            nm_token_master_key: Some(nm_master_key().to_proto()),
-                            node_action: Some(NodeActionProto::Normal as i32),
-                            rm_identifier: Some(RM_IDENTIFIER),
-                            ..Default::default()
-                        })
-                    }
-                },
-            )
-            .method(
-                "nodeHeartbeat",
-                move |_ctx, req: NodeHeartbeatRequestProto| {
-                    let rm = r2.clone();
-                    async move { Ok::<_, RpcError>(rm.heartbeat(req)) }
-                },
-            )
-            .method(
-                "unRegisterNodeManager",
-                |_ctx, _req: UnRegisterNodeManagerRequestProto| async {
-                    Ok::<_, RpcError>(UnRegisterNodeManagerResponseProto {})
-                },
-            );
-        let server = RpcServer::bind(
-            "127.0.0.1:0".parse().expect("addr"),
-            vec![service],
-            ServerConfig {
-                name: "fake-rm".into(),
-                ..ServerConfig::default()
-            },
-        )
-        .await
-        .expect("bind the fake RM");
-        (rm, server)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, RmState> {
-        self.state.lock().expect("fake RM state")
-    }
-
-    fn heartbeat(&self, req: NodeHeartbeatRequestProto) -> NodeHeartbeatResponseProto {
-        let mut st = self.lock();
-        st.heartbeats.push(req);
-        st.last_response_id += 1;
-        NodeHeartbeatResponseProto {
-            response_id: Some(st.last_response_id),
-            node_action: Some(NodeActionProto::Normal as i32),
-            next_heart_beat_interval: Some(50),
-            containers_to_cleanup: std::mem::take(&mut st.to_cleanup),
-            applications_to_cleanup: std::mem::take(&mut st.apps_to_cleanup),
-            containers_to_be_removed_from_nm: std::mem::take(&mut st.to_remove),
-            ..Default::default()
-        }
-    }
-
-    /// The state and exit status of `id` in the latest heartbeat, if there.
-    fn last_reported(&self, id: &ContainerId) -> Option<(i32, i32)> {
-        let st = self.lock();
-        let hb = st.heartbeats.last()?;
-        hb.node_status
-            .as_ref()?
-            .containers_statuses
-            .iter()
-            .find(|s| {
-                s.container_id
-                    .as_ref()
-                    .and_then(spindle_nm::wire::container_id_from_proto)
-                    == Some(*id)
-            })
-            .map(|s| (s.state.unwrap_or(0), s.exit_status.unwrap_or(0)))
-    }
-
-    fn heartbeat_count(&self) -> usize {
-        self.lock().heartbeats.len()
-    }
-
-    async fn wait_until(&self, what: &str, pred: impl Fn(&FakeRm) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        while !pred(self) {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-struct Node {
-    nm: NodeManagerHandle,
-    _rm_server: RpcServer,
-    rm: FakeRm,
-    dir: PathBuf,
-}
-
-fn config(dir: &Path, rm: SocketAddr, tune: impl FnOnce(&mut Configuration)) -> NmConfig {
-    let mut conf = Configuration::with_defaults();
-    conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
-    conf.set(keys::RM_RESOURCE_TRACKER_ADDRESS, rm.to_string());
-    conf.set(keys::NM_RESOURCE_MEMORY_MB, "4096");
-    conf.set(keys::NM_RESOURCE_CPU_VCORES, "4");
-    conf.set(keys::NM_LOCAL_DIRS, dir.join("local").display().to_string());
-    conf.set(keys::NM_LOG_DIRS, dir.join("logs").display().to_string());
-    conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "200");
-    conf.set(keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, "250");
-    conf.set(keys::NM_DISK_HEALTH_CHECKER_ENABLE, "false");
-    tune(&mut conf);
-    let mut cfg = NmConfig::from_conf(&conf).expect("valid NodeManager configuration");
-    cfg.heartbeat_interval = Duration::from_millis(50);
-    cfg.unregister_timeout = Duration::from_secs(2);
-    cfg
-}
-
+/// `common::start_node` with the container monitor looking every 200 ms,
+/// as the nodes of these tests run.
 async fn start_node(tune: impl FnOnce(&mut Configuration)) -> (Node, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (rm, server) = FakeRm::start().await;
-    let cfg = config(tmp.path(), server.local_addr(), tune);
-    let nm = NodeManager::start_with_config(cfg).await.expect("start");
-    tokio::time::timeout(WAIT, nm.wait_registered())
-        .await
-        .expect("registers in time")
-        .expect("registered");
-    let node = Node {
-        nm,
-        _rm_server: server,
-        rm,
-        dir: tmp.path().to_path_buf(),
-    };
-    (node, tmp)
-}
-
-fn app(n: i32) -> ApplicationId {
-    ApplicationId::new(RM_IDENTIFIER, n)
-}
-
-fn attempt(n: i32) -> ApplicationAttemptId {
-    ApplicationAttemptId::new(app(n), 1)
-}
-
-fn container(app_n: i32, seq: i64) -> ContainerId {
-    ContainerId::new(attempt(app_n), seq)
-}
-
-fn user() -> String {
-    spindle_common::current_user()
-}
-
-impl Node {
-    fn node_id(&self) -> NodeId {
-        self.nm.node_id().clone()
-    }
-
-    fn nm_identity(&self, app_n: i32) -> NmTokenIdentifier {
-        NmTokenIdentifier::new(
-            attempt(app_n),
-            self.node_id(),
-            user(),
-            nm_master_key().key_id,
-        )
-    }
-
-    /// What the IPC layer derives from a DIGEST-MD5 NMToken login.
-    fn caller(&self, app_n: i32) -> NmTokenCaller {
-        NmTokenCaller::new(self.nm_identity(app_n))
-    }
-
-    fn token(&self, id: ContainerId, memory_mb: i64) -> TokenProto {
-        let identifier = ContainerTokenIdentifier::new(
-            id,
-            self.node_id().to_string(),
-            user(),
-            Resource::new(memory_mb, 1),
-            now_ms() + 600_000,
-            container_master_key().key_id,
-            RM_IDENTIFIER,
-            0,
-            now_ms(),
-            hadoop_protos::yarn::ContainerTypeProto::Task,
-        );
-        sign(
-            identifier.encode(),
-            &container_master_key(),
-            "ContainerToken",
-            &self.node_id().to_string(),
-        )
-    }
-
-    fn start(
-        &self,
-        id: ContainerId,
-        memory_mb: i64,
-        clc: ContainerLaunchContextProto,
-    ) -> Result<(), (String, String)> {
-        let resp = self
-            .nm
-            .containers()
-            .start_containers(
-                &self.caller(id.app().id),
-                StartContainersRequestProto {
-                    start_container_request: vec![StartContainerRequestProto {
-                        container_launch_context: Some(clc),
-                        container_token: Some(self.token(id, memory_mb)),
-                    }],
-                },
-            )
-            .expect("the call is accepted");
-        match resp.failed_requests.first() {
-            Some(f) => {
-                let e = f.exception.clone().unwrap_or_default();
-                Err((
-                    e.class_name.unwrap_or_default(),
-                    e.message.unwrap_or_default(),
-                ))
-            }
-            None => {
-                assert_eq!(resp.succeeded_requests.len(), 1);
-                Ok(())
-            }
-        }
-    }
-
-    async fn wait_phase(&self, id: &ContainerId, phase: ContainerPhase) -> ContainerReport {
-        self.nm
-            .containers()
-            .wait_for(id, WAIT, |r| r.phase >= phase)
-            .await
-            .unwrap_or_else(|| {
-                panic!(
-                    "{id} did not reach {phase:?}: {:?}",
-                    self.nm.containers().report(id)
-                )
-            })
-    }
-
-    async fn wait_file(&self, path: &Path) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Ok(text) = std::fs::read_to_string(path) {
-                if text.ends_with('\n') {
-                    return text;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} never appeared",
-                path.display()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn clc(commands: &[&str]) -> ContainerLaunchContextProto {
-    ContainerLaunchContextProto {
-        command: commands.iter().map(|c| c.to_string()).collect(),
-        ..Default::default()
-    }
-}
-
-fn file_resource(
-    link: &str,
-    path: &Path,
-    kind: LocalResourceTypeProto,
-) -> StringLocalResourceMapProto {
-    let meta = std::fs::metadata(path).expect("stat");
-    let mtime = meta
-        .modified()
-        .expect("mtime")
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after the epoch")
-        .as_millis() as i64;
-    StringLocalResourceMapProto {
-        key: Some(link.into()),
-        value: Some(LocalResourceProto {
-            resource: Some(UrlProto {
-                scheme: Some("file".into()),
-                host: None,
-                port: Some(-1),
-                file: Some(path.display().to_string()),
-                user_info: None,
-            }),
-            size: Some(meta.len() as i64),
-            timestamp: Some(mtime),
-            r#type: Some(kind as i32),
-            visibility: Some(LocalResourceVisibilityProto::Private as i32),
-            pattern: None,
-            should_be_uploaded_to_shared_cache: None,
-        }),
-    }
+    common::start_node(
+        |conf| {
+            conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "200");
+            tune(conf);
+        },
+        None,
+    )
+    .await
 }
 
 fn write_zip(path: &Path, entries: &[(&str, &str)]) {
@@ -394,17 +54,6 @@ fn write_zip(path: &Path, entries: &[(&str, &str)]) {
         w.write_all(data.as_bytes()).expect("zip data");
     }
     w.finish().expect("zip");
-}
-
-fn process_alive(pid: i32) -> bool {
-    // A zombie has been killed; only a running process counts.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
 }
 
 #[tokio::test]
@@ -437,16 +86,19 @@ async fn a_container_runs_with_the_launch_contract_and_reports_its_exit() {
             "data.txt",
             &staging.join("data.txt"),
             LocalResourceTypeProto::File,
+            LocalResourceVisibilityProto::Private,
         ),
         file_resource(
             "__spark_conf__",
             &staging.join("__spark_conf__.zip"),
             LocalResourceTypeProto::Archive,
+            LocalResourceVisibilityProto::Private,
         ),
         file_resource(
             "lib/nested/x.txt",
             &staging.join("x.txt"),
             LocalResourceTypeProto::File,
+            LocalResourceVisibilityProto::Private,
         ),
     ];
     c.environment = vec![
@@ -460,7 +112,7 @@ async fn a_container_runs_with_the_launch_contract_and_reports_its_exit() {
         },
     ];
     c.tokens = Some(b"HDTS\x00\x00\x00".to_vec());
-    node.start(id, 512, c).expect("started");
+    node.start_sized(id, 512, c).expect("started");
 
     let done = node
         .nm
@@ -665,7 +317,9 @@ async fn start_requests_fail_one_by_one() {
     );
 
     // A replay of the good start is refused.
-    let again = node.start(good, 128, clc(&["true"])).expect_err("replay");
+    let again = node
+        .start_sized(good, 128, clc(&["true"]))
+        .expect_err("replay");
     assert!(again.1.contains("relaunch the same container"), "{again:?}");
 
     // A resource with a scheme Spindle cannot fetch.
@@ -687,7 +341,9 @@ async fn start_requests_fail_one_by_one() {
             ..Default::default()
         }),
     });
-    let err = node.start(container(1, 4), 128, hdfs).expect_err("hdfs");
+    let err = node
+        .start_sized(container(1, 4), 128, hdfs)
+        .expect_err("hdfs");
     assert!(
         err.1
             .contains("scheme hdfs is not supported by Spindle's NodeManager"),
@@ -701,14 +357,19 @@ async fn a_changed_resource_fails_the_container() {
     let (node, _tmp) = start_node(|_| {}).await;
     let src = node.dir.join("pi.py");
     std::fs::write(&src, "print(1)\n").expect("write");
-    let mut res = file_resource("pi.py", &src, LocalResourceTypeProto::File);
+    let mut res = file_resource(
+        "pi.py",
+        &src,
+        LocalResourceTypeProto::File,
+        LocalResourceVisibilityProto::Private,
+    );
     if let Some(v) = res.value.as_mut() {
         v.timestamp = Some(v.timestamp.unwrap_or(0) - 1000);
     }
     let mut c = clc(&["true"]);
     c.local_resources.push(res);
     let id = container(1, 2);
-    node.start(id, 128, c).expect("accepted");
+    node.start_sized(id, 128, c).expect("accepted");
     let done = node
         .nm
         .containers()
@@ -737,8 +398,9 @@ async fn containers_of_an_application_share_one_localized_archive() {
             "__spark_libs__",
             &zip,
             LocalResourceTypeProto::Archive,
+            LocalResourceVisibilityProto::Private,
         ));
-        node.start(*id, 128, c).expect("started");
+        node.start_sized(*id, 128, c).expect("started");
     }
     for id in &ids {
         let done = node
@@ -763,7 +425,7 @@ async fn stop_containers_kills_the_process_group_within_the_delay() {
     // A background child in the same group, and a foreground sleep. The
     // command runs inside `bash -c "..."`, so `$!` is escaped for the
     // inner shell, as Spark escapes its arguments.
-    node.start(
+    node.start_sized(
         id,
         128,
         clc(&[r"sleep 100 & echo \$! > {{PWD}}/bg.pid; exec sleep 100"]),
@@ -839,7 +501,7 @@ async fn stop_containers_kills_the_process_group_within_the_delay() {
 async fn a_term_ignoring_container_is_killed_after_the_delay() {
     let (node, _tmp) = start_node(|_| {}).await;
     let id = container(1, 2);
-    node.start(
+    node.start_sized(
         id,
         128,
         clc(&["trap '' TERM; echo ready > {{PWD}}/ready; sleep 100"]),
@@ -887,7 +549,7 @@ async fn signals_reach_the_container() {
     ignore_sigquit_in_this_process();
     let (node, _tmp) = start_node(|_| {}).await;
     let id = container(1, 2);
-    node.start(
+    node.start_sized(
         id,
         128,
         clc(&["trap 'echo dump >> {{PWD}}/quit' QUIT; echo ready > {{PWD}}/ready; while true; do sleep 0.05; done"]),
@@ -926,7 +588,7 @@ async fn a_container_over_its_physical_memory_is_killed() {
     .await;
     let id = container(1, 2);
     // `tail` keeps a newline-free stream in memory: 300 MB under a 128 MB limit.
-    node.start(
+    node.start_sized(
         id,
         128,
         clc(&["{ head -c 314572800 /dev/zero; sleep 60; } | tail > /dev/null"]),
@@ -967,7 +629,7 @@ async fn the_resource_manager_cleans_up_containers_and_applications() {
     let a = container(1, 2);
     let b = container(2, 2);
     for id in [a, b] {
-        node.start(id, 128, clc(&["exec sleep 100"]))
+        node.start_sized(id, 128, clc(&["exec sleep 100"]))
             .expect("started");
         node.wait_phase(&id, ContainerPhase::Running).await;
     }
@@ -1033,7 +695,7 @@ async fn the_resource_manager_cleans_up_containers_and_applications() {
 async fn no_container_survives_the_node() {
     let (node, _tmp) = start_node(|_| {}).await;
     let id = container(1, 2);
-    node.start(id, 128, clc(&["exec sleep 100"]))
+    node.start_sized(id, 128, clc(&["exec sleep 100"]))
         .expect("started");
     let pid = node
         .wait_phase(&id, ContainerPhase::Running)
@@ -1049,17 +711,6 @@ async fn no_container_survives_the_node() {
         !process_alive(pid),
         "the container outlived the NodeManager"
     );
-}
-
-/// An IPC client logged in with `token` (SASL TOKEN / DIGEST-MD5), as a
-/// Java `NMClient` or the ResourceManager's AM launcher connects.
-fn token_client(attempt: &str, token: &TokenProto) -> ClientOptions {
-    ClientOptions::new(attempt, protocols::CONTAINER_MANAGEMENT).with_token(ClientToken {
-        identifier: token.identifier.clone(),
-        password: token.password.clone(),
-        kind: token.kind.clone(),
-        service: token.service.clone(),
-    })
 }
 
 #[tokio::test]

@@ -12,135 +12,42 @@
 //! NMTokens. Tests that need root say so and pass when not root, except
 //! under CI (which runs as root), where they fail.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hadoop_protos::common::TokenProto;
+use common::{
+    app, attempt, clc, container, container_token, nm_master_key, nm_token_identifier,
+    node_settings, process_alive, sign, token_client, wait_file, FakeRm, Node, Setup,
+    FIRST_RM_IDENTIFIER,
+};
 use hadoop_protos::yarn::{
-    ContainerLaunchContextProto, NodeActionProto, NodeHeartbeatRequestProto,
-    NodeHeartbeatResponseProto, RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
     SignalContainerCommandProto, SignalContainerRequestProto, SignalContainerResponseProto,
     StartContainerRequestProto, StartContainersRequestProto, StartContainersResponseProto,
-    UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
 use spindle_common::conf::keys;
-use spindle_common::security::secret;
-use spindle_common::{
-    ApplicationAttemptId, ApplicationId, Configuration, ContainerId, NodeId, Resource,
-};
-use spindle_ipc::client::ClientToken;
-use spindle_ipc::{
-    protocols, ClientOptions, IpcClient, RpcError, RpcServer, ServerConfig, Service,
-};
+use spindle_common::{Configuration, ContainerId, NodeId};
+use spindle_ipc::IpcClient;
 use spindle_nm::executor::{keys as ekeys, CgroupRoot, CgroupSettings};
-use spindle_nm::{
-    exit_status, ContainerPhase, ContainerReport, ContainerTokenIdentifier, MasterKey, NmConfig,
-    NmTokenCaller, NmTokenIdentifier, NodeManager, NodeManagerHandle,
-};
+use spindle_nm::{exit_status, ContainerPhase};
 
+/// These tests wait 30 s, as they always have, where the other NodeManager
+/// tests wait `common::WAIT` (they start `spindle nodemanager` processes and
+/// containers as other users).
 const WAIT: Duration = Duration::from_secs(30);
-const RM_IDENTIFIER: i64 = 1_795_326_004_599;
 const LCE: &str = "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor";
 
-// ------------------------------------------------------------ the fake RM
-
-#[derive(Clone, Default)]
-struct FakeRm {
-    registered: Arc<Mutex<Vec<NodeId>>>,
-}
-
-fn container_master_key() -> MasterKey {
-    MasterKey::new(41, b"ctkey-01".to_vec())
-}
-
-fn nm_master_key() -> MasterKey {
-    MasterKey::new(17, b"nmkey-01".to_vec())
-}
-
-fn sign(identifier: Vec<u8>, key: &MasterKey, kind: &str, service: &str) -> TokenProto {
-    TokenProto {
-        password: secret::password(&identifier, key),
-        identifier,
-        kind: kind.to_string(),
-        service: service.to_string(),
-    }
-}
-
-impl FakeRm {
-    async fn start() -> (FakeRm, RpcServer) {
-        let rm = FakeRm::default();
-        let r = rm.clone();
-        let service = Service::new(protocols::RESOURCE_TRACKER)
-            .method(
-                "registerNodeManager",
-                move |_ctx, req: RegisterNodeManagerRequestProto| {
-                    let rm = r.clone();
-                    async move {
-                        if let Some(n) = req.node_id.as_ref() {
-                            rm.registered.lock().expect("rm").push(NodeId::new(
-                                n.host.clone().unwrap_or_default(),
-                                n.port.unwrap_or(0),
-                            ));
-                        }
-                        Ok::<_, RpcError>(RegisterNodeManagerResponseProto {
-                            container_token_master_key: Some(container_master_key().to_proto()),
-                            nm_token_master_key: Some(nm_master_key().to_proto()),
-                            node_action: Some(NodeActionProto::Normal as i32),
-                            rm_identifier: Some(RM_IDENTIFIER),
-                            ..Default::default()
-                        })
-                    }
-                },
-            )
-            .method(
-                "nodeHeartbeat",
-                |_ctx, req: NodeHeartbeatRequestProto| async move {
-                    let id = req
-                        .node_status
-                        .as_ref()
-                        .and_then(|s| s.response_id)
-                        .unwrap_or(0);
-                    Ok::<_, RpcError>(NodeHeartbeatResponseProto {
-                        response_id: Some(id + 1),
-                        node_action: Some(NodeActionProto::Normal as i32),
-                        next_heart_beat_interval: Some(100),
-                        ..Default::default()
-                    })
-                },
-            )
-            .method(
-                "unRegisterNodeManager",
-                |_ctx, _req: UnRegisterNodeManagerRequestProto| async {
-                    Ok::<_, RpcError>(UnRegisterNodeManagerResponseProto {})
-                },
-            );
-        let server = RpcServer::bind(
-            "127.0.0.1:0".parse().expect("addr"),
-            vec![service],
-            ServerConfig {
-                name: "fake-rm".into(),
-                ..ServerConfig::default()
-            },
-        )
-        .await
-        .expect("bind the fake RM");
-        (rm, server)
-    }
-
-    /// The node registered after `before` registrations.
-    async fn registration(&self, before: usize) -> NodeId {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(n) = self.registered.lock().expect("rm").get(before) {
-                return n.clone();
-            }
-            assert!(Instant::now() < deadline, "no NodeManager registered");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+/// The fake RM of these tests asks for a heartbeat every 100 ms (the other
+/// tests' every 50 ms) and waits as long as the tests do.
+fn setup() -> Setup {
+    Setup {
+        heartbeat_interval_ms: 100,
+        wait: WAIT,
+        ..Setup::default()
     }
 }
 
@@ -164,63 +71,6 @@ fn root_or_skip(test: &str) -> bool {
     false
 }
 
-fn app(n: i32) -> ApplicationId {
-    ApplicationId::new(RM_IDENTIFIER, n)
-}
-
-fn attempt(n: i32) -> ApplicationAttemptId {
-    ApplicationAttemptId::new(app(n), 1)
-}
-
-fn container(app_n: i32, seq: i64) -> ContainerId {
-    ContainerId::new(attempt(app_n), seq)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn clc(command: &str) -> ContainerLaunchContextProto {
-    ContainerLaunchContextProto {
-        command: vec![command.to_string()],
-        ..Default::default()
-    }
-}
-
-fn container_token(node: &NodeId, id: ContainerId, user: &str) -> TokenProto {
-    let identifier = ContainerTokenIdentifier::new(
-        id,
-        node.to_string(),
-        user.to_string(),
-        Resource::new(256, 1),
-        now_ms() + 600_000,
-        container_master_key().key_id,
-        RM_IDENTIFIER,
-        0,
-        now_ms(),
-        hadoop_protos::yarn::ContainerTypeProto::Task,
-    );
-    sign(
-        identifier.encode(),
-        &container_master_key(),
-        "ContainerToken",
-        &node.to_string(),
-    )
-}
-
-fn process_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
-
 /// Process group and session of a live process.
 fn pgrp_and_session(pid: i32) -> (i32, i32) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
@@ -234,23 +84,6 @@ fn pgrp_and_session(pid: i32) -> (i32, i32) {
         rest[2].parse().expect("pgrp"),
         rest[3].parse().expect("session"),
     )
-}
-
-async fn wait_file(path: &Path) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn wait_dead(pid: i32, what: &str) {
@@ -287,88 +120,17 @@ fn cgroups_here() -> Result<CgroupRoot, String> {
 
 // ------------------------------------------------------------ in-process nodes
 
-struct Node {
-    nm: NodeManagerHandle,
-    _rm_server: RpcServer,
-    dir: PathBuf,
-}
-
-fn config(dir: &Path, rm: SocketAddr, tune: &[(&str, &str)]) -> NmConfig {
-    let mut conf = Configuration::with_defaults();
-    conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
-    conf.set(keys::RM_RESOURCE_TRACKER_ADDRESS, rm.to_string());
-    conf.set(keys::NM_RESOURCE_MEMORY_MB, "4096");
-    conf.set(keys::NM_RESOURCE_CPU_VCORES, "4");
-    conf.set(keys::NM_LOCAL_DIRS, dir.join("local").display().to_string());
-    conf.set(keys::NM_LOG_DIRS, dir.join("logs").display().to_string());
-    conf.set(keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, "250");
-    conf.set(keys::NM_DISK_HEALTH_CHECKER_ENABLE, "false");
-    for (k, v) in tune {
-        conf.set(k, *v);
-    }
-    let mut cfg = NmConfig::from_conf(&conf).expect("valid NodeManager configuration");
-    cfg.heartbeat_interval = Duration::from_millis(50);
-    cfg.unregister_timeout = Duration::from_secs(2);
-    cfg
-}
-
 async fn start_node(tune: &[(&str, &str)]) -> (Node, tempfile::TempDir) {
-    let tmp = node_dir();
-    let (_rm, server) = FakeRm::start().await;
-    let cfg = config(tmp.path(), server.local_addr(), tune);
-    let nm = NodeManager::start_with_config(cfg).await.expect("start");
-    tokio::time::timeout(WAIT, nm.wait_registered())
-        .await
-        .expect("registers in time")
-        .expect("registered");
-    let node = Node {
-        nm,
-        _rm_server: server,
-        dir: tmp.path().to_path_buf(),
-    };
-    (node, tmp)
-}
-
-impl Node {
-    fn start(&self, id: ContainerId, user: &str, command: &str) {
-        let node_id = self.nm.node_id().clone();
-        let caller = NmTokenCaller::new(NmTokenIdentifier::new(
-            id.attempt,
-            node_id.clone(),
-            user.to_string(),
-            nm_master_key().key_id,
-        ));
-        let resp = self
-            .nm
-            .containers()
-            .start_containers(
-                &caller,
-                StartContainersRequestProto {
-                    start_container_request: vec![StartContainerRequestProto {
-                        container_launch_context: Some(clc(command)),
-                        container_token: Some(container_token(&node_id, id, user)),
-                    }],
-                },
-            )
-            .expect("the call is accepted");
-        assert!(resp.failed_requests.is_empty(), "{resp:?}");
-    }
-
-    async fn wait_running(&self, id: &ContainerId) -> ContainerReport {
-        self.nm
-            .containers()
-            .wait_for(id, WAIT, |r| r.phase >= ContainerPhase::Running)
-            .await
-            .unwrap_or_else(|| panic!("{id} did not run"))
-    }
-
-    async fn wait_done(&self, id: &ContainerId) -> ContainerReport {
-        self.nm
-            .containers()
-            .wait_done(id, WAIT)
-            .await
-            .unwrap_or_else(|| panic!("{id} did not end"))
-    }
+    common::start_node_in(
+        node_dir(),
+        |conf| {
+            for (k, v) in tune {
+                conf.set(k, *v);
+            }
+        },
+        setup(),
+    )
+    .await
 }
 
 fn owner_and_mode(path: &Path) -> (u32, u32) {
@@ -392,7 +154,7 @@ async fn the_linux_container_executor_runs_containers_as_the_mapped_user() {
     // limit-users (the default): alice's container runs as nobody, in dirs
     // nobody owns, and can write where a container writes.
     let id = container(101, 2);
-    node.start(
+    node.start_command(
         id,
         "alice",
         "id -u > {{PWD}}/uid && id -g > {{PWD}}/gid && touch {{PWD}}/tmp/t && \
@@ -445,7 +207,7 @@ async fn refused_users_get_hadoops_messages_and_no_process() {
     ])
     .await;
     let id = container(102, 2);
-    node.start(id, "alice", "touch {{PWD}}/ran");
+    node.start_command(id, "alice", "touch {{PWD}}/ran");
     let done = node.wait_done(&id).await;
     assert_eq!(done.exit_status, exit_status::INVALID);
     assert!(
@@ -487,7 +249,7 @@ async fn refused_users_get_hadoops_messages_and_no_process() {
         ),
     ] {
         let id = container(n, 2);
-        node.start(id, user, "touch {{PWD}}/ran");
+        node.start_command(id, user, "touch {{PWD}}/ran");
         let done = node.wait_done(&id).await;
         assert_eq!(done.exit_status, exit_status::INVALID, "{user}");
         assert!(
@@ -499,7 +261,7 @@ async fn refused_users_get_hadoops_messages_and_no_process() {
     }
     // A user that passes runs as itself.
     let id = container(106, 2);
-    node.start(id, "nobody", "id -un > {{PWD}}/who");
+    node.start_command(id, "nobody", "id -un > {{PWD}}/who");
     let done = node.wait_done(&id).await;
     assert_eq!(done.exit_status, 0, "{}", done.diagnostics);
     let who =
@@ -512,7 +274,7 @@ async fn refused_users_get_hadoops_messages_and_no_process() {
 async fn the_default_executor_runs_containers_as_the_node_managers_user() {
     let (node, _tmp) = start_node(&[]).await;
     let id = container(107, 2);
-    node.start(id, "alice", "id -u > {{PWD}}/uid");
+    node.start_command(id, "alice", "id -u > {{PWD}}/uid");
     let done = node.wait_done(&id).await;
     assert_eq!(done.exit_status, 0, "{}", done.diagnostics);
     let uid =
@@ -533,10 +295,10 @@ const ESCAPING: &str = "setsid sh -c 'echo \\$\\$ > {{PWD}}/escaped.pid; exec sl
 /// Starts an escaping container and returns the escaped process's pid,
 /// checked to have left the container's process group.
 async fn start_escaping(node: &Node, id: ContainerId) -> i32 {
-    node.start(id, "alice", ESCAPING);
-    let running = node.wait_running(&id).await;
+    node.start_command(id, "alice", ESCAPING);
+    let running = node.wait_phase(&id, ContainerPhase::Running).await;
     let work = running.paths.expect("paths").work_dir;
-    let escaped: i32 = wait_file(&work.join("escaped.pid"))
+    let escaped: i32 = wait_file(&work.join("escaped.pid"), WAIT)
         .await
         .trim()
         .parse()
@@ -650,31 +412,10 @@ fn binary_or_skip(test: &str) -> Option<PathBuf> {
 fn write_conf(dir: &Path, rm: SocketAddr, extra: &[(&str, &str)]) -> PathBuf {
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).expect("conf dir");
-    let mut props = vec![
-        (keys::NM_ADDRESS.to_string(), "127.0.0.1:0".to_string()),
-        (
-            keys::RM_RESOURCE_TRACKER_ADDRESS.to_string(),
-            rm.to_string(),
-        ),
-        (keys::NM_RESOURCE_MEMORY_MB.to_string(), "4096".to_string()),
-        (keys::NM_RESOURCE_CPU_VCORES.to_string(), "4".to_string()),
-        (
-            keys::NM_LOCAL_DIRS.to_string(),
-            dir.join("local").display().to_string(),
-        ),
-        (
-            keys::NM_LOG_DIRS.to_string(),
-            dir.join("logs").display().to_string(),
-        ),
-        (
-            keys::NM_DISK_HEALTH_CHECKER_ENABLE.to_string(),
-            "false".to_string(),
-        ),
-        (
-            keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS.to_string(),
-            "250".to_string(),
-        ),
-    ];
+    let mut props: Vec<(String, String)> = node_settings(dir, rm)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
     for (k, v) in props {
@@ -745,26 +486,11 @@ impl Drop for NmProcess {
 /// application `app_n`.
 async fn nm_client(node: &NodeId, app_n: i32, user: &str) -> IpcClient {
     let addr = format!("127.0.0.1:{}", node.port);
-    let identity = NmTokenIdentifier::new(
-        attempt(app_n),
-        node.clone(),
-        user.to_string(),
-        nm_master_key().key_id,
-    );
+    let identity = nm_token_identifier(attempt(app_n), node, user);
     let token = sign(identity.encode(), &nm_master_key(), "NMToken", &addr);
-    IpcClient::connect(
-        &addr,
-        ClientOptions::new(attempt(app_n).to_string(), protocols::CONTAINER_MANAGEMENT).with_token(
-            ClientToken {
-                identifier: token.identifier.clone(),
-                password: token.password.clone(),
-                kind: token.kind.clone(),
-                service: token.service.clone(),
-            },
-        ),
-    )
-    .await
-    .expect("NMToken login")
+    IpcClient::connect(&addr, token_client(&attempt(app_n).to_string(), &token))
+        .await
+        .expect("NMToken login")
 }
 
 async fn start_over_ipc(client: &IpcClient, node: &NodeId, id: ContainerId, command: &str) {
@@ -773,8 +499,14 @@ async fn start_over_ipc(client: &IpcClient, node: &NodeId, id: ContainerId, comm
             "startContainers",
             &StartContainersRequestProto {
                 start_container_request: vec![StartContainerRequestProto {
-                    container_launch_context: Some(clc(command)),
-                    container_token: Some(container_token(node, id, "alice")),
+                    container_launch_context: Some(clc(&[command])),
+                    container_token: Some(container_token(
+                        node,
+                        id,
+                        "alice",
+                        256,
+                        FIRST_RM_IDENTIFIER,
+                    )),
                 }],
             },
         )
@@ -808,20 +540,20 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
     };
     for (app_n, extra) in modes {
         let tmp = node_dir();
-        let (rm, _server) = FakeRm::start().await;
+        let (rm, _server) = FakeRm::start(setup()).await;
         let conf = write_conf(tmp.path(), _server.local_addr(), &extra);
         let mut first = NmProcess::start(&bin, &conf, tmp.path().join("nm1.log"), None);
-        let node = rm.registration(0).await;
+        let node = rm.registered_node(0).await;
         let client = nm_client(&node, app_n, "alice").await;
         let id = container(app_n, 2);
         start_over_ipc(&client, &node, id, ESCAPING).await;
         let work = work_dir(tmp.path(), &id);
-        let escaped: i32 = wait_file(&work.join("escaped.pid"))
+        let escaped: i32 = wait_file(&work.join("escaped.pid"), WAIT)
             .await
             .trim()
             .parse()
             .expect("pid");
-        let main: i32 = wait_file(&work.join("main.pid"))
+        let main: i32 = wait_file(&work.join("main.pid"), WAIT)
             .await
             .trim()
             .parse()
@@ -843,7 +575,7 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
         // The next NodeManager on the same local dirs kills both before it
         // serves anything.
         let mut second = NmProcess::start(&bin, &conf, tmp.path().join("nm2.log"), None);
-        rm.registration(1).await;
+        rm.registered_node(1).await;
         wait_dead(escaped, "the setsid process of the previous run").await;
         wait_dead(main, "the container of the previous run").await;
         assert!(!pid_file.exists(), "the pid file was left");
@@ -864,7 +596,7 @@ async fn a_node_manager_started_with_sigquit_ignored_still_signals_its_container
         return;
     };
     let tmp = node_dir();
-    let (rm, server) = FakeRm::start().await;
+    let (rm, server) = FakeRm::start(setup()).await;
     let conf = write_conf(tmp.path(), server.local_addr(), &[]);
     // As a non-interactive shell starts a background job.
     let mut nm = NmProcess::start(
@@ -873,7 +605,7 @@ async fn a_node_manager_started_with_sigquit_ignored_still_signals_its_container
         tmp.path().join("nm.log"),
         Some("trap '' QUIT INT;"),
     );
-    let node = rm.registration(0).await;
+    let node = rm.registered_node(0).await;
     let ignored = std::fs::read_to_string(format!("/proc/{}/status", nm.child.id()))
         .expect("status")
         .lines()
@@ -896,7 +628,7 @@ async fn a_node_manager_started_with_sigquit_ignored_still_signals_its_container
     )
     .await;
     let work = work_dir(tmp.path(), &id);
-    wait_file(&work.join("ready")).await;
+    wait_file(&work.join("ready"), WAIT).await;
     let _: SignalContainerResponseProto = client
         .call(
             "signalToContainer",
@@ -908,7 +640,7 @@ async fn a_node_manager_started_with_sigquit_ignored_still_signals_its_container
         .await
         .expect("signalToContainer");
     assert_eq!(
-        wait_file(&work.join("quit")).await,
+        wait_file(&work.join("quit"), WAIT).await,
         "dump\n",
         "{}",
         nm.log()

@@ -5,11 +5,14 @@
 //! tests see the sequencing a real RM enforces. The real RM is exercised by
 //! the integration tests.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::bind_tracker;
 use hadoop_protos::yarn::{
     MasterKeyProto, NodeActionProto, NodeHeartbeatRequestProto, NodeHeartbeatResponseProto,
     RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto, ResourceProto,
@@ -21,7 +24,7 @@ use spindle_common::{Configuration, Resource};
 use spindle_ipc::yarn_conf::{Failover, RmRetry};
 use spindle_ipc::{
     class, protocols, ClientOptions, ConnectRetry, IpcClient, IpcError, RpcError, RpcServer,
-    ServerConfig, Service,
+    Service,
 };
 use spindle_nm::{
     DiskUsage, MasterKey, NmConfig, NmExit, NmState, NodeManager, SpaceSource, NM_VERSION,
@@ -130,16 +133,7 @@ impl FakeRm {
                     }
                 },
             );
-        let server = RpcServer::bind(
-            addr,
-            vec![service],
-            ServerConfig {
-                name: "fake-rm".into(),
-                ..ServerConfig::default()
-            },
-        )
-        .await
-        .expect("bind the fake RM");
+        let server = bind_tracker(addr, service).await;
         (rm, server)
     }
 
