@@ -95,7 +95,6 @@ async fn calling_after_the_server_closed_the_connection_is_closed() {
             assert!(Instant::now() < deadline, "the client never saw the close");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let started = Instant::now();
         let err = step(
             "call on a closed connection",
             client.call::<_, GetApplicationsResponseProto>(

@@ -340,7 +340,10 @@ async fn dropping_the_server_stops_accepting_and_closes_open_connections() {
         // The connection opened before is closed: the client notices, and a call fails.
         let deadline = Instant::now() + STEP;
         while client.is_open() {
-            assert!(Instant::now() < deadline, "the open connection was never closed");
+            assert!(
+                Instant::now() < deadline,
+                "the open connection was never closed"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let req = GetApplicationsRequestProto::default();

@@ -442,7 +442,6 @@ async fn stop_containers_kills_the_process_group_within_the_delay() {
     let pid = running.pid.expect("pid");
     assert!(process_alive(bg) && process_alive(pid));
 
-    let started = Instant::now();
     let resp = node
         .nm
         .containers()
