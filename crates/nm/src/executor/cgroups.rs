@@ -163,16 +163,26 @@ impl CgroupRoot {
         };
         fs::create_dir(&cg.path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", cg.path.display())))?;
-        if self.memory && memory_mb > 0 {
-            write_value(&cg.path.join("memory.max"), &(memory_mb << 20).to_string())?;
-        }
-        if self.cpu {
-            // Hadoop's CGroupsV2CpuResourceHandlerImpl: 100 per vcore, at
-            // most 10000.
-            let weight = (i64::from(vcores.max(1)) * 100).min(10_000);
-            write_value(&cg.path.join("cpu.weight"), &weight.to_string())?;
+        for (file, value) in self.limits(memory_mb, vcores) {
+            write_value(&cg.path.join(file), &value)?;
         }
         Ok(cg)
+    }
+
+    /// The interface files a container's cgroup gets and their values:
+    /// `memory.max` (bytes) when memory is enforced and the container has
+    /// some, `cpu.weight` when CPU is (Hadoop's
+    /// `CGroupsV2CpuResourceHandlerImpl`: 100 per vcore, at most 10000).
+    fn limits(&self, memory_mb: i64, vcores: i32) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.memory && memory_mb > 0 {
+            out.push(("memory.max", (memory_mb << 20).to_string()));
+        }
+        if self.cpu {
+            let weight = (i64::from(vcores.max(1)) * 100).min(10_000);
+            out.push(("cpu.weight", weight.to_string()));
+        }
+        out
     }
 }
 
@@ -318,6 +328,45 @@ fn unescape_mount(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn root(memory: bool, cpu: bool) -> CgroupRoot {
+        CgroupRoot {
+            mount: PathBuf::from("/sys/fs/cgroup"),
+            dir: PathBuf::from("/sys/fs/cgroup/hadoop-yarn"),
+            memory,
+            cpu,
+            kill_file: true,
+        }
+    }
+
+    /// What a container's cgroup is given, by what is enforced: memory in
+    /// bytes, CPU as Hadoop's weight (100 per vcore, capped at 10000).
+    #[test]
+    fn container_limits_follow_what_is_enforced() {
+        assert!(root(false, false).limits(2048, 2).is_empty());
+        assert_eq!(
+            root(true, false).limits(2048, 2),
+            vec![("memory.max", (2048u64 << 20).to_string())]
+        );
+        assert_eq!(
+            root(false, true).limits(2048, 3),
+            vec![("cpu.weight", "300".to_string())]
+        );
+        assert_eq!(
+            root(true, true).limits(1, 0),
+            vec![
+                ("memory.max", "1048576".to_string()),
+                ("cpu.weight", "100".to_string())
+            ]
+        );
+        assert_eq!(
+            root(false, true).limits(1024, 500),
+            vec![("cpu.weight", "10000".to_string())]
+        );
+        // A container without memory gets no memory.max (not 0, which
+        // would kill it at once).
+        assert!(root(true, false).limits(0, 1).is_empty());
+    }
 
     #[test]
     fn mountinfo_cgroup2_mounts() {
