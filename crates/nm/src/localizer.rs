@@ -168,6 +168,8 @@ enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     scope: Scope,
+    /// The group private and application copies are given (see [`ReadAs`]).
+    group: Option<u32>,
     source: PathBuf,
     size: i64,
     timestamp: i64,
@@ -266,13 +268,36 @@ impl Localizer {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Makes `res` available for a container of `app` run by `user`.
+    /// Makes `res` available for a container of `app` run by `user`, the
+    /// container running as the NodeManager's own user.
     pub async fn localize(
         self: &Arc<Self>,
         res: &LocalResource,
         user: &str,
         app: ApplicationId,
     ) -> Result<Localized, String> {
+        self.localize_as(res, user, app, None).await
+    }
+
+    /// Makes `res` available for a container of `app` submitted by `user`
+    /// that runs as `reader` (the LinuxContainerExecutor's mapped user), or
+    /// as the NodeManager's user when `None`. A PRIVATE or APPLICATION
+    /// resource must then be readable by `reader` where it is (Hadoop's
+    /// localizer reads it as the user), and its copy is given `reader`'s
+    /// group, readable and not writable (Hadoop's 0500/0700 with the group
+    /// bits added: the copy stays root's, so the container cannot change
+    /// what later containers of the user get).
+    pub async fn localize_as(
+        self: &Arc<Self>,
+        res: &LocalResource,
+        user: &str,
+        app: ApplicationId,
+        reader: Option<ReadAs>,
+    ) -> Result<Localized, String> {
+        let reader = match res.visibility {
+            Visibility::Public => None,
+            Visibility::Private | Visibility::Application => reader,
+        };
         let scope = match res.visibility {
             Visibility::Public => Scope::Public,
             Visibility::Private => Scope::User(user.to_string()),
@@ -280,6 +305,7 @@ impl Localizer {
         };
         let key = CacheKey {
             scope,
+            group: reader.as_ref().map(|r| r.gid),
             source: res.source.clone(),
             size: res.size,
             timestamp: res.timestamp,
@@ -296,13 +322,16 @@ impl Localizer {
                     let this = self.clone();
                     let res = res.clone();
                     let key = key.clone();
+                    let reader = reader.clone();
                     async move {
                         let base = this.cache_base(&key.scope);
                         let shown = res.display();
                         let started = std::time::Instant::now();
-                        let r = tokio::task::spawn_blocking(move || fetch(&res, &base))
-                            .await
-                            .unwrap_or_else(|e| Err(format!("the localizer task failed: {e}")));
+                        let r = tokio::task::spawn_blocking(move || {
+                            fetch(&res, &base, reader.as_ref())
+                        })
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the localizer task failed: {e}")));
                         if let Ok(done) = &r {
                             this.fetches.fetch_add(1, Ordering::Relaxed);
                             info!(
@@ -426,44 +455,67 @@ fn real_path(file: &File, fallback: &Path) -> io::Result<PathBuf> {
         .or_else(|_| fs::canonicalize(fallback))
 }
 
-/// Hadoop's `FSDownload.isPublic` for a local file: readable by others (a
-/// directory readable and searchable, and everything in it, recursively),
-/// and every directory above its real location searchable by others.
-fn check_public(res: &LocalResource, file: &File, meta: &fs::Metadata) -> Result<(), String> {
-    let shown = res.display();
-    let refused = || {
-        format!(
-            "Resource {shown} is not publicly accessible and as such cannot be part of the \
-             public cache."
-        )
-    };
-    let io_err = |e: io::Error| format!("cannot localize {shown}: {e}");
+/// Who must be able to read a resource where it is.
+enum Reader<'a> {
+    /// Everyone: Hadoop's `FSDownload.isPublic` (the "other" bits).
+    Everyone,
+    /// The user a container runs as.
+    User(&'a ReadAs),
+}
+
+impl Reader<'_> {
+    /// Whether the mode bits of `meta` grant all of `want` (4 read, 1
+    /// search/execute) to this reader. Root may read anything.
+    fn allowed(&self, meta: &fs::Metadata, want: u32) -> bool {
+        let mode = meta.mode();
+        let bits = match self {
+            Reader::Everyone => mode & 0o7,
+            Reader::User(r) if r.uid == 0 => 0o7,
+            Reader::User(r) if meta.uid() == r.uid => (mode >> 6) & 0o7,
+            Reader::User(r) if meta.gid() == r.gid || r.groups.contains(&meta.gid()) => {
+                (mode >> 3) & 0o7
+            }
+            Reader::User(_) => mode & 0o7,
+        };
+        bits & want == want
+    }
+}
+
+/// Whether `reader` may read the opened `file` at its real location: the
+/// file readable (a directory readable and searchable, and everything in
+/// it, recursively) and every directory above it searchable.
+fn readable_by(
+    res: &LocalResource,
+    file: &File,
+    meta: &fs::Metadata,
+    reader: &Reader<'_>,
+) -> Result<bool, String> {
+    let io_err = |e: io::Error| format!("cannot localize {}: {e}", res.display());
     let real = real_path(file, &res.source).map_err(io_err)?;
-    if !public_for_all(&real, meta).map_err(io_err)? {
-        return Err(refused());
+    if !readable_tree(&real, meta, reader).map_err(io_err)? {
+        return Ok(false);
     }
     for dir in real.ancestors().skip(1) {
         let m = fs::metadata(dir).map_err(io_err)?;
-        if m.mode() & 0o001 == 0 {
-            return Err(refused());
+        if !reader.allowed(&m, 0o1) {
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
-fn public_for_all(path: &Path, meta: &fs::Metadata) -> io::Result<bool> {
-    let other = meta.mode() & 0o007;
+fn readable_tree(path: &Path, meta: &fs::Metadata, reader: &Reader<'_>) -> io::Result<bool> {
     if !meta.is_dir() {
-        return Ok(other & 0o004 != 0);
+        return Ok(reader.allowed(meta, 0o4));
     }
-    if other & 0o005 != 0o005 {
+    if !reader.allowed(meta, 0o5) {
         return Ok(false);
     }
     for entry in fs::read_dir(path)? {
         let child = entry?.path();
         // As Hadoop's listing: a link is judged by what it points to.
         let m = fs::metadata(&child)?;
-        if !public_for_all(&child, &m)? {
+        if !readable_tree(&child, &m, reader)? {
             return Ok(false);
         }
     }
@@ -472,7 +524,7 @@ fn public_for_all(path: &Path, meta: &fs::Metadata) -> io::Result<bool> {
 
 /// Checks the source and copies or unpacks it under a fresh directory
 /// derived from `base` (`base`, or `base` with a suffix if it exists).
-fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
+fn fetch(res: &LocalResource, base: &Path, reader: Option<&ReadAs>) -> Result<Done, String> {
     let shown = res.display();
     let (file, meta) = open_source(res)?;
     let modified = mtime_ms(&meta);
@@ -489,8 +541,25 @@ fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
             meta.len()
         ));
     }
-    if res.visibility == Visibility::Public {
-        check_public(res, &file, &meta)?;
+    if res.visibility == Visibility::Public && !readable_by(res, &file, &meta, &Reader::Everyone)? {
+        return Err(format!(
+            "Resource {shown} is not publicly accessible and as such cannot be part of the \
+             public cache."
+        ));
+    }
+    if let Some(r) = reader {
+        if !readable_by(res, &file, &meta, &Reader::User(r))? {
+            return Err(format!(
+                "cannot localize {shown}: Permission denied for user {} (a {} resource is read \
+                 as the user the container runs as)",
+                r.name,
+                if res.visibility == Visibility::Private {
+                    "PRIVATE"
+                } else {
+                    "APPLICATION"
+                }
+            ));
+        }
     }
     let name = res
         .source
@@ -501,7 +570,7 @@ fn fetch(res: &LocalResource, base: &Path) -> Result<Done, String> {
     let dir = unique_dir(base).map_err(|e| format!("cannot localize {shown}: {e}"))?;
     let dest = dir.join(&name);
     let result = place(res, file, &meta, &dest).and_then(|()| {
-        restrict_modes(&dir, &name, res.visibility)
+        restrict_modes(&dir, &name, res.visibility, reader.map(|r| r.gid))
             .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
     });
     if let Err(e) = &result {
@@ -645,43 +714,61 @@ fn copy_tree(src: &Path, dest: &Path) -> io::Result<()> {
 }
 
 /// Hadoop's modes for localized copies (`FSDownload`'s PUBLIC_FILE_PERMS
-/// and friends).
-fn modes(visibility: Visibility) -> (u32, u32) {
-    match visibility {
-        Visibility::Public => (0o555, 0o755),
-        Visibility::Private | Visibility::Application => (0o500, 0o700),
+/// and friends); a private or application copy given to a container
+/// user's `group` also lets that group read (and search) it.
+fn modes(visibility: Visibility, group: Option<u32>) -> (u32, u32) {
+    match (visibility, group) {
+        (Visibility::Public, _) => (0o555, 0o755),
+        (Visibility::Private | Visibility::Application, None) => (0o500, 0o700),
+        (Visibility::Private | Visibility::Application, Some(_)) => (0o550, 0o750),
     }
 }
 
-/// Sets Hadoop's modes on the copy `name` in `dir` and, for a directory,
-/// on everything in it, never following a link.
-fn restrict_modes(dir: &Path, name: &std::ffi::OsStr, visibility: Visibility) -> io::Result<()> {
-    let (file_mode, dir_mode) = modes(visibility);
+/// Sets Hadoop's modes (and `group`, when given) on the copy `name` in
+/// `dir` and, for a directory, on everything in it, never following a link.
+fn restrict_modes(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    visibility: Visibility,
+    group: Option<u32>,
+) -> io::Result<()> {
+    let (file_mode, dir_mode) = modes(visibility, group);
     let parent = Dir::open(dir)?;
     match parent.kind(name)? {
-        Kind::File => parent.set_file_mode(name, file_mode),
+        Kind::File => parent.set_file_access(name, file_mode, group),
         Kind::Dir => match parent.subdir(name)? {
-            Some(d) => restrict_tree(&d, &dir.join(name), file_mode, dir_mode),
+            Some(d) => restrict_tree(&d, &dir.join(name), (file_mode, dir_mode), group),
             None => Ok(()),
         },
         _ => Ok(()),
     }
 }
 
-fn restrict_tree(dir: &Dir, path: &Path, file_mode: u32, dir_mode: u32) -> io::Result<()> {
+fn restrict_tree(dir: &Dir, path: &Path, modes: (u32, u32), group: Option<u32>) -> io::Result<()> {
     for entry in fs::read_dir(path)? {
         let name = entry?.file_name();
         match dir.kind(&name)? {
-            Kind::File => dir.set_file_mode(&name, file_mode)?,
+            Kind::File => dir.set_file_access(&name, modes.0, group)?,
             Kind::Dir => {
                 if let Some(sub) = dir.subdir(&name)? {
-                    restrict_tree(&sub, &path.join(&name), file_mode, dir_mode)?;
+                    restrict_tree(&sub, &path.join(&name), modes, group)?;
                 }
             }
             _ => {}
         }
     }
-    dir.set_mode(dir_mode)
+    dir.set_access(modes.1, group)
+}
+
+/// The user a container runs as, for the localizer: whose read permission
+/// a PRIVATE or APPLICATION resource needs, and whose group its copy gets.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReadAs {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Every group of the user, primary included.
+    pub groups: Vec<u32>,
 }
 
 #[cfg(test)]
@@ -1077,6 +1164,122 @@ mod tests {
             .expect("public file");
         assert_eq!(fs::read(&got.path).expect("read"), b"print(1)\n");
         assert_eq!(mode_of(&got.path), 0o555);
+    }
+
+    /// A container run as another user (the LinuxContainerExecutor): a
+    /// PRIVATE or APPLICATION resource must be readable by that user where
+    /// it is (Hadoop's localizer reads it as the user, so a user cannot have
+    /// root's localizer fetch a file they may not read), and the copy is
+    /// root's with the user's group, readable and searchable but not
+    /// writable by it (before, it was root's 0500: unreadable by the user).
+    #[tokio::test]
+    async fn private_resources_are_read_as_the_container_user_and_given_its_group() {
+        use LocalResourceTypeProto::{Archive, File};
+        use LocalResourceVisibilityProto::{Application, Private, Public};
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIP private_resources_are_read_as_the_container_user: needs root");
+            return;
+        }
+        let tmp = open_tempdir();
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let nobody = ReadAs {
+            name: "nobody".into(),
+            uid: 65534,
+            gid: 65534,
+            groups: vec![65534],
+        };
+        let home = tmp.path().join("home");
+        fs::create_dir(&home).expect("mkdir");
+        chmod(&home, 0o755);
+
+        // Root's secret (like /etc/shadow), asked for as PRIVATE and as
+        // APPLICATION: refused, nothing copied.
+        let secret = home.join("secret");
+        fs::write(&secret, b"root only\n").expect("write");
+        chmod(&secret, 0o600);
+        for vis in [Private, Application] {
+            let err = loc
+                .localize_as(
+                    &resource(&secret, File, vis),
+                    "mallory",
+                    app(),
+                    Some(nobody.clone()),
+                )
+                .await
+                .expect_err("not readable by the container's user");
+            assert!(err.contains("Permission denied for user nobody"), "{err}");
+        }
+        // Readable by the user only through its group: allowed.
+        let shared = home.join("shared");
+        fs::write(&shared, b"group data\n").expect("write");
+        std::os::unix::fs::chown(&shared, Some(0), Some(65534)).expect("chown");
+        chmod(&shared, 0o640);
+        let got = loc
+            .localize_as(
+                &resource(&shared, File, Private),
+                "alice",
+                app(),
+                Some(nobody.clone()),
+            )
+            .await
+            .expect("readable through the group");
+        let meta = fs::metadata(&got.path).expect("copy");
+        assert_eq!((meta.uid(), meta.gid()), (0, 65534));
+        assert_eq!(mode_of(&got.path), 0o550);
+        // A readable file below a directory the user cannot search: refused.
+        let closed = home.join("closed");
+        fs::create_dir(&closed).expect("mkdir");
+        chmod(&closed, 0o700);
+        let inner = closed.join("data");
+        fs::write(&inner, b"x").expect("write");
+        chmod(&inner, 0o644);
+        let err = loc
+            .localize_as(
+                &resource(&inner, File, Private),
+                "alice",
+                app(),
+                Some(nobody.clone()),
+            )
+            .await
+            .expect_err("ancestor not searchable by the user");
+        assert!(err.contains("Permission denied for user nobody"), "{err}");
+        // An archive: every unpacked entry is root's with the user's group.
+        let zip = home.join("env.zip");
+        crate::unpack::tests::make_zip(&zip, &[("lib/a.jar", b"a")]);
+        chmod(&zip, 0o644);
+        let got = loc
+            .localize_as(
+                &resource(&zip, Archive, Application),
+                "alice",
+                app(),
+                Some(nobody.clone()),
+            )
+            .await
+            .expect("unpacked");
+        for (path, mode) in [
+            (got.path.clone(), 0o750),
+            (got.path.join("lib"), 0o750),
+            (got.path.join("lib/a.jar"), 0o550),
+        ] {
+            let m = fs::symlink_metadata(&path).expect("stat");
+            assert_eq!((m.uid(), m.gid()), (0, 65534), "{}", path.display());
+            assert_eq!(mode_of(&path), mode, "{}", path.display());
+        }
+        // PUBLIC resources keep Hadoop's public rules and modes whoever runs.
+        let public = home.join("public.txt");
+        fs::write(&public, b"p").expect("write");
+        chmod(&public, 0o644);
+        let got = loc
+            .localize_as(
+                &resource(&public, File, Public),
+                "alice",
+                app(),
+                Some(nobody),
+            )
+            .await
+            .expect("public");
+        assert_eq!(mode_of(&got.path), 0o555);
+        assert_eq!(fs::metadata(&got.path).expect("copy").gid(), 0);
     }
 
     #[tokio::test]

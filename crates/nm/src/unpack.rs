@@ -48,7 +48,7 @@ use std::path::{Component, Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag};
 use nix::sys::stat::{fchmod, fstatat, mkdirat, Mode, SFlag};
-use nix::unistd::{linkat, symlinkat, unlinkat, UnlinkatFlags};
+use nix::unistd::{fchown, linkat, symlinkat, unlinkat, Gid, UnlinkatFlags};
 
 /// Archive formats recognised by file name, as Hadoop does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,6 +299,15 @@ impl Dir {
 
     /// Sets the mode of this directory.
     pub(crate) fn set_mode(&self, mode: u32) -> io::Result<()> {
+        self.set_access(mode, None)
+    }
+
+    /// Sets the group (when given) and then the mode of this directory
+    /// (a change of owner clears set-id bits, so the mode comes last).
+    pub(crate) fn set_access(&self, mode: u32, group: Option<u32>) -> io::Result<()> {
+        if let Some(gid) = group {
+            fchown(self.fd.as_fd(), None, Some(Gid::from_raw(gid))).map_err(errno_io)?;
+        }
         fchmod(self.fd.as_fd(), Mode::from_bits_truncate(mode)).map_err(errno_io)
     }
 
@@ -312,8 +321,14 @@ impl Dir {
         }
     }
 
-    /// Sets the mode of the regular file `name`, never through a link.
-    pub(crate) fn set_file_mode(&self, name: &OsStr, mode: u32) -> io::Result<()> {
+    /// Sets the group (when given) and then the mode of the regular file
+    /// `name`, never through a link.
+    pub(crate) fn set_file_access(
+        &self,
+        name: &OsStr,
+        mode: u32,
+        group: Option<u32>,
+    ) -> io::Result<()> {
         let fd = openat(
             self.fd.as_fd(),
             name,
@@ -321,6 +336,9 @@ impl Dir {
             Mode::empty(),
         )
         .map_err(errno_io)?;
+        if let Some(gid) = group {
+            fchown(fd.as_fd(), None, Some(Gid::from_raw(gid))).map_err(errno_io)?;
+        }
         fchmod(fd.as_fd(), Mode::from_bits_truncate(mode)).map_err(errno_io)
     }
 

@@ -21,13 +21,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{
-    app, attempt, clc, container, container_token, nm_master_key, nm_token_identifier,
-    node_settings, process_alive, sign, token_client, wait_file, FakeRm, Node, Setup,
-    FIRST_RM_IDENTIFIER,
+    app, attempt, clc, container, container_token, file_resource, nm_master_key,
+    nm_token_identifier, node_settings, process_alive, sign, token_client, wait_file, FakeRm, Node,
+    Setup, FIRST_RM_IDENTIFIER,
 };
 use hadoop_protos::yarn::{
-    SignalContainerCommandProto, SignalContainerRequestProto, SignalContainerResponseProto,
-    StartContainerRequestProto, StartContainersRequestProto, StartContainersResponseProto,
+    LocalResourceTypeProto, LocalResourceVisibilityProto, SignalContainerCommandProto,
+    SignalContainerRequestProto, SignalContainerResponseProto, StartContainerRequestProto,
+    StartContainersRequestProto, StartContainersResponseProto,
 };
 use spindle_common::conf::keys;
 use spindle_common::{Configuration, ContainerId, NodeId};
@@ -191,6 +192,71 @@ async fn the_linux_container_executor_runs_containers_as_the_mapped_user() {
     assert_eq!(
         std::fs::metadata(&paths.user_dirs[0]).expect("stat").gid(),
         nobody.gid.as_raw()
+    );
+    node.nm.stop().await;
+}
+
+/// A container run as its mapped user reads its PRIVATE and APPLICATION
+/// resources (their copies are root's with the user's group; they used to
+/// be root's 0500, which the user could not read), and a PRIVATE resource
+/// the user may not read where it is is refused, not fetched by root for it.
+#[tokio::test]
+async fn the_mapped_user_reads_its_private_resources_and_only_those_it_may_read() {
+    if !root_or_skip("the_mapped_user_reads_its_private_resources_and_only_those_it_may_read") {
+        return;
+    }
+    let (node, tmp) = start_node(&[(keys::NM_CONTAINER_EXECUTOR_CLASS, LCE)]).await;
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).expect("mkdir");
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let conf = data.join("job.conf");
+    std::fs::write(&conf, "private settings\n").expect("write");
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let jar = data.join("app.jar");
+    std::fs::write(&jar, "application code\n").expect("write");
+    std::fs::set_permissions(&jar, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+
+    let id = container(111, 2);
+    let mut c = clc(&["cat job.conf app.jar > {{PWD}}/seen && ! touch job.conf 2>/dev/null"]);
+    c.local_resources.push(file_resource(
+        "job.conf",
+        &conf,
+        LocalResourceTypeProto::File,
+        LocalResourceVisibilityProto::Private,
+    ));
+    c.local_resources.push(file_resource(
+        "app.jar",
+        &jar,
+        LocalResourceTypeProto::File,
+        LocalResourceVisibilityProto::Application,
+    ));
+    node.start_as(id, c, "alice").expect("started");
+    let done = node.wait_done(&id).await;
+    assert_eq!(done.exit_status, 0, "{}", done.diagnostics);
+    let paths = done.paths.expect("paths");
+    let seen = std::fs::read_to_string(paths.work_dir.join("seen")).expect("seen");
+    assert_eq!(seen, "private settings\napplication code\n");
+
+    // Root's secret as a PRIVATE resource: the mapped user may not read it.
+    let secret = data.join("secret");
+    std::fs::write(&secret, "root only\n").expect("write");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let id = container(111, 3);
+    let mut c = clc(&["cat secret"]);
+    c.local_resources.push(file_resource(
+        "secret",
+        &secret,
+        LocalResourceTypeProto::File,
+        LocalResourceVisibilityProto::Private,
+    ));
+    node.start_as(id, c, "alice").expect("the call is accepted");
+    let done = node.wait_done(&id).await;
+    assert_ne!(done.exit_status, 0);
+    assert!(
+        done.diagnostics
+            .contains("Permission denied for user nobody"),
+        "{}",
+        done.diagnostics
     );
     node.nm.stop().await;
 }

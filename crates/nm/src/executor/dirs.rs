@@ -25,7 +25,9 @@
 //! group (Spark and MapReduce keep scratch files in `LOCAL_DIRS`) but sticky
 //! and root's, so a container cannot rename or replace the application
 //! cache (made before the dir becomes writable) nor another container's
-//! work dir. The caches stay root's and read-only to containers; the user's
+//! work dir. The caches stay root's and read-only to containers (private
+//! and application copies carry the container user's group, so it can read
+//! them: see `localizer::ReadAs`); the user's
 //! dir `usercache/<user>` lets only the user's group in. Work and log dirs
 //! are made fresh (anything already at their path is removed first), filled
 //! while still root's, and handed over last; files are created with
