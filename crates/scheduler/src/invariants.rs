@@ -204,6 +204,13 @@ impl Scheduler {
             );
             let want = app.runnable && app.asks.is_active();
             ensure!(
+                app.counted_active == want,
+                "attempt {attempt} is {}counted among its user's active applications but is {}runnable with {} outstanding asks",
+                if app.counted_active { "" } else { "not " },
+                if app.runnable { "" } else { "not " },
+                if app.asks.is_active() { "" } else { "no" }
+            );
+            ensure!(
                 app.active_key.is_some() == want && !app.parked,
                 "attempt {attempt} is {} its queue's serving order but is {}runnable with {} outstanding asks",
                 if app.active_key.is_some() { "in" } else { "not in" },
@@ -281,7 +288,7 @@ impl Scheduler {
             let u = users[app.leaf].entry(app.user.as_str()).or_default();
             u.0 += app.used;
             u.1 += 1;
-            if app.active_key.is_some() {
+            if app.counted_active {
                 u.2 += 1;
             }
             if let Some(c) = app.am_container.and_then(|c| self.containers.get(&c)) {

@@ -445,6 +445,45 @@ fn capacity_minimum_user_limit_percent_splits_between_users() {
     assert_eq!(allocs(trace(&script(100))), "  alloc: a1×80 a2×20");
 }
 
+/// A user stays active (and so keeps its share of the queue) while one of
+/// its applications has pending requests, as in Hadoop, even when that
+/// application can take nothing in this pass (parked: its containers fit on
+/// no node's free space). Before, parking took the user out of the count
+/// for the rest of the pass and the other user's limit doubled.
+#[test]
+fn a_user_whose_application_waits_for_space_keeps_its_share() {
+    let script = format!(
+        "config scheduler=capacity\n\
+         queue root.a capacity=100 ulf=none mulp=50\n\
+         {}\
+         app a1 queue=a user=u1\n\
+         ask a1 pri=1 mem=1024 *:1\n\
+         schedule\n\
+         app a2 queue=a user=u2\n\
+         ask a2 pri=1 mem=1024 *:69\n\
+         schedule\n\
+         ask a1 pri=2 mem=4096 *:1\n\
+         ask a2 pri=1 mem=1024 *:30\n\
+         schedule\n",
+        nodes(10, 10240, 10)
+    );
+    let allocs: Vec<String> = summarize(&trace(&script))
+        .lines()
+        .filter(|l| l.starts_with("  alloc:"))
+        .map(str::to_string)
+        .collect();
+    // With u1 idle, u2 takes 69 GB. Then u1 asks for 4 GB, which fits on no
+    // node (each has 3 GB free): u1 waits, and counts as an active user, so
+    // u2, already above the two-user limit (half the queue), gets nothing
+    // more in that pass. (Parked, u1 used to drop out of the count and u2
+    // took the last 30 GB.)
+    assert_eq!(
+        allocs,
+        vec!["  alloc: a1×1", "  alloc: a2×69"],
+        "{allocs:?}"
+    );
+}
+
 /// `user-limit-factor` caps each user at factor × the queue's guarantee
 /// (here 2 × 20%), however much room the queue's maximum leaves; a second
 /// user gets its own 40%.

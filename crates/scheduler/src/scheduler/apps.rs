@@ -93,6 +93,7 @@ impl Scheduler {
                 runnable: false,
                 parked: false,
                 active_key: None,
+                counted_active: false,
                 delay: BTreeMap::new(),
             },
         );
@@ -245,6 +246,7 @@ impl Scheduler {
             let leaf = leaves[attempt];
             app.leaf = leaf;
             app.active_key = None;
+            app.counted_active = false;
             app.parked = false;
             let am = app
                 .am_container
@@ -304,12 +306,14 @@ impl Scheduler {
         } else {
             self.located_apps.remove(&attempt);
         }
-        let want = (app.runnable && !app.parked && app.asks.is_active()).then(|| {
+        let active = app.runnable && app.asks.is_active();
+        let want = (active && !app.parked).then(|| {
             self.tree
                 .app_key(leaf, app.priority, app.submission_seq, app.used)
         });
         let have = app.active_key;
-        if want == have {
+        let counted = app.counted_active;
+        if want == have && counted == active {
             if self.tree.queue_keys_follow_usage() {
                 self.tree.refresh_path(leaf);
             }
@@ -317,16 +321,18 @@ impl Scheduler {
         }
         let user = app.user.clone();
         let q = &mut self.tree.queues[leaf];
-        if let Some(old) = have {
-            q.active_apps.remove(&(old, attempt));
+        if want != have {
+            if let Some(old) = have {
+                q.active_apps.remove(&(old, attempt));
+            }
+            if let Some(new) = want {
+                q.active_apps.insert((new, attempt));
+            }
         }
-        if let Some(new) = want {
-            q.active_apps.insert((new, attempt));
-        }
-        if have.is_some() != want.is_some() {
+        if counted != active {
             let u = q.users.entry(user).or_default();
             let before = u.active_apps > 0;
-            if want.is_some() {
+            if active {
                 u.active_apps += 1;
             } else {
                 u.active_apps = u.active_apps.saturating_sub(1);
@@ -340,6 +346,7 @@ impl Scheduler {
         }
         if let Some(app) = self.apps.get_mut(&attempt) {
             app.active_key = want;
+            app.counted_active = active;
         }
         self.tree.refresh_path(leaf);
     }

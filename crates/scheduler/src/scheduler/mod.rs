@@ -91,6 +91,12 @@ pub(crate) struct AppState {
     pub parked: bool,
     /// The key the attempt is filed under in its leaf's serving set.
     pub active_key: Option<SortKey>,
+    /// Counted among its user's active applications: runnable with
+    /// outstanding asks, parked or not (Hadoop counts a user active while
+    /// one of its applications has pending requests; parking is this
+    /// scheduler's own bookkeeping within a pass and must not change the
+    /// user limits of others).
+    pub counted_active: bool,
     /// Delay-scheduling state per request key.
     pub delay: BTreeMap<RequestKey, DelayState>,
 }
