@@ -37,8 +37,6 @@
 //! The administration protocol checks `yarn.admin.acl` alone, whether or not
 //! `yarn.acl.enable` is set, as Hadoop's `AdminService` does.
 
-use std::collections::BTreeMap;
-
 use crate::acl::Acl;
 use crate::apps::App;
 use crate::launch::AppAccess;
@@ -64,16 +62,6 @@ impl Caller {
     pub fn user(user: impl Into<String>) -> Caller {
         Caller::new(user, Vec::new())
     }
-}
-
-/// An application's own ACLs, by access type, as its launch context gave them.
-pub type AppAcls = BTreeMap<AppAccess, Acl>;
-
-/// The ACLs of a launch context (`ApplicationACLsManager.addApplication`).
-pub fn app_acls(acls: &[(AppAccess, String)]) -> AppAcls {
-    acls.iter()
-        .map(|(access, spec)| (*access, Acl::parse(spec)))
-        .collect()
 }
 
 /// The rules in force: whether ACLs are checked at all (`yarn.acl.enable`,

@@ -10,28 +10,10 @@ use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
 pub use spindle_common::states::{AppState, FinalStatus};
 
-use crate::access::AppAcls;
+use crate::launch::AppAcls;
 use crate::limits::Limits;
 use crate::refusal::Refusal;
-
-/// What a client submitted, in domain terms. The AM's launch context travels
-/// beside it (see `launch::AmLaunchContext`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Submission {
-    pub id: ApplicationId,
-    pub name: String,
-    pub queue: String,
-    pub app_type: String,
-    pub tags: BTreeSet<String>,
-    /// The priority the client asked for; `None` when the submission
-    /// carries none (the queue's default then applies). The RM replaces it
-    /// by the effective priority before the application is recorded.
-    pub priority: Option<i32>,
-    pub am_resource: Resource,
-    pub max_attempts: i32,
-    pub unmanaged_am: bool,
-    pub keep_containers: bool,
-}
+use crate::submission::Submission;
 
 /// One application.
 #[derive(Debug, Clone, PartialEq)]

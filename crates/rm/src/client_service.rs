@@ -14,7 +14,7 @@ use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
 use tracing::warn;
 
-use crate::apps::{AppFilter, AppScope, Submission};
+use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
     KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
@@ -26,6 +26,7 @@ use crate::convert::{
     node_report_to_pb, node_state_from_pb, resource_from_pb, resource_to_pb,
 };
 use crate::reports::{ClusterMetrics, QueueInfo};
+use crate::submission::Submission;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[

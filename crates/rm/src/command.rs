@@ -27,7 +27,6 @@ use spindle_common::states::FinalStatus;
 
 use crate::acl::Acl;
 use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
-use crate::apps::Submission;
 use crate::cluster::nodes::{
     ContainerStatus, Decommission, Heartbeat, HeartbeatReply, NodeWork, Registration,
 };
@@ -36,6 +35,7 @@ use crate::keys::NmMasterKeys;
 use crate::launch::AmLaunchContext;
 use crate::queue_files::QueueFile;
 use crate::refusal::Refusal;
+use crate::submission::Submission;
 
 /// What can happen to the RM.
 ///

@@ -16,8 +16,9 @@ use spindle_ipc::{class, RpcError};
 
 use crate::cluster::nodes::{Health, NodeState};
 use crate::core::CoreStopped;
+use crate::launch::LaunchSizes;
 use crate::launch::{AmLaunchContext, AppAccess};
-use crate::limits::{LaunchSizes, LimitExceeded};
+use crate::limits::LimitExceeded;
 use crate::refusal::Refusal;
 use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
 

@@ -1,10 +1,12 @@
 //! Starting an AM container, in domain terms: the launch context a client
 //! submits, and the effect the state leaves for the launcher.
 
+use std::collections::BTreeMap;
+
 use spindle_common::ids::{ApplicationAttemptId, NodeId};
 use spindle_common::security::Token;
 
-use crate::limits::LaunchSizes;
+use crate::acl::Acl;
 
 /// Who an application ACL entry is for (`ApplicationAccessType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -21,6 +23,29 @@ impl AppAccess {
             AppAccess::Modify => "MODIFY_APP",
         }
     }
+}
+
+/// An application's own ACLs, by access type, as its launch context gave them.
+pub type AppAcls = BTreeMap<AppAccess, Acl>;
+
+/// The ACLs of a launch context (`ApplicationACLsManager.addApplication`).
+pub fn app_acls(acls: &[(AppAccess, String)]) -> AppAcls {
+    acls.iter()
+        .map(|(access, spec)| (*access, Acl::parse(spec)))
+        .collect()
+}
+
+/// How large the parts of a launch context the RM keeps encoded are,
+/// measured where it is decoded (see `convert::launch_context_from_pb`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaunchSizes {
+    /// Every argument of the command together.
+    pub command_bytes: usize,
+    pub local_resources: usize,
+    /// `tokens_conf`, when given.
+    pub tokens_conf_bytes: usize,
+    /// The whole launch context as the client encoded it.
+    pub encoded_bytes: usize,
 }
 
 /// The AM container's launch context, as the client submitted it.

@@ -35,6 +35,7 @@ pub mod queue_files;
 pub mod refusal;
 pub mod reports;
 pub mod state;
+pub mod submission;
 pub mod time;
 pub mod topology;
 pub mod tracker_service;

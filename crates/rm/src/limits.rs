@@ -28,8 +28,8 @@
 
 use spindle_common::conf::{ConfError, Configuration};
 
-use crate::apps::Submission;
 use crate::launch::AmLaunchContext;
+use crate::submission::Submission;
 
 /// Hadoop's `YarnConfiguration.APPLICATION_TYPE_LENGTH`: longer types are cut.
 pub const APPLICATION_TYPE_LENGTH: usize = 20;
@@ -53,19 +53,6 @@ pub const MAX_LAUNCH_CONTEXT_BYTES: usize = 16 << 20;
 pub const MAX_AM_HOST_CHARS: usize = 1024;
 /// The tracking URL an AM registers or unregisters with (characters).
 pub const MAX_TRACKING_URL_CHARS: usize = 4096;
-
-/// How large the parts of a launch context the RM keeps encoded are,
-/// measured where it is decoded (see `convert::launch_context_from_pb`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LaunchSizes {
-    /// Every argument of the command together.
-    pub command_bytes: usize,
-    pub local_resources: usize,
-    /// `tokens_conf`, when given.
-    pub tokens_conf_bytes: usize,
-    /// The whole launch context as the client encoded it.
-    pub encoded_bytes: usize,
-}
 
 /// A submission (or AM call) field past its bound, in domain terms; the
 /// message is `convert::refusal_to_rpc`'s.

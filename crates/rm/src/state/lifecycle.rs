@@ -9,7 +9,7 @@ use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
 use super::{AppEnd, RmState};
-use crate::access::{app_acls, Caller};
+use crate::access::Caller;
 use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
@@ -17,6 +17,7 @@ use crate::command::{
     AmLaunchFailed, KillApplication, SubmitApplication, UpdateApplicationPriority,
 };
 use crate::keys::ContainerKind;
+use crate::launch::app_acls;
 use crate::launch::{AppAccess, Effect};
 use crate::limits::cut_application_type;
 use crate::refusal::Refusal;

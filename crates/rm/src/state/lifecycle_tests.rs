@@ -16,7 +16,7 @@ use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
 use crate::access::Caller;
 use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
-use crate::apps::{AppState, FinalStatus, Submission};
+use crate::apps::{AppState, FinalStatus};
 use crate::attempts::AttemptState;
 use crate::cluster::nodes::{ContainerStatus, Decommission, NodeState, NodeWork};
 use crate::command::{
@@ -29,6 +29,7 @@ use crate::keys::KeyRolling;
 use crate::launch::{AmLaunchContext, Effect};
 use crate::queue_files::QueueFile;
 use crate::refusal::Refusal;
+use crate::submission::Submission;
 
 /// FIFO queues, a 5 s AM liveness interval, keys rolling as `rolling` says.
 fn state_rolling(rolling: KeyRolling) -> TestRm {

@@ -32,7 +32,7 @@ fn an_oversized_name_is_refused_and_nothing_is_recorded() {
     let id = s.run(1, NewApplication);
     let huge = "n".repeat(20 << 20);
     let submit = SubmitApplication {
-        submission: crate::apps::Submission {
+        submission: crate::submission::Submission {
             name: huge,
             ..submission(id, "default", None)
         },
@@ -74,7 +74,7 @@ fn too_many_tags_are_refused_with_hadoops_message() {
     let mut s = state();
     let id = s.run(1, NewApplication);
     let submit = SubmitApplication {
-        submission: crate::apps::Submission {
+        submission: crate::submission::Submission {
             tags: (0..11).map(|i| format!("t{i}")).collect::<BTreeSet<_>>(),
             app_type: "A-TYPE-LONGER-THAN-TWENTY".into(),
             ..submission(id, "default", None)

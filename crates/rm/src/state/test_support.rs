@@ -14,7 +14,7 @@ use spindle_scheduler::{Scheduler, SchedulerConfig};
 
 use super::{RmState, Settings};
 use crate::acl::Acl;
-use crate::apps::{AppState, AppTable, Submission};
+use crate::apps::{AppState, AppTable};
 use crate::cluster::nodes::{
     ContainerStatus, Health, Heartbeat, NodeConfig, NodeTable, Registration,
 };
@@ -28,6 +28,7 @@ use crate::hosts::HostLists;
 use crate::keys::{KeyRing, KeyRolling, TokenIssuer};
 use crate::launch::Effect;
 use crate::queue_files::{capacity, QueueFile};
+use crate::submission::Submission;
 use crate::time::Now;
 
 pub(crate) const TS: i64 = 1_700_000_000_000;
