@@ -5,7 +5,7 @@ use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
 use crate::input::ResourceAsk;
 use crate::output::Locality;
-use crate::queue_config::{AppOrdering, QueueRunState, QueueShare};
+use crate::queue_config::{AppOrdering, QueueRunState, QueueShare, SchedulerKind};
 use crate::scheduler::Scheduler;
 use crate::tree::{QueueIdx, ROOT};
 
@@ -149,6 +149,30 @@ impl Scheduler {
             containers: a.containers.iter().copied().collect(),
             blacklist: a.blacklist.iter().cloned().collect(),
         })
+    }
+
+    /// What `attempt` may still be given now, as Hadoop tells an AM in each
+    /// allocate answer (`CapacityHeadroomProvider`, `FSAppAttempt.getHeadroom`):
+    /// the cluster's free resources, no more than the room below the
+    /// maximum of every queue on the attempt's path, and under the capacity
+    /// scheduler no more than what its user may still take below the user
+    /// limit. Never negative; `None` for an unknown attempt.
+    pub fn headroom(&self, attempt: &ApplicationAttemptId) -> Option<Resource> {
+        let app = self.apps.get(attempt)?;
+        let mut room = self.capacity.saturating_sub_non_negative(self.used);
+        for idx in self.tree.path_up(app.leaf) {
+            let q = &self.tree.queues[idx];
+            room = room.component_min(q.maximum.saturating_sub_non_negative(q.used));
+        }
+        if self.tree.kind() == SchedulerKind::Capacity {
+            let q = &self.tree.queues[app.leaf];
+            let user_used = q.users.get(&app.user).map_or(Resource::ZERO, |u| u.used);
+            let limit = self
+                .tree
+                .user_limit(app.leaf, self.config.minimum_allocation);
+            room = room.component_min(limit.saturating_sub_non_negative(user_used));
+        }
+        Some(room)
     }
 
     /// Every attempt, by attempt id.

@@ -47,6 +47,7 @@
 //! schedule [max=N]                a continuous-scheduling pass
 //! tick    MS                      the clock moves to MS
 //! table   APP                     prints the attempt's request table
+//! headroom APP                    prints what the attempt may still be given
 //! nodes | apps | queues | order   print state
 //! counts                          containers per node, and how many nodes are empty
 //! ```
@@ -475,6 +476,19 @@ impl Scenario {
                 let empty = nodes.iter().filter(|n| n.containers.is_empty()).count();
                 let _ = writeln!(self.trace, "  counts: {}", cells.join(" "));
                 let _ = writeln!(self.trace, "  empty nodes: {empty} of {}", nodes.len());
+                Ok(())
+            }
+            "headroom" => {
+                let attempt = self.app_arg(args)?;
+                let room = self
+                    .scheduler()
+                    .and_then(|s| s.headroom(&attempt))
+                    .ok_or("the application is not in the scheduler")?;
+                let _ = writeln!(
+                    self.trace,
+                    "  headroom: {}MB,{}vc",
+                    room.memory_mb, room.vcores
+                );
                 Ok(())
             }
             "order" => {

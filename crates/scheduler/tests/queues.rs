@@ -484,6 +484,55 @@ fn a_user_whose_application_waits_for_space_keeps_its_share() {
     );
 }
 
+/// The headroom an AM is told is what it may still be given: the cluster's
+/// free resources, below every queue maximum on its path, and below its
+/// user's limit (Hadoop's `CapacityHeadroomProvider`), not the whole
+/// cluster's free resources.
+#[test]
+fn headroom_is_bounded_by_the_queue_maximum_and_the_user_limit() {
+    let script = format!(
+        "config scheduler=capacity\n\
+         queue root.a capacity=20 max=30 ulf=none\n\
+         queue root.b capacity=80\n\
+         {}\
+         app a1 queue=a user=u1\n\
+         ask a1 pri=1 mem=1024 *:5\n\
+         schedule\n\
+         headroom a1\n\
+         app a2 queue=a user=u2\n\
+         ask a2 pri=1 mem=1024 *:40\n\
+         schedule\n\
+         headroom a1\n\
+         app b1 queue=b user=u3\n\
+         ask b1 pri=1 mem=1024 *:90\n\
+         schedule\n\
+         headroom b1\n",
+        nodes(10, 10240, 10)
+    );
+    let got = summarize(&trace(&script));
+    let lines: Vec<&str> = got
+        .lines()
+        .filter(|l| l.starts_with("  headroom:") || l.starts_with("  alloc:"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "  alloc: a1×5",
+            // u1's limit while the queue is under its 20 GB guarantee is the
+            // guarantee: 15 GB left (the vcores follow the same bounds).
+            "  headroom: 15360MB,15vc",
+            // u2 fills the queue up to its 30 GB maximum: nothing is left
+            // for u1, whatever its user limit and the cluster's free 70 GB.
+            "  alloc: a2×25",
+            "  headroom: 0MB,0vc",
+            // b1 takes the 70 GB free: the cluster is full.
+            "  alloc: b1×70",
+            "  headroom: 0MB,0vc",
+        ],
+        "{got}"
+    );
+}
+
 /// `user-limit-factor` caps each user at factor × the queue's guarantee
 /// (here 2 × 20%), however much room the queue's maximum leaves; a second
 /// user gets its own 40%.

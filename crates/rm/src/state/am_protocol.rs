@@ -83,7 +83,7 @@ impl RmState {
 
     /// `allocate`: takes the AM's progress, asks, releases and blacklist,
     /// runs a scheduling pass, and answers what was granted and completed
-    /// since the last call, the nodes that changed, the cluster's headroom,
+    /// since the last call, the nodes that changed, the attempt's headroom,
     /// NMTokens for new nodes and a fresh AMRMToken after a key roll. A call
     /// repeating the last response id gets the last answer again.
     pub(super) fn allocate(&mut self, now: Now, cmd: Allocate) -> Result<AllocateReply, Refusal> {
@@ -199,7 +199,13 @@ impl RmState {
             completed,
             updated_nodes,
             cluster: Some(ClusterView {
-                headroom: summary.headroom,
+                // What this attempt may still get (queue maxima, user
+                // limit, free resources), as Hadoop's schedulers compute it.
+                headroom: self
+                    .cluster
+                    .scheduler()
+                    .headroom(&attempt_id)
+                    .unwrap_or(summary.headroom),
                 running_nodes: summary.running_nodes,
             }),
             nm_tokens,

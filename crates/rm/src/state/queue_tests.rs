@@ -457,3 +457,38 @@ fn maximum_applications_refuses_with_hadoops_message() {
         Some(AppState::Accepted)
     );
 }
+
+/// An allocate answer tells the AM its own headroom: here its queue may use
+/// at most half of the 16 GB cluster, so with its 1 GB AM running, 7 GB,
+/// and 7 of its 8 vcores, not the cluster's 15 GB free (Hadoop's
+/// `CapacityHeadroomProvider`).
+#[test]
+fn allocate_answers_carry_the_attempts_headroom() {
+    let mut s = state_with(capacity_queues(&[
+        ("root.queues", "a,b"),
+        ("root.a.capacity", "50"),
+        ("root.a.maximum-capacity", "50"),
+        ("root.a.user-limit-factor", "2"),
+        ("root.b.capacity", "50"),
+    ]));
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    s.add_node("h2", Resource::new(8192, 8), 0);
+    s.submit_to("a", "alice", None, 10);
+    let attempts = s.run_ams(20);
+    let attempt = attempts[0];
+    let reply = s
+        .run(
+            30,
+            crate::command::Allocate {
+                attempt,
+                amrm_key_id: s.state.tokens.current_amrm_key_id(),
+                request: crate::amrm::AllocateRequest {
+                    response_id: 0,
+                    ..Default::default()
+                },
+            },
+        )
+        .expect("allocate");
+    let cluster = reply.cluster.expect("cluster view");
+    assert_eq!(cluster.headroom, Resource::new(7168, 7));
+}
