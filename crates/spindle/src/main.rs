@@ -175,26 +175,46 @@ fn main() -> ExitCode {
     }
 }
 
-/// Waits for Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// Ctrl-C and SIGTERM, caught from the moment this is made: a daemon makes
+/// it before it starts, so a signal that arrives while it starts stops it
+/// cleanly once it is up, instead of killing the process with the default
+/// action.
+struct Shutdown {
     #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = ctrl_c.await;
-            }
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Shutdown {
+    fn catch() -> Shutdown {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let signals = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(int), Ok(term)) => Some((int, term)),
+                _ => None,
+            };
+            Shutdown { signals }
+        }
+        #[cfg(not(unix))]
+        {
+            Shutdown {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
+
+    /// Waits for Ctrl-C or SIGTERM (received since [`Shutdown::catch`]).
+    async fn wait(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.signals {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -219,29 +239,34 @@ fn print_rm(rm: &spindle_rm::ResourceManager) {
 }
 
 async fn run_rm(args: ConfArgs) -> Result<(), String> {
+    let mut shutdown = Shutdown::catch();
     let (conf, dir) = args.load()?;
     let rm = spindle_rm::ResourceManager::start(&conf, dir)
         .await
         .map_err(|e| e.to_string())?;
     print_rm(&rm);
-    shutdown_signal().await;
+    shutdown.wait().await;
     info!("ResourceManager stopping");
     drop(rm);
     Ok(())
 }
 
 async fn run_nm(args: ConfArgs) -> Result<(), String> {
+    let shutdown = Shutdown::catch();
     let (conf, _dir) = args.load()?;
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
         .map_err(|e| e.to_string())?;
     println!("NodeManager {} started", nm.node_id());
-    run_nm_until_stopped(nm).await
+    run_nm_until_stopped(nm, shutdown).await
 }
 
-async fn run_nm_until_stopped(nm: spindle_nm::NodeManagerHandle) -> Result<(), String> {
+async fn run_nm_until_stopped(
+    nm: spindle_nm::NodeManagerHandle,
+    mut shutdown: Shutdown,
+) -> Result<(), String> {
     let exit = tokio::select! {
-        _ = shutdown_signal() => None,
+        _ = shutdown.wait() => None,
         exit = nm.wait() => Some(exit),
     };
     let exit = match exit {
@@ -305,6 +330,7 @@ pub(crate) fn apply_standalone_defaults(conf: &mut Configuration) -> Vec<String>
 }
 
 async fn run_standalone(args: ConfArgs) -> Result<(), String> {
+    let shutdown = Shutdown::catch();
     let (mut conf, dir) = args.load()?;
     let applied = apply_standalone_defaults(&mut conf);
     if !applied.is_empty() {
@@ -340,7 +366,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!("NodeManager {} started", nm.node_id());
     println!("Spindle standalone is up: try `yarn node -list`.");
-    let result = run_nm_until_stopped(nm).await;
+    let result = run_nm_until_stopped(nm, shutdown).await;
     drop(rm);
     result
 }
