@@ -306,6 +306,8 @@ pub struct NmConfig {
     pub executor: crate::executor::ExecutorConfig,
     /// The container-management server's IPC limits.
     pub ipc_limits: IpcLimits,
+    /// NodeManager recovery (`yarn.nodemanager.recovery.*`).
+    pub recovery: crate::recovery::RecoveryConfig,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -417,6 +419,7 @@ impl NmConfig {
             containers,
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
             ipc_limits: IpcLimits::from_conf(conf)?,
+            recovery: crate::recovery::RecoveryConfig::from_conf(conf)?,
         })
     }
 }

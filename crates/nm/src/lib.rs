@@ -49,6 +49,7 @@ pub mod hardware;
 pub mod launch;
 pub mod localizer;
 pub mod procfs;
+pub mod recovery;
 pub mod security;
 pub mod session;
 pub mod unpack;
@@ -130,13 +131,42 @@ impl NodeManager {
                 warn!(dir = %dir.display(), error = %e, "cannot create a NodeManager directory");
             }
         }
+        // With recovery on, the records of a previous run are read first:
+        // its containers are taken back, not killed.
+        let (store, recovered) = if cfg.recovery.enabled {
+            let dir = cfg.recovery.dir.clone();
+            tokio::task::spawn_blocking(move || {
+                recovery::StateStore::open(&dir).map(|s| {
+                    let r = s.load();
+                    (Some(s), r)
+                })
+            })
+            .await
+            .map_err(|e| NmError::Internal(format!("reading the recovery records failed: {e}")))??
+        } else {
+            (None, recovery::Recovered::default())
+        };
+        if let Some(s) = &store {
+            info!(
+                dir = %s.dir().display(),
+                containers = recovered.containers.len(),
+                applications = recovered.apps.len(),
+                "NodeManager recovery is on: recovering the containers a previous run recorded"
+            );
+        }
+        let keep: std::collections::HashSet<String> = recovered
+            .containers
+            .iter()
+            .map(|c| c.grant.container.to_string())
+            .collect();
         // The executor checks it can run containers as configured, finds
         // the cgroup hierarchy, and kills what a previous run on these
-        // local dirs left running, before anything is served.
+        // local dirs left running (except the recovered containers),
+        // before anything is served.
         let cfg = tokio::task::spawn_blocking(move || {
             let mut cfg = cfg;
             let (local, logs) = (cfg.local_dirs.clone(), cfg.log_dirs.clone());
-            cfg.executor.prepare(&local, &logs).map(|()| cfg)
+            cfg.executor.prepare(&local, &logs, &keep).map(|()| cfg)
         })
         .await
         .map_err(|e| {
@@ -168,6 +198,7 @@ impl NodeManager {
             shared_node_id.clone(),
             session_rx.clone(),
             secrets.clone(),
+            store,
         );
 
         let bind_text = format!("{}:{}", cfg.bind_host, cfg.bind_port);
@@ -194,6 +225,7 @@ impl NodeManager {
         let local_addr = server.local_addr();
         let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
         let _ = shared_node_id.set(node_id.clone());
+        containers.recover(recovered);
         info!(
             node = %node_id,
             listen = %local_addr,
