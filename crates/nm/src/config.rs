@@ -396,6 +396,18 @@ impl NmConfig {
         let rm_work_preserving = conf.get_bool(keys::RM_RECOVERY_ENABLED)?
             && conf.get_bool(keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
 
+        let recovery = crate::recovery::RecoveryConfig::from_conf(conf)?;
+        if recovery.enabled && bind_port == 0 {
+            // Hadoop's ContainerManagerImpl refuses it too: the recovered
+            // containers belong to the NodeId, whose port must not change.
+            return Err(conf
+                .invalid_value(
+                    keys::NM_ADDRESS,
+                    "Cannot support recovery with an ephemeral server port. Check the setting \
+                     of yarn.nodemanager.address",
+                )
+                .into());
+        }
         Ok(NmConfig {
             node_host,
             bind_host,
@@ -419,7 +431,7 @@ impl NmConfig {
             containers,
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
             ipc_limits: IpcLimits::from_conf(conf)?,
-            recovery: crate::recovery::RecoveryConfig::from_conf(conf)?,
+            recovery,
         })
     }
 }
@@ -721,6 +733,26 @@ mod tests {
         assert_eq!(c.log_dirs, vec![tmp.path().join("logs")]);
         assert_eq!(c.disk_health, DiskHealthConfig::default());
         assert!(c.physical_resource.is_some());
+    }
+
+    #[test]
+    fn node_manager_recovery_settings() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::HADOOP_TMP_DIR, tmp.path().display().to_string());
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(!c.recovery.enabled, "off by default, as in Hadoop");
+        assert_eq!(c.recovery.dir, tmp.path().join("yarn-nm-recovery"));
+        conf.set(keys::NM_RECOVERY_ENABLED, "true");
+        let err = config_err(&conf);
+        assert!(
+            err.contains(keys::NM_ADDRESS) && err.contains("ephemeral server port"),
+            "{err}"
+        );
+        conf.set(keys::NM_ADDRESS, "0.0.0.0:8041");
+        assert!(NmConfig::from_conf(&conf).expect("valid").recovery.enabled);
+        conf.set(keys::NM_RECOVERY_DIR, "relative/dir");
+        assert!(config_err(&conf).contains(keys::NM_RECOVERY_DIR));
     }
 
     #[test]

@@ -225,7 +225,7 @@ impl NodeManager {
         let local_addr = server.local_addr();
         let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
         let _ = shared_node_id.set(node_id.clone());
-        containers.recover(recovered);
+        containers.recover(recovered).await;
         info!(
             node = %node_id,
             listen = %local_addr,

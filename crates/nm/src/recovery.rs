@@ -112,7 +112,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -435,7 +435,9 @@ impl StateStore {
             }
             match fs::read(e.path()) {
                 Ok(bytes) => out.push((name, String::from_utf8_lossy(&bytes).into_owned())),
-                Err(err) => warn!(file = %e.path().display(), error = %err, "cannot read a recovery record"),
+                Err(err) => {
+                    warn!(file = %e.path().display(), error = %err, "cannot read a recovery record")
+                }
             }
         }
         out.sort();
@@ -486,7 +488,10 @@ mod tests {
         let (a, b, c) = (record(2), record(3), record(4));
         store.store_container(&a);
         store.store_container(&b);
-        store.store_container(&ContainerRecord { paths: None, ..c.clone() });
+        store.store_container(&ContainerRecord {
+            paths: None,
+            ..c.clone()
+        });
         let app = a.grant.container.app();
         store.store_app(
             &app,
@@ -496,10 +501,16 @@ mod tests {
             },
         );
         // A truncated record, a flipped byte, an interrupted write.
-        let bf = tmp.path().join("containers").join(b.grant.container.to_string());
+        let bf = tmp
+            .path()
+            .join("containers")
+            .join(b.grant.container.to_string());
         let text = fs::read_to_string(&bf).expect("read");
         fs::write(&bf, &text[..text.len() / 2]).expect("truncate");
-        let cf = tmp.path().join("containers").join(c.grant.container.to_string());
+        let cf = tmp
+            .path()
+            .join("containers")
+            .join(c.grant.container.to_string());
         let mut bytes = fs::read(&cf).expect("read");
         bytes[30] ^= 1;
         fs::write(&cf, bytes).expect("damage");

@@ -28,7 +28,7 @@ use tracing::{info, warn};
 use super::manager::ContainerManager;
 use super::records::{exit_status, App, Container, ContainerPhase};
 use super::run::{failure_diagnostics, killed};
-use crate::executor::RecordedExit;
+use crate::executor::{Reacquired, RecordedExit};
 use crate::recovery::{ContainerRecord, Recovered};
 
 /// Hadoop's `Shell.ExitCode.LOST`: a recovered container whose exit code
@@ -42,10 +42,11 @@ const POLL: Duration = Duration::from_millis(250);
 const LEFTOVER_KILL_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl ContainerManager {
-    /// Tracks the recovered containers and applications again and starts
-    /// watching the containers that were launched. Call before the node
-    /// registers, inside the runtime.
-    pub(crate) fn recover(&self, recovered: Recovered) {
+    /// Tracks the recovered containers and applications again, completes
+    /// those whose process is gone and starts watching those whose process
+    /// runs. Call before the node registers: the registration reports
+    /// them as they are.
+    pub(crate) async fn recover(&self, recovered: Recovered) {
         let mut watch_list = Vec::new();
         {
             let mut st = self.lock();
@@ -100,30 +101,34 @@ impl ContainerManager {
         }
         self.changed();
         for (id, phase, kill_rx) in watch_list {
-            let this = self.clone();
-            tokio::spawn(async move { this.reacquire(id, phase, kill_rx).await });
+            let cfg = self.inner.cfg.clone();
+            let r = tokio::task::spawn_blocking(move || cfg.executor.reacquire(&id)).await;
+            let Ok(r) = r else {
+                self.complete(id, LOST, format!("cannot reacquire container {id}"));
+                continue;
+            };
+            if r.alive() {
+                info!(container = %id, pid = ?r.pid(), "reacquired a running container");
+                self.set_phase(id, ContainerPhase::Running, r.pid(), None);
+                let this = self.clone();
+                tokio::spawn(async move { this.watch_reacquired(id, phase, r, kill_rx).await });
+            } else {
+                self.clone().watch_reacquired(id, phase, r, kill_rx).await;
+            }
         }
     }
 
-    async fn reacquire(
+    /// Waits for a reacquired container's process to end (or kills it on
+    /// request) and completes the container with its recorded exit code.
+    async fn watch_reacquired(
         self,
         id: ContainerId,
         phase: ContainerPhase,
+        r: Reacquired,
         mut kill_rx: watch::Receiver<bool>,
     ) {
         let cfg = self.inner.cfg.clone();
-        let r = {
-            let cfg = cfg.clone();
-            tokio::task::spawn_blocking(move || cfg.executor.reacquire(&id)).await
-        };
-        let Ok(r) = r else {
-            self.complete(id, LOST, format!("cannot reacquire container {id}"));
-            return;
-        };
         if r.alive() {
-            let pid = r.pid();
-            info!(container = %id, pid = ?pid, "reacquired a running container");
-            self.set_phase(id, ContainerPhase::Running, pid, None);
             let mut signalled = false;
             let mut kill_at = None;
             loop {

@@ -198,21 +198,19 @@ impl ContainerManager {
                 self.persist_app(&id.app(), app);
             }
             app.containers.insert(id);
-            let c = st.containers.entry(id).or_insert(
-                Container {
-                    grant: grant.clone(),
-                    phase: ContainerPhase::Localizing,
-                    exit_status: exit_status::INVALID,
-                    diagnostics: String::new(),
-                    pid: None,
-                    paths: None,
-                    kill: None,
-                    kill_tx,
-                    reported: false,
-                    memory: None,
-                    seen_pids: HashSet::new(),
-                },
-            );
+            let c = st.containers.entry(id).or_insert(Container {
+                grant: grant.clone(),
+                phase: ContainerPhase::Localizing,
+                exit_status: exit_status::INVALID,
+                diagnostics: String::new(),
+                pid: None,
+                paths: None,
+                kill: None,
+                kill_tx,
+                reported: false,
+                memory: None,
+                seen_pids: HashSet::new(),
+            });
             // Recorded before the start is answered.
             self.persist(c);
         }

@@ -1,0 +1,250 @@
+//! NodeManager recovery (`yarn.nodemanager.recovery.enabled`) with real
+//! `spindle nodemanager` processes killed with SIGKILL: the next one on the
+//! same dirs reports the running containers at registration, keeps them
+//! running and reports their completion with their exit codes; a container
+//! that ended while no NodeManager ran is reported with its exit code; a
+//! reacquired container can be stopped; a damaged record loses its
+//! container (killed, named in a warning) and nothing else. (With recovery
+//! off, `executor.rs` shows that nothing of a killed NodeManager's
+//! containers survives the next start.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::process::{binary_or_skip, nm_client, start_over_ipc, work_dir, write_conf, NmProcess};
+use common::{container, process_alive, wait_file, FakeRm, Setup};
+use hadoop_protos::yarn::{
+    ContainerStateProto, RegisterNodeManagerRequestProto, StopContainersRequestProto,
+    StopContainersResponseProto,
+};
+use spindle_common::conf::keys;
+use spindle_common::ContainerId;
+use spindle_nm::exit_status;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn setup() -> Setup {
+    Setup {
+        heartbeat_interval_ms: 100,
+        wait: WAIT,
+        ..Setup::default()
+    }
+}
+
+/// A port free now, for a NodeManager that must keep its NodeId across
+/// restarts (recovery refuses an ephemeral port, as Hadoop's does).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn recovery_conf(dir: &Path, rm: std::net::SocketAddr) -> PathBuf {
+    write_conf(
+        dir,
+        rm,
+        &[
+            (keys::NM_RECOVERY_ENABLED, "true"),
+            (
+                keys::NM_RECOVERY_DIR,
+                &dir.join("recovery").display().to_string(),
+            ),
+            (keys::NM_ADDRESS, &format!("127.0.0.1:{}", free_port())),
+        ],
+    )
+}
+
+/// Runs until `{{PWD}}/go` exists, then exits with `code`.
+fn waits_for_go(code: i32) -> String {
+    format!(
+        "echo $$ > {{{{PWD}}}}/main.pid; while [ ! -e {{{{PWD}}}}/go ]; do sleep 0.05; done; exit {code}"
+    )
+}
+
+async fn main_pid(dir: &Path, id: &ContainerId) -> i32 {
+    wait_file(&work_dir(dir, id).join("main.pid"), WAIT)
+        .await
+        .trim()
+        .parse()
+        .expect("pid")
+}
+
+fn go(dir: &Path, id: &ContainerId) {
+    std::fs::write(work_dir(dir, id).join("go"), "").expect("go");
+}
+
+async fn wait_dead(pid: i32, what: &str) {
+    let deadline = Instant::now() + WAIT;
+    while process_alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (pid {pid}) is still alive"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// (state, exit status) of `id` in a registration.
+fn registered(r: &RegisterNodeManagerRequestProto, id: &ContainerId) -> Option<(i32, i32)> {
+    r.container_statuses
+        .iter()
+        .find(|s| {
+            s.container_id
+                .as_ref()
+                .and_then(spindle_nm::wire::container_id_from_proto)
+                == Some(*id)
+        })
+        .map(|s| {
+            (
+                s.container_state.unwrap_or(0),
+                s.container_exit_status.unwrap_or(0),
+            )
+        })
+}
+
+const RUNNING: i32 = ContainerStateProto::CRunning as i32;
+const COMPLETE: i32 = ContainerStateProto::CComplete as i32;
+
+#[tokio::test]
+async fn a_restarted_node_manager_reacquires_its_running_containers() {
+    let Some(bin) = binary_or_skip("a_restarted_node_manager_reacquires_its_running_containers")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let (rm, server) = FakeRm::start(setup()).await;
+    let conf = recovery_conf(dir, server.local_addr());
+    let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
+    let node = rm.registered_node(0).await;
+    let client = nm_client(&node, 150, "alice").await;
+    // Runs on; ends while no NodeManager runs; stopped after the restart.
+    let (runs_on, ends_meanwhile, stopped) =
+        (container(150, 2), container(150, 3), container(150, 4));
+    start_over_ipc(&client, &node, runs_on, &waits_for_go(7)).await;
+    start_over_ipc(&client, &node, ends_meanwhile, &waits_for_go(5)).await;
+    start_over_ipc(&client, &node, stopped, &waits_for_go(0)).await;
+    let runs_on_pid = main_pid(dir, &runs_on).await;
+    let ends_meanwhile_pid = main_pid(dir, &ends_meanwhile).await;
+    let stopped_pid = main_pid(dir, &stopped).await;
+    for id in [runs_on, ends_meanwhile, stopped] {
+        rm.wait_until("the containers running", |rm| {
+            rm.last_reported(&id).map(|s| s.0) == Some(RUNNING)
+        })
+        .await;
+    }
+
+    first.kill9();
+    drop(client);
+    assert!(process_alive(runs_on_pid) && process_alive(ends_meanwhile_pid));
+    go(dir, &ends_meanwhile);
+    wait_dead(ends_meanwhile_pid, "the container told to exit").await;
+
+    let mut second = NmProcess::start(&bin, &conf, dir.join("nm2.log"), None);
+    let again = rm.registered_node(1).await;
+    assert_eq!(again, node, "the NodeId is kept");
+    let reg = rm.registrations().pop().expect("registration");
+    assert_eq!(
+        registered(&reg, &runs_on),
+        Some((RUNNING, exit_status::INVALID)),
+        "{reg:?}\n{}",
+        second.log()
+    );
+    assert_eq!(
+        registered(&reg, &ends_meanwhile),
+        Some((COMPLETE, 5)),
+        "{reg:?}\n{}",
+        second.log()
+    );
+    assert!(
+        process_alive(runs_on_pid),
+        "the reacquired container was killed:\n{}",
+        second.log()
+    );
+
+    // Stopped by its application master through the new NodeManager.
+    let client = nm_client(&node, 150, "alice").await;
+    let resp: StopContainersResponseProto = client
+        .call(
+            "stopContainers",
+            &StopContainersRequestProto {
+                container_id: vec![spindle_nm::wire::container_id_proto(&stopped)],
+            },
+        )
+        .await
+        .expect("stopContainers");
+    assert_eq!(resp.succeeded_requests.len(), 1, "{resp:?}");
+    wait_dead(stopped_pid, "the stopped reacquired container").await;
+    rm.wait_until("the stopped container's completion", |rm| {
+        rm.last_reported(&stopped) == Some((COMPLETE, exit_status::KILLED_BY_APPMASTER))
+    })
+    .await;
+
+    // Still watched: its own exit reaches the RM with its code.
+    assert!(process_alive(runs_on_pid));
+    go(dir, &runs_on);
+    rm.wait_until(
+        "the reacquired container's completion with its exit code",
+        |rm| rm.last_reported(&runs_on) == Some((COMPLETE, 7)),
+    )
+    .await;
+    let log = second.log();
+    assert!(log.contains("reacquired a running container"), "{log}");
+    assert!(second.stop().success(), "{}", second.log());
+}
+
+#[tokio::test]
+async fn a_damaged_record_loses_its_container_and_nothing_else() {
+    let Some(bin) = binary_or_skip("a_damaged_record_loses_its_container_and_nothing_else") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let (rm, server) = FakeRm::start(setup()).await;
+    let conf = recovery_conf(dir, server.local_addr());
+    let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
+    let node = rm.registered_node(0).await;
+    let client = nm_client(&node, 151, "alice").await;
+    let (kept, damaged) = (container(151, 2), container(151, 3));
+    start_over_ipc(&client, &node, kept, &waits_for_go(0)).await;
+    start_over_ipc(&client, &node, damaged, &waits_for_go(0)).await;
+    let kept_pid = main_pid(dir, &kept).await;
+    let damaged_pid = main_pid(dir, &damaged).await;
+    for id in [kept, damaged] {
+        rm.wait_until("the containers running", |rm| {
+            rm.last_reported(&id).map(|s| s.0) == Some(RUNNING)
+        })
+        .await;
+    }
+    first.kill9();
+
+    let record = dir.join("recovery/containers").join(damaged.to_string());
+    let text = std::fs::read_to_string(&record).expect("the record");
+    std::fs::write(&record, &text[..text.len() / 2]).expect("truncate");
+
+    let mut second = NmProcess::start(&bin, &conf, dir.join("nm2.log"), None);
+    rm.registered_node(1).await;
+    let reg = rm.registrations().pop().expect("registration");
+    assert_eq!(
+        registered(&reg, &kept).map(|s| s.0),
+        Some(RUNNING),
+        "{reg:?}"
+    );
+    assert_eq!(registered(&reg, &damaged), None, "{reg:?}");
+    wait_dead(damaged_pid, "the container of the damaged record").await;
+    let log = second.log();
+    assert!(
+        log.contains(&record.display().to_string()) && log.contains("the container is lost"),
+        "{log}"
+    );
+    assert!(process_alive(kept_pid), "{log}");
+    go(dir, &kept);
+    rm.wait_until("the kept container's completion", |rm| {
+        rm.last_reported(&kept) == Some((COMPLETE, 0))
+    })
+    .await;
+    assert!(second.stop().success(), "{}", second.log());
+}
