@@ -18,7 +18,9 @@
 //!   Hadoop's launch contract ([`launch`]), the container executor that
 //!   starts, contains and kills container processes ([`executor`]: as the
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
-//!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats.
+//!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats;
+//! - recovery ([`recovery`]): with `yarn.nodemanager.recovery.enabled`, a
+//!   NodeManager killed and started again takes back its containers.
 //!
 //! The NodeManager web UI is not served yet; its port is only reported to
 //! the ResourceManager.
@@ -157,6 +159,7 @@ impl NodeManager {
         let keep: std::collections::HashSet<String> = recovered
             .containers
             .iter()
+            .filter(|c| c.phase != ContainerPhase::Done)
             .map(|c| c.grant.container.to_string())
             .collect();
         // The executor checks it can run containers as configured, finds

@@ -16,11 +16,13 @@ use std::time::{Duration, Instant};
 use common::process::{binary_or_skip, nm_client, start_over_ipc, work_dir, write_conf, NmProcess};
 use common::{container, process_alive, wait_file, FakeRm, Setup};
 use hadoop_protos::yarn::{
-    ContainerStateProto, RegisterNodeManagerRequestProto, StopContainersRequestProto,
+    ContainerStateProto, RegisterNodeManagerRequestProto, SignalContainerCommandProto,
+    SignalContainerRequestProto, SignalContainerResponseProto, StopContainersRequestProto,
     StopContainersResponseProto,
 };
 use spindle_common::conf::keys;
 use spindle_common::ContainerId;
+use spindle_nm::executor::{keys as ekeys, CgroupRoot, CgroupSettings};
 use spindle_nm::exit_status;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -42,25 +44,23 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn recovery_conf(dir: &Path, rm: std::net::SocketAddr) -> PathBuf {
-    write_conf(
-        dir,
-        rm,
-        &[
-            (keys::NM_RECOVERY_ENABLED, "true"),
-            (
-                keys::NM_RECOVERY_DIR,
-                &dir.join("recovery").display().to_string(),
-            ),
-            (keys::NM_ADDRESS, &format!("127.0.0.1:{}", free_port())),
-        ],
-    )
+fn recovery_conf(dir: &Path, rm: std::net::SocketAddr, extra: &[(&str, &str)]) -> PathBuf {
+    let recovery = dir.join("recovery").display().to_string();
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut settings = vec![
+        (keys::NM_RECOVERY_ENABLED, "true"),
+        (keys::NM_RECOVERY_DIR, recovery.as_str()),
+        (keys::NM_ADDRESS, address.as_str()),
+    ];
+    settings.extend_from_slice(extra);
+    write_conf(dir, rm, &settings)
 }
 
-/// Runs until `{{PWD}}/go` exists, then exits with `code`.
+/// Runs until `{{PWD}}/go` exists, then exits with `code`; a SIGQUIT
+/// (a thread dump) appends to `{{PWD}}/quit`.
 fn waits_for_go(code: i32) -> String {
     format!(
-        "echo $$ > {{{{PWD}}}}/main.pid; while [ ! -e {{{{PWD}}}}/go ]; do sleep 0.05; done; exit {code}"
+        "trap 'echo dump >> {{{{PWD}}}}/quit' QUIT; echo $$ > {{{{PWD}}}}/main.pid; while [ ! -e {{{{PWD}}}}/go ]; do sleep 0.05; done; exit {code}"
     )
 }
 
@@ -114,16 +114,38 @@ async fn a_restarted_node_manager_reacquires_its_running_containers() {
     else {
         return;
     };
+    // With a cgroup per container where there is one, and without.
+    if cgroups_available() {
+        reacquires(&bin, 150, &[]).await;
+    }
+    reacquires(&bin, 152, &[(ekeys::CGROUPS_ENABLED, "false")]).await;
+}
+
+fn cgroups_available() -> bool {
+    let conf = spindle_common::Configuration::with_defaults();
+    let cfg = spindle_nm::executor::ExecutorConfig::from_conf(&conf).expect("defaults");
+    CgroupRoot::detect(&CgroupSettings {
+        memory: false,
+        cpu: false,
+        ..cfg.cgroups
+    })
+    .is_ok()
+}
+
+async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let (rm, server) = FakeRm::start(setup()).await;
-    let conf = recovery_conf(dir, server.local_addr());
-    let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
+    let conf = recovery_conf(dir, server.local_addr(), extra);
+    let mut first = NmProcess::start(bin, &conf, dir.join("nm1.log"), None);
     let node = rm.registered_node(0).await;
-    let client = nm_client(&node, 150, "alice").await;
+    let client = nm_client(&node, app_n, "alice").await;
     // Runs on; ends while no NodeManager runs; stopped after the restart.
-    let (runs_on, ends_meanwhile, stopped) =
-        (container(150, 2), container(150, 3), container(150, 4));
+    let (runs_on, ends_meanwhile, stopped) = (
+        container(app_n, 2),
+        container(app_n, 3),
+        container(app_n, 4),
+    );
     start_over_ipc(&client, &node, runs_on, &waits_for_go(7)).await;
     start_over_ipc(&client, &node, ends_meanwhile, &waits_for_go(5)).await;
     start_over_ipc(&client, &node, stopped, &waits_for_go(0)).await;
@@ -143,7 +165,7 @@ async fn a_restarted_node_manager_reacquires_its_running_containers() {
     go(dir, &ends_meanwhile);
     wait_dead(ends_meanwhile_pid, "the container told to exit").await;
 
-    let mut second = NmProcess::start(&bin, &conf, dir.join("nm2.log"), None);
+    let mut second = NmProcess::start(bin, &conf, dir.join("nm2.log"), None);
     let again = rm.registered_node(1).await;
     assert_eq!(again, node, "the NodeId is kept");
     let reg = rm.registrations().pop().expect("registration");
@@ -166,7 +188,7 @@ async fn a_restarted_node_manager_reacquires_its_running_containers() {
     );
 
     // Stopped by its application master through the new NodeManager.
-    let client = nm_client(&node, 150, "alice").await;
+    let client = nm_client(&node, app_n, "alice").await;
     let resp: StopContainersResponseProto = client
         .call(
             "stopContainers",
@@ -183,7 +205,22 @@ async fn a_restarted_node_manager_reacquires_its_running_containers() {
     })
     .await;
 
-    // Still watched: its own exit reaches the RM with its code.
+    // Signalled through the new NodeManager (a thread dump), and still
+    // watched: its own exit reaches the RM with its code.
+    let _: SignalContainerResponseProto = client
+        .call(
+            "signalToContainer",
+            &SignalContainerRequestProto {
+                container_id: spindle_nm::wire::container_id_proto(&runs_on),
+                command: SignalContainerCommandProto::OutputThreadDump as i32,
+            },
+        )
+        .await
+        .expect("signalToContainer");
+    assert_eq!(
+        wait_file(&work_dir(dir, &runs_on).join("quit"), WAIT).await,
+        "dump\n"
+    );
     assert!(process_alive(runs_on_pid));
     go(dir, &runs_on);
     rm.wait_until(
@@ -204,7 +241,7 @@ async fn a_damaged_record_loses_its_container_and_nothing_else() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     let (rm, server) = FakeRm::start(setup()).await;
-    let conf = recovery_conf(dir, server.local_addr());
+    let conf = recovery_conf(dir, server.local_addr(), &[]);
     let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
     let node = rm.registered_node(0).await;
     let client = nm_client(&node, 151, "alice").await;

@@ -564,7 +564,8 @@ fn open_to_containers(dir: &Path) {
 /// A started container process and everything needed to kill all of it.
 pub struct Launched {
     pub child: tokio::process::Child,
-    /// The launch script's pid, also its process group id.
+    /// The pid of the wrapper that runs the launch script, also the
+    /// container's process group id.
     pub pid: i32,
     cgroup: Option<ContainerCgroup>,
     marker: Marker,
