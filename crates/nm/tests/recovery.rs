@@ -64,6 +64,14 @@ fn waits_for_go(code: i32) -> String {
     )
 }
 
+fn pid_file(dir: &Path, id: &ContainerId) -> PathBuf {
+    spindle_nm::executor::pid_file(&dir.join("local"), id)
+}
+
+fn exit_code_file(dir: &Path, id: &ContainerId) -> PathBuf {
+    spindle_nm::executor::exit_code_file(&pid_file(dir, id))
+}
+
 async fn main_pid(dir: &Path, id: &ContainerId) -> i32 {
     wait_file(&work_dir(dir, id).join("main.pid"), WAIT)
         .await
@@ -141,6 +149,8 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     let node = rm.registered_node(0).await;
     let client = nm_client(&node, app_n, "alice").await;
     // Runs on; ends while no NodeManager runs; stopped after the restart.
+    // Killed with its wrapper while no NodeManager runs: lost.
+    let lost = container(app_n, 5);
     let (runs_on, ends_meanwhile, stopped) = (
         container(app_n, 2),
         container(app_n, 3),
@@ -149,10 +159,12 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     start_over_ipc(&client, &node, runs_on, &waits_for_go(7)).await;
     start_over_ipc(&client, &node, ends_meanwhile, &waits_for_go(5)).await;
     start_over_ipc(&client, &node, stopped, &waits_for_go(0)).await;
+    start_over_ipc(&client, &node, lost, &waits_for_go(0)).await;
     let runs_on_pid = main_pid(dir, &runs_on).await;
     let ends_meanwhile_pid = main_pid(dir, &ends_meanwhile).await;
     let stopped_pid = main_pid(dir, &stopped).await;
-    for id in [runs_on, ends_meanwhile, stopped] {
+    let lost_pid = main_pid(dir, &lost).await;
+    for id in [runs_on, ends_meanwhile, stopped, lost] {
         rm.wait_until("the containers running", |rm| {
             rm.last_reported(&id).map(|s| s.0) == Some(RUNNING)
         })
@@ -164,6 +176,23 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     assert!(process_alive(runs_on_pid) && process_alive(ends_meanwhile_pid));
     go(dir, &ends_meanwhile);
     wait_dead(ends_meanwhile_pid, "the container told to exit").await;
+    // Its wrapper wrote the exit code next to the pid file, as Hadoop's
+    // launch wrapper does.
+    assert_eq!(
+        wait_file(&exit_code_file(dir, &ends_meanwhile), WAIT).await,
+        "5\n"
+    );
+    let lost_group: i32 = std::fs::read_to_string(pid_file(dir, &lost))
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("pid");
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(lost_group),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("killpg");
+    wait_dead(lost_pid, "the container killed with its wrapper").await;
 
     let mut second = NmProcess::start(bin, &conf, dir.join("nm2.log"), None);
     let again = rm.registered_node(1).await;
@@ -180,6 +209,11 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
         Some((COMPLETE, 5)),
         "{reg:?}\n{}",
         second.log()
+    );
+    assert_eq!(
+        registered(&reg, &lost),
+        Some((COMPLETE, 154)),
+        "Hadoop's ExitCode.LOST\n{reg:?}"
     );
     assert!(
         process_alive(runs_on_pid),

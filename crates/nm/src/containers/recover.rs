@@ -48,6 +48,7 @@ impl ContainerManager {
     /// them as they are.
     pub(crate) async fn recover(&self, recovered: Recovered) {
         let mut watch_list = Vec::new();
+        let apps: Vec<_> = recovered.apps.iter().map(|(id, _)| *id).collect();
         {
             let mut st = self.lock();
             for (id, r) in &recovered.apps {
@@ -115,6 +116,11 @@ impl ContainerManager {
             } else {
                 self.clone().watch_reacquired(id, phase, r, kill_rx).await;
             }
+        }
+        // An application the ResourceManager had finished, whose containers
+        // all ended, is cleaned up now.
+        for app in apps {
+            self.maybe_finish_app(app);
         }
     }
 
