@@ -319,3 +319,75 @@ async fn a_damaged_record_loses_its_container_and_nothing_else() {
     .await;
     assert!(second.stop().success(), "{}", second.log());
 }
+
+/// Records a previous run left, read by an in-process NodeManager: a
+/// container recorded before it was launched is lost (it is not started
+/// again), one recorded complete is reported with its exit status until the
+/// ResourceManager acknowledges it (then its record goes), and their
+/// application is reported running.
+#[tokio::test]
+async fn recorded_containers_that_never_ran_or_had_ended_are_reported() {
+    use spindle_nm::recovery::{ContainerRecord, StateStore};
+    use spindle_nm::{ContainerPhase, ContainerTokenIdentifier};
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recovery = tmp.path().join("recovery");
+    let store = StateStore::open(&recovery).expect("store");
+    let record = |seq: i64, phase: ContainerPhase, exit_status: i32| ContainerRecord {
+        grant: ContainerTokenIdentifier::new(
+            container(153, seq),
+            "127.0.0.1:1",
+            "alice",
+            spindle_common::Resource::new(256, 1),
+            common::now_ms() + 600_000,
+            1,
+            common::FIRST_RM_IDENTIFIER,
+            0,
+            common::now_ms(),
+            hadoop_protos::yarn::ContainerTypeProto::Task,
+        ),
+        phase,
+        exit_status,
+        diagnostics: String::new(),
+        paths: None,
+    };
+    let (never_ran, ended) = (container(153, 2), container(153, 3));
+    store.store_container(&record(2, ContainerPhase::Localizing, exit_status::INVALID));
+    store.store_container(&record(3, ContainerPhase::Done, 3));
+    let address = format!("127.0.0.1:{}", free_port());
+    let (node, _tmp) = common::start_node_in(
+        tmp,
+        |conf| {
+            conf.set(keys::NM_RECOVERY_ENABLED, "true");
+            conf.set(keys::NM_RECOVERY_DIR, recovery.display().to_string());
+            conf.set(keys::NM_ADDRESS, address);
+        },
+        setup(),
+    )
+    .await;
+    let reg = node.rm.registrations().pop().expect("registration");
+    assert_eq!(
+        registered(&reg, &never_ran),
+        Some((COMPLETE, 154)),
+        "{reg:?}"
+    );
+    assert_eq!(registered(&reg, &ended), Some((COMPLETE, 3)), "{reg:?}");
+    assert_eq!(reg.running_applications.len(), 1, "{reg:?}");
+
+    let ended_record = recovery.join("containers").join(ended.to_string());
+    assert!(ended_record.exists());
+    node.rm
+        .lock()
+        .to_remove
+        .push(spindle_nm::wire::container_id_proto(&ended));
+    let deadline = Instant::now() + WAIT;
+    while ended_record.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the acknowledged container's record is still there"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(node.nm.containers().report(&ended).is_none());
+    node.nm.stop().await;
+}
