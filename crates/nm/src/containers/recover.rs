@@ -112,7 +112,10 @@ impl ContainerManager {
                 info!(container = %id, pid = ?r.pid(), "reacquired a running container");
                 self.set_phase(id, ContainerPhase::Running, r.pid(), None);
                 let this = self.clone();
-                tokio::spawn(async move { this.watch_reacquired(id, phase, r, kill_rx).await });
+                tokio::spawn(async move {
+                    this.watch_reacquired(id, ContainerPhase::Running, r, kill_rx)
+                        .await
+                });
             } else {
                 self.clone().watch_reacquired(id, phase, r, kill_rx).await;
             }
