@@ -750,7 +750,15 @@ mod tests {
             "{err}"
         );
         conf.set(keys::NM_ADDRESS, "0.0.0.0:8041");
-        assert!(NmConfig::from_conf(&conf).expect("valid").recovery.enabled);
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(c.recovery.enabled && !c.recovery.supervised);
+        assert!(!c.recovery.keeps_containers_on_stop());
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "true");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(c.recovery.keeps_containers_on_stop());
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "sometimes");
+        assert!(config_err(&conf).contains(crate::recovery::NM_RECOVERY_SUPERVISED));
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "false");
         conf.set(keys::NM_RECOVERY_DIR, "relative/dir");
         assert!(config_err(&conf).contains(keys::NM_RECOVERY_DIR));
     }

@@ -277,8 +277,15 @@ impl NodeManager {
                 m.abort();
             }
             drop(server);
-            // No container outlives the node.
-            task_containers.shutdown(containers_stop_timeout).await;
+            if exit == NmExit::Stopped && task_containers.keeps_containers_on_stop() {
+                // Recovery on and supervised: the next start takes them
+                // back (Hadoop's ContainerManagerImpl does not clean up).
+                info!("recovery is on and supervised: leaving the containers running");
+                task_containers.detach();
+            } else {
+                // No container outlives the node.
+                task_containers.shutdown(containers_stop_timeout).await;
+            }
             container_monitor.abort();
             agent.finish(exit);
         });

@@ -39,8 +39,9 @@ use crate::containers::ContainerPhase;
 use crate::error::NmError;
 use crate::launch::ContainerPaths;
 
-/// Hadoop's `yarn.nodemanager.recovery.supervised`: not supported (a clean
-/// stop always kills the containers); a configuration that sets it is told.
+/// Hadoop's `yarn.nodemanager.recovery.supervised` (default false): with
+/// recovery on, the node runs under a supervisor that starts it again, so
+/// a clean stop neither kills the containers nor unregisters the node.
 pub const NM_RECOVERY_SUPERVISED: &str = "yarn.nodemanager.recovery.supervised";
 
 const MAGIC: &str = "spindle-nm-recovery 1";
@@ -52,6 +53,16 @@ const APPS: &str = "apps";
 pub struct RecoveryConfig {
     pub enabled: bool,
     pub dir: PathBuf,
+    /// `yarn.nodemanager.recovery.supervised`.
+    pub supervised: bool,
+}
+
+impl RecoveryConfig {
+    /// Whether a clean stop leaves the containers running (recovery on and
+    /// supervised), for the next start to take back.
+    pub fn keeps_containers_on_stop(&self) -> bool {
+        self.enabled && self.supervised
+    }
 }
 
 impl RecoveryConfig {
@@ -63,13 +74,21 @@ impl RecoveryConfig {
                 .invalid_value(NM_RECOVERY_DIR, "must be an absolute path")
                 .into());
         }
-        if enabled && conf.get_bool(NM_RECOVERY_SUPERVISED).unwrap_or(false) {
-            warn!(
-                "{NM_RECOVERY_SUPERVISED} is not supported: a NodeManager that is stopped \
-                 cleanly kills its containers; one that is killed leaves them to the next one"
-            );
-        }
-        Ok(RecoveryConfig { enabled, dir })
+        let supervised = match conf.get_trimmed(NM_RECOVERY_SUPERVISED).as_deref() {
+            None | Some("") => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(_) => {
+                return Err(conf
+                    .invalid_value(NM_RECOVERY_SUPERVISED, "must be true or false")
+                    .into())
+            }
+        };
+        Ok(RecoveryConfig {
+            enabled,
+            dir,
+            supervised,
+        })
     }
 }
 

@@ -391,3 +391,55 @@ async fn recorded_containers_that_never_ran_or_had_ended_are_reported() {
     assert!(node.nm.containers().report(&ended).is_none());
     node.nm.stop().await;
 }
+
+/// `yarn.nodemanager.recovery.supervised`: a NodeManager stopped cleanly
+/// (SIGTERM) leaves its containers running for the next start, which takes
+/// them back; without it, a clean stop kills them.
+#[tokio::test]
+async fn a_supervised_node_manager_leaves_its_containers_to_the_next_start() {
+    let Some(bin) =
+        binary_or_skip("a_supervised_node_manager_leaves_its_containers_to_the_next_start")
+    else {
+        return;
+    };
+    for (app_n, supervised) in [(154, "true"), (155, "false")] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let (rm, server) = FakeRm::start(setup()).await;
+        let conf = recovery_conf(
+            dir,
+            server.local_addr(),
+            &[("yarn.nodemanager.recovery.supervised", supervised)],
+        );
+        let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
+        let node = rm.registered_node(0).await;
+        let client = nm_client(&node, app_n, "alice").await;
+        let id = container(app_n, 2);
+        start_over_ipc(&client, &node, id, &waits_for_go(4)).await;
+        let pid = main_pid(dir, &id).await;
+        rm.wait_until("the container running", |rm| {
+            rm.last_reported(&id).map(|s| s.0) == Some(RUNNING)
+        })
+        .await;
+        assert!(first.stop().success(), "{}", first.log());
+        if supervised == "false" {
+            wait_dead(pid, "the container of a cleanly stopped NodeManager").await;
+            continue;
+        }
+        assert!(
+            process_alive(pid),
+            "the supervised NodeManager killed its container:\n{}",
+            first.log()
+        );
+        let mut second = NmProcess::start(&bin, &conf, dir.join("nm2.log"), None);
+        rm.registered_node(1).await;
+        let reg = rm.registrations().pop().expect("registration");
+        assert_eq!(registered(&reg, &id).map(|s| s.0), Some(RUNNING), "{reg:?}");
+        go(dir, &id);
+        rm.wait_until("the container's completion", |rm| {
+            rm.last_reported(&id) == Some((COMPLETE, 4))
+        })
+        .await;
+        assert!(second.stop().success(), "{}", second.log());
+    }
+}

@@ -136,6 +136,18 @@ impl ContainerManager {
         }
     }
 
+    /// Whether a clean stop leaves the containers running.
+    pub fn keeps_containers_on_stop(&self) -> bool {
+        self.inner.cfg.recovery.keeps_containers_on_stop()
+    }
+
+    /// Leaves every container running when the node goes away: no new
+    /// container starts, and dropped container tasks kill nothing.
+    pub fn detach(&self) {
+        self.inner.shutting_down.store(true, Ordering::SeqCst);
+        self.inner.cfg.executor.detach_containers();
+    }
+
     // ------------------------------------------------------------ queries
 
     /// A snapshot of a container this node still tracks.

@@ -56,6 +56,8 @@ mod users;
 use std::collections::{BTreeMap, HashSet};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
@@ -154,6 +156,24 @@ struct Runtime {
     nm_gid: u32,
     cgroup: Option<CgroupRoot>,
     local_dirs: Vec<PathBuf>,
+    detached: Detached,
+}
+
+/// Set when the node stops and leaves its containers running (recovery,
+/// supervised): a container handle dropped then kills nothing.
+#[derive(Debug, Clone, Default)]
+struct Detached(Arc<AtomicBool>);
+
+impl Detached {
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl PartialEq for Detached {
+    fn eq(&self, _: &Detached) -> bool {
+        true
+    }
 }
 
 fn optional_bool(conf: &Configuration, key: &str, default: bool) -> Result<bool, NmError> {
@@ -347,8 +367,25 @@ impl ExecutorConfig {
             nm_gid: nix::unistd::getegid().as_raw(),
             cgroup,
             local_dirs: local_dirs.to_vec(),
+            detached: Detached::default(),
         });
         Ok(())
+    }
+
+    /// From now on, a container handle that is dropped (the node is going
+    /// away) leaves its container running: the node stops under a
+    /// supervisor with recovery on, and the next start takes them back.
+    pub fn detach_containers(&self) {
+        if let Some(r) = &self.runtime {
+            r.detached.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn detached(&self) -> Detached {
+        self.runtime
+            .as_ref()
+            .map(|r| r.detached.clone())
+            .unwrap_or_default()
     }
 
     /// The user `app_user`'s containers run as: `None` with the
@@ -484,6 +521,7 @@ impl ExecutorConfig {
             marker,
             pid_file,
             finished: false,
+            detached: self.detached(),
         })
     }
 }
@@ -525,6 +563,7 @@ impl ExecutorConfig {
             marker,
             pid_file,
             finished: false,
+            detached: self.detached(),
         }
     }
 }
@@ -571,6 +610,7 @@ pub struct Launched {
     marker: Marker,
     pid_file: Option<PathBuf>,
     finished: bool,
+    detached: Detached,
 }
 
 impl Launched {
@@ -684,6 +724,7 @@ pub struct Reacquired {
     marker: Marker,
     pid_file: Option<PathBuf>,
     finished: bool,
+    detached: Detached,
 }
 
 /// How a reacquired container ended, from its exit code file.
@@ -772,7 +813,7 @@ impl Drop for Reacquired {
     /// Dropped before [`finish`](Reacquired::finish) (the runtime is going
     /// away): kill everything of the container now, as for a launched one.
     fn drop(&mut self) {
-        if self.finished {
+        if self.finished || self.detached.is_set() {
             return;
         }
         self.signal_all(Signal::SIGKILL);
@@ -794,7 +835,7 @@ impl Drop for Launched {
     /// A container task dropped before [`finish`](Launched::finish) (the
     /// runtime is going away): kill everything of the container now.
     fn drop(&mut self) {
-        if self.finished {
+        if self.finished || self.detached.is_set() {
             return;
         }
         let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
