@@ -443,3 +443,81 @@ async fn a_supervised_node_manager_leaves_its_containers_to_the_next_start() {
         assert!(second.stop().success(), "{}", second.log());
     }
 }
+
+/// With the LinuxContainerExecutor (as root) the wrapper runs as the
+/// container's user, who cannot create files in root's `nmPrivate`: it
+/// writes the exit code into the file the node made for it, so a container
+/// that ended while no NodeManager ran is still reported with its code.
+#[tokio::test]
+async fn with_the_linux_container_executor_an_exit_code_is_recorded_too() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "running containers as other users needs root, and CI runs as root"
+        );
+        eprintln!("SKIP: the LinuxContainerExecutor needs root");
+        return;
+    }
+    let Some(bin) =
+        binary_or_skip("with_the_linux_container_executor_an_exit_code_is_recorded_too")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+    }
+    let dir = tmp.path();
+    let (rm, server) = FakeRm::start(setup()).await;
+    let conf = recovery_conf(
+        dir,
+        server.local_addr(),
+        &[(
+            keys::NM_CONTAINER_EXECUTOR_CLASS,
+            "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor",
+        )],
+    );
+    let mut first = NmProcess::start(&bin, &conf, dir.join("nm1.log"), None);
+    let node = rm.registered_node(0).await;
+    let client = nm_client(&node, 156, "alice").await;
+    let (runs_on, ends_meanwhile) = (container(156, 2), container(156, 3));
+    start_over_ipc(&client, &node, runs_on, &waits_for_go(9)).await;
+    start_over_ipc(&client, &node, ends_meanwhile, &waits_for_go(6)).await;
+    let ends_meanwhile_pid = main_pid(dir, &ends_meanwhile).await;
+    main_pid(dir, &runs_on).await;
+    for id in [runs_on, ends_meanwhile] {
+        rm.wait_until("the containers running", |rm| {
+            rm.last_reported(&id).map(|s| s.0) == Some(RUNNING)
+        })
+        .await;
+    }
+    first.kill9();
+    go(dir, &ends_meanwhile);
+    wait_dead(ends_meanwhile_pid, "the container told to exit").await;
+    assert_eq!(
+        wait_file(&exit_code_file(dir, &ends_meanwhile), WAIT).await,
+        "6\n"
+    );
+
+    let mut second = NmProcess::start(&bin, &conf, dir.join("nm2.log"), None);
+    rm.registered_node(1).await;
+    let reg = rm.registrations().pop().expect("registration");
+    assert_eq!(
+        registered(&reg, &ends_meanwhile),
+        Some((COMPLETE, 6)),
+        "{reg:?}"
+    );
+    assert_eq!(
+        registered(&reg, &runs_on).map(|s| s.0),
+        Some(RUNNING),
+        "{reg:?}"
+    );
+    go(dir, &runs_on);
+    rm.wait_until("the reacquired container's completion", |rm| {
+        rm.last_reported(&runs_on) == Some((COMPLETE, 9))
+    })
+    .await;
+    assert!(second.stop().success(), "{}", second.log());
+}

@@ -438,6 +438,11 @@ impl ExecutorConfig {
             if let Err(e) = tracking::write_pid_file(f, None) {
                 warn!(container = %id, file = %f.display(), error = %e, "cannot write the pid file");
             }
+            if let Some(u) = user {
+                if let Err(e) = tracking::exit_code_file_for(f, u.uid, u.gid) {
+                    warn!(container = %id, file = %f.display(), error = %e, "cannot prepare the exit code file for the container's user");
+                }
+            }
         }
         let cgroup = self.cgroup_root().and_then(|root| {
             match root.create(&cid, resource.memory_mb, resource.vcores) {
@@ -569,10 +574,13 @@ impl ExecutorConfig {
 }
 
 /// The wrapper around a container's launch script (`$1`) that records its
-/// exit code in `$2`.
+/// exit code in `$2`: a temp file renamed over it, or, where the wrapper
+/// may not create files (it runs as the container's user in root's
+/// `nmPrivate`), written into the empty file the node made for it.
 const WRAPPER: &str = "trap : INT QUIT TERM; /bin/bash \"$1\"; rc=$?; \
-                       if [ -n \"$2\" ]; then echo \"$rc\" > \"$2.tmp\" && \
-                       /bin/mv -f \"$2.tmp\" \"$2\"; fi; exit \"$rc\"";
+                       if [ -n \"$2\" ]; then \
+                       { echo \"$rc\" > \"$2.tmp\" && /bin/mv -f \"$2.tmp\" \"$2\"; } 2>/dev/null \
+                       || echo \"$rc\" > \"$2\"; fi; exit \"$rc\"";
 
 /// Lets container users through a node dir the NodeManager made (they
 /// need to traverse it), and warns when an ancestor keeps them out.
@@ -777,6 +785,8 @@ impl Reacquired {
         };
         let file = tracking::exit_code_file(f);
         match std::fs::read_to_string(&file) {
+            // The file made for a container's user, not written yet.
+            Ok(text) if text.trim().is_empty() => RecordedExit::Missing,
             Ok(text) => match text.trim().parse() {
                 Ok(code) => RecordedExit::Code(code),
                 Err(_) => RecordedExit::Unreadable(format!(

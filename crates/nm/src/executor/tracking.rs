@@ -149,6 +149,33 @@ pub fn exit_code_file(pid_file: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// For a container that runs as another user (who cannot create files in
+/// root's `nmPrivate`): an empty exit code file the user may write, and the
+/// dirs down to it searchable (not readable) by others. Only pid files
+/// (root's, 0600) and these files live there.
+pub fn exit_code_file_for(pid_file: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = exit_code_file(pid_file);
+    let _ = fs::remove_file(&file);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&file)?;
+    nix::unistd::chown(
+        &file,
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )
+    .map_err(io::Error::from)?;
+    // <local-dir>/nmPrivate/<app>/<container>
+    for dir in pid_file.ancestors().skip(1).take(3) {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o711))?;
+    }
+    Ok(())
+}
+
 /// Removes a pid file, its exit code file and its container dir (and the
 /// app dir once empty).
 pub fn remove_pid_file(path: &Path) {
