@@ -459,6 +459,12 @@ impl Agent {
 
     /// Best-effort `unRegisterNodeManager`, bounded by the configured time.
     async fn unregister(&mut self) -> NmExit {
+        if self.cfg.recovery.keeps_containers_on_stop() {
+            // Hadoop's NodeStatusUpdaterImpl: a supervised node comes back
+            // at once and re-registers with its containers.
+            info!("recovery is on and supervised: not unregistering from the ResourceManager");
+            return NmExit::Stopped;
+        }
         let req = UnRegisterNodeManagerRequestProto {
             node_id: Some(wire::node_id_proto(&self.node_id)),
         };

@@ -306,6 +306,8 @@ pub struct NmConfig {
     pub executor: crate::executor::ExecutorConfig,
     /// The container-management server's IPC limits.
     pub ipc_limits: IpcLimits,
+    /// NodeManager recovery (`yarn.nodemanager.recovery.*`).
+    pub recovery: crate::recovery::RecoveryConfig,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -394,6 +396,18 @@ impl NmConfig {
         let rm_work_preserving = conf.get_bool(keys::RM_RECOVERY_ENABLED)?
             && conf.get_bool(keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
 
+        let recovery = crate::recovery::RecoveryConfig::from_conf(conf)?;
+        if recovery.enabled && bind_port == 0 {
+            // Hadoop's ContainerManagerImpl refuses it too: the recovered
+            // containers belong to the NodeId, whose port must not change.
+            return Err(conf
+                .invalid_value(
+                    keys::NM_ADDRESS,
+                    "Cannot support recovery with an ephemeral server port. Check the setting \
+                     of yarn.nodemanager.address",
+                )
+                .into());
+        }
         Ok(NmConfig {
             node_host,
             bind_host,
@@ -417,6 +431,7 @@ impl NmConfig {
             containers,
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
             ipc_limits: IpcLimits::from_conf(conf)?,
+            recovery,
         })
     }
 }
@@ -718,6 +733,34 @@ mod tests {
         assert_eq!(c.log_dirs, vec![tmp.path().join("logs")]);
         assert_eq!(c.disk_health, DiskHealthConfig::default());
         assert!(c.physical_resource.is_some());
+    }
+
+    #[test]
+    fn node_manager_recovery_settings() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut conf = base(tmp.path());
+        conf.set(keys::HADOOP_TMP_DIR, tmp.path().display().to_string());
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(!c.recovery.enabled, "off by default, as in Hadoop");
+        assert_eq!(c.recovery.dir, tmp.path().join("yarn-nm-recovery"));
+        conf.set(keys::NM_RECOVERY_ENABLED, "true");
+        let err = config_err(&conf);
+        assert!(
+            err.contains(keys::NM_ADDRESS) && err.contains("ephemeral server port"),
+            "{err}"
+        );
+        conf.set(keys::NM_ADDRESS, "0.0.0.0:8041");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(c.recovery.enabled && !c.recovery.supervised);
+        assert!(!c.recovery.keeps_containers_on_stop());
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "true");
+        let c = NmConfig::from_conf(&conf).expect("valid");
+        assert!(c.recovery.keeps_containers_on_stop());
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "sometimes");
+        assert!(config_err(&conf).contains(crate::recovery::NM_RECOVERY_SUPERVISED));
+        conf.set(crate::recovery::NM_RECOVERY_SUPERVISED, "false");
+        conf.set(keys::NM_RECOVERY_DIR, "relative/dir");
+        assert!(config_err(&conf).contains(keys::NM_RECOVERY_DIR));
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //!   Hadoop's launch contract ([`launch`]), the container executor that
 //!   starts, contains and kills container processes ([`executor`]: as the
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
-//!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats.
+//!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats;
+//! - recovery ([`recovery`]): with `yarn.nodemanager.recovery.enabled`, a
+//!   NodeManager killed and started again takes back its containers.
 //!
 //! The NodeManager web UI is not served yet; its port is only reported to
 //! the ResourceManager.
@@ -49,6 +51,7 @@ pub mod hardware;
 pub mod launch;
 pub mod localizer;
 pub mod procfs;
+pub mod recovery;
 pub mod security;
 pub mod session;
 pub mod unpack;
@@ -130,13 +133,43 @@ impl NodeManager {
                 warn!(dir = %dir.display(), error = %e, "cannot create a NodeManager directory");
             }
         }
+        // With recovery on, the records of a previous run are read first:
+        // its containers are taken back, not killed.
+        let (store, recovered) = if cfg.recovery.enabled {
+            let dir = cfg.recovery.dir.clone();
+            tokio::task::spawn_blocking(move || {
+                recovery::StateStore::open(&dir).map(|s| {
+                    let r = s.load();
+                    (Some(s), r)
+                })
+            })
+            .await
+            .map_err(|e| NmError::Internal(format!("reading the recovery records failed: {e}")))??
+        } else {
+            (None, recovery::Recovered::default())
+        };
+        if let Some(s) = &store {
+            info!(
+                dir = %s.dir().display(),
+                containers = recovered.containers.len(),
+                applications = recovered.apps.len(),
+                "NodeManager recovery is on: recovering the containers a previous run recorded"
+            );
+        }
+        let keep: std::collections::HashSet<String> = recovered
+            .containers
+            .iter()
+            .filter(|c| c.phase != ContainerPhase::Done)
+            .map(|c| c.grant.container.to_string())
+            .collect();
         // The executor checks it can run containers as configured, finds
         // the cgroup hierarchy, and kills what a previous run on these
-        // local dirs left running, before anything is served.
+        // local dirs left running (except the recovered containers),
+        // before anything is served.
         let cfg = tokio::task::spawn_blocking(move || {
             let mut cfg = cfg;
             let (local, logs) = (cfg.local_dirs.clone(), cfg.log_dirs.clone());
-            cfg.executor.prepare(&local, &logs).map(|()| cfg)
+            cfg.executor.prepare(&local, &logs, &keep).map(|()| cfg)
         })
         .await
         .map_err(|e| {
@@ -168,6 +201,7 @@ impl NodeManager {
             shared_node_id.clone(),
             session_rx.clone(),
             secrets.clone(),
+            store,
         );
 
         let bind_text = format!("{}:{}", cfg.bind_host, cfg.bind_port);
@@ -194,6 +228,7 @@ impl NodeManager {
         let local_addr = server.local_addr();
         let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
         let _ = shared_node_id.set(node_id.clone());
+        containers.recover(recovered).await;
         info!(
             node = %node_id,
             listen = %local_addr,
@@ -242,8 +277,15 @@ impl NodeManager {
                 m.abort();
             }
             drop(server);
-            // No container outlives the node.
-            task_containers.shutdown(containers_stop_timeout).await;
+            if exit == NmExit::Stopped && task_containers.keeps_containers_on_stop() {
+                // Recovery on and supervised: the next start takes them
+                // back (Hadoop's ContainerManagerImpl does not clean up).
+                info!("recovery is on and supervised: leaving the containers running");
+                task_containers.detach();
+            } else {
+                // No container outlives the node.
+                task_containers.shutdown(containers_stop_timeout).await;
+            }
             container_monitor.abort();
             agent.finish(exit);
         });

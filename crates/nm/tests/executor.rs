@@ -14,25 +14,18 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{
-    app, attempt, clc, container, container_token, file_resource, nm_master_key,
-    nm_token_identifier, node_settings, process_alive, sign, token_client, wait_file, FakeRm, Node,
-    Setup, FIRST_RM_IDENTIFIER,
-};
+use common::process::{binary_or_skip, nm_client, start_over_ipc, work_dir, write_conf, NmProcess};
+use common::{app, clc, container, file_resource, process_alive, wait_file, FakeRm, Node, Setup};
 use hadoop_protos::yarn::{
     LocalResourceTypeProto, LocalResourceVisibilityProto, SignalContainerCommandProto,
-    SignalContainerRequestProto, SignalContainerResponseProto, StartContainerRequestProto,
-    StartContainersRequestProto, StartContainersResponseProto,
+    SignalContainerRequestProto, SignalContainerResponseProto,
 };
 use spindle_common::conf::keys;
-use spindle_common::{Configuration, ContainerId, NodeId};
-use spindle_ipc::IpcClient;
+use spindle_common::{Configuration, ContainerId};
 use spindle_nm::executor::{keys as ekeys, CgroupRoot, CgroupSettings};
 use spindle_nm::{exit_status, ContainerPhase};
 
@@ -447,145 +440,6 @@ async fn a_process_that_calls_setsid_dies_with_the_node_manager() {
 }
 
 // ------------------------------------------------------------ real NodeManager processes
-
-/// The `spindle` binary: `$SPINDLE_BIN`, else next to this test's profile
-/// dir (`target/debug/deps/x` → `target/debug/spindle`).
-fn spindle_binary() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("SPINDLE_BIN").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(bin));
-    }
-    let exe = std::env::current_exe().ok()?;
-    let mut dir = exe.parent()?;
-    if dir.file_name().is_some_and(|n| n == "deps") {
-        dir = dir.parent()?;
-    }
-    Some(dir.join("spindle")).filter(|b| b.is_file())
-}
-
-fn binary_or_skip(test: &str) -> Option<PathBuf> {
-    let bin = spindle_binary();
-    if bin.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: the spindle binary is missing (cargo build -p spindle)"
-        );
-        eprintln!("SKIP {test}: the spindle binary is missing; run `cargo build -p spindle`");
-    }
-    bin
-}
-
-/// A configuration dir for a `spindle nodemanager` on `dir`.
-fn write_conf(dir: &Path, rm: SocketAddr, extra: &[(&str, &str)]) -> PathBuf {
-    let conf = dir.join("conf");
-    std::fs::create_dir_all(&conf).expect("conf dir");
-    let mut props: Vec<(String, String)> = node_settings(dir, rm)
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
-    for (k, v) in props {
-        xml.push_str(&format!(
-            "  <property><name>{k}</name><value>{v}</value></property>\n"
-        ));
-    }
-    xml.push_str("</configuration>\n");
-    std::fs::write(conf.join("yarn-site.xml"), xml).expect("yarn-site.xml");
-    conf
-}
-
-/// A `spindle nodemanager` process, killed (SIGKILL) when dropped.
-struct NmProcess {
-    child: std::process::Child,
-    log: PathBuf,
-}
-
-impl NmProcess {
-    /// Starts `spindle nodemanager --conf conf`, through `sh` with
-    /// `ignore` (e.g. `trap '' QUIT INT`) run first when given.
-    fn start(bin: &Path, conf: &Path, log: PathBuf, ignore: Option<&str>) -> NmProcess {
-        let out = std::fs::File::create(&log).expect("log");
-        let mut cmd = std::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "{} exec \"$0\" nodemanager --conf \"$1\"",
-                ignore.unwrap_or("")
-            ))
-            .arg(bin)
-            .arg(conf)
-            .env("SPINDLE_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().expect("log"))
-            .stderr(out);
-        NmProcess {
-            child: cmd.spawn().expect("spawn spindle nodemanager"),
-            log,
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// SIGTERM, then the exit status.
-    fn stop(&mut self) -> std::process::ExitStatus {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        self.child.wait().expect("wait")
-    }
-}
-
-impl Drop for NmProcess {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
-
-/// An IPC connection to a node's container manager with an NMToken for
-/// application `app_n`.
-async fn nm_client(node: &NodeId, app_n: i32, user: &str) -> IpcClient {
-    let addr = format!("127.0.0.1:{}", node.port);
-    let identity = nm_token_identifier(attempt(app_n), node, user);
-    let token = sign(identity.encode(), &nm_master_key(), "NMToken", &addr);
-    IpcClient::connect(&addr, token_client(&attempt(app_n).to_string(), &token))
-        .await
-        .expect("NMToken login")
-}
-
-async fn start_over_ipc(client: &IpcClient, node: &NodeId, id: ContainerId, command: &str) {
-    let resp: StartContainersResponseProto = client
-        .call(
-            "startContainers",
-            &StartContainersRequestProto {
-                start_container_request: vec![StartContainerRequestProto {
-                    container_launch_context: Some(clc(&[command])),
-                    container_token: Some(container_token(
-                        node,
-                        id,
-                        "alice",
-                        256,
-                        FIRST_RM_IDENTIFIER,
-                    )),
-                }],
-            },
-        )
-        .await
-        .expect("startContainers");
-    assert!(resp.failed_requests.is_empty(), "{resp:?}");
-}
-
-fn work_dir(dir: &Path, id: &ContainerId) -> PathBuf {
-    dir.join("local/usercache/alice/appcache")
-        .join(id.app().to_string())
-        .join(id.to_string())
-}
 
 #[tokio::test]
 async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {

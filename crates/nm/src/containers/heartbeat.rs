@@ -52,6 +52,7 @@ impl ContainerManager {
         let now = Instant::now();
         for id in gone {
             containers.remove(&id);
+            self.unpersist(&id);
             recently_stopped.insert(id, now);
         }
     }
@@ -99,6 +100,7 @@ impl ContainerManager {
                 .is_some_and(|c| c.phase == ContainerPhase::Done)
             {
                 st.containers.remove(&id);
+                self.unpersist(&id);
                 st.recently_stopped.insert(id, now);
                 debug!(container = %id, "completion acknowledged by the ResourceManager");
             }
@@ -131,7 +133,9 @@ impl ContainerManager {
                     continue;
                 }
                 a.finishing = true;
-                a.containers.iter().copied().collect()
+                let ids = a.containers.iter().copied().collect();
+                self.persist_app(app, a);
+                ids
             };
             info!(app = %app, containers = ids.len(), "application finished; cleaning up");
             for id in ids {

@@ -15,11 +15,14 @@ use spindle_common::{ApplicationId, ContainerId, NodeId};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
-use super::records::{Container, ContainerPhase, ContainerReport, KillOutcome, KillReason, State};
+use super::records::{
+    App, Container, ContainerPhase, ContainerReport, KillOutcome, KillReason, State,
+};
 use crate::config::NmConfig;
 use crate::launch::ContainerPaths;
 use crate::localizer::Localizer;
 use crate::procfs;
+use crate::recovery::{AppRecord, ContainerRecord, StateStore};
 use crate::security::{ContainerTokenChecker, Rejection, SharedNodeId, TokenSecrets};
 use crate::session::RmSession;
 
@@ -36,6 +39,8 @@ pub(super) struct Inner {
     pub(super) next_work_dir: AtomicUsize,
     pub(super) page_size: u64,
     pub(super) tick_ms: f64,
+    /// The recovery records, when `yarn.nodemanager.recovery.enabled`.
+    pub(super) store: Option<StateStore>,
 }
 
 /// The container side of the NodeManager. Cheap to clone.
@@ -57,6 +62,7 @@ impl ContainerManager {
         node_id: SharedNodeId,
         session: watch::Receiver<RmSession>,
         secrets: Arc<dyn TokenSecrets>,
+        store: Option<StateStore>,
     ) -> ContainerManager {
         let (page_size, tick_ms) = procfs::system_units();
         ContainerManager {
@@ -72,6 +78,7 @@ impl ContainerManager {
                 next_work_dir: AtomicUsize::new(0),
                 page_size,
                 tick_ms,
+                store,
             }),
         }
     }
@@ -91,6 +98,54 @@ impl ContainerManager {
 
     pub(super) fn node_id(&self) -> Option<NodeId> {
         self.inner.node_id.get().cloned()
+    }
+
+    // ------------------------------------------------------------ recovery records
+
+    /// Records a container's current state (with recovery on). Called with
+    /// the state lock held, so records are written in the order of the
+    /// changes they record (a completion is never overwritten by an
+    /// earlier phase, nor a removal by a late write).
+    pub(super) fn persist(&self, c: &Container) {
+        if let Some(store) = &self.inner.store {
+            store.store_container(&ContainerRecord {
+                grant: c.grant.clone(),
+                phase: c.phase,
+                exit_status: c.exit_status,
+                diagnostics: c.diagnostics.clone(),
+                paths: c.paths.clone(),
+            });
+        }
+    }
+
+    pub(super) fn unpersist(&self, id: &ContainerId) {
+        if let Some(store) = &self.inner.store {
+            store.remove_container(id);
+        }
+    }
+
+    pub(super) fn persist_app(&self, id: &ApplicationId, app: &App) {
+        if let Some(store) = &self.inner.store {
+            store.store_app(
+                id,
+                &AppRecord {
+                    user: app.user.clone(),
+                    finishing: app.finishing,
+                },
+            );
+        }
+    }
+
+    /// Whether a clean stop leaves the containers running.
+    pub fn keeps_containers_on_stop(&self) -> bool {
+        self.inner.cfg.recovery.keeps_containers_on_stop()
+    }
+
+    /// Leaves every container running when the node goes away: no new
+    /// container starts, and dropped container tasks kill nothing.
+    pub fn detach(&self) {
+        self.inner.shutting_down.store(true, Ordering::SeqCst);
+        self.inner.cfg.executor.detach_containers();
     }
 
     // ------------------------------------------------------------ queries
@@ -212,7 +267,12 @@ impl ContainerManager {
                 return;
             }
             match st.apps.remove(&app) {
-                Some(a) => a.user,
+                Some(a) => {
+                    if let Some(store) = &self.inner.store {
+                        store.remove_app(&app);
+                    }
+                    a.user
+                }
                 None => return,
             }
         };
@@ -291,6 +351,9 @@ impl ContainerManager {
                 if paths.is_some() {
                     c.paths = paths;
                 }
+                if phase == ContainerPhase::Running {
+                    self.persist(c);
+                }
             }
         }
         self.changed();
@@ -321,6 +384,7 @@ impl ContainerManager {
             c.phase = ContainerPhase::Done;
             c.exit_status = status;
             c.diagnostics = diag;
+            self.persist(c);
             info!(container = %id, exit_status = status, "container complete");
             id.app()
         };

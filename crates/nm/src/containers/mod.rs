@@ -32,13 +32,16 @@
 //! - [`protocol`]: the other container-management calls (stop, statuses,
 //!   signals);
 //! - [`heartbeat`]: what heartbeats report and what their answers order;
-//! - [`monitor`]: memory monitoring.
+//! - [`monitor`]: memory monitoring;
+//! - [`recover`]: taking back the containers of a previous run
+//!   (`yarn.nodemanager.recovery.enabled`).
 
 mod heartbeat;
 mod manager;
 mod monitor;
 mod protocol;
 mod records;
+mod recover;
 mod run;
 mod start;
 

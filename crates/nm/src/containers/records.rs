@@ -95,7 +95,8 @@ pub struct ContainerReport {
     /// [`exit_status::INVALID`] until the container is done.
     pub exit_status: i32,
     pub diagnostics: String,
-    /// Pid of the launch script (the process group id).
+    /// Pid of the wrapper that runs the launch script (the process group
+    /// id).
     pub pid: Option<i32>,
     pub paths: Option<ContainerPaths>,
     /// Memory of the process tree at the last monitor check (rss, vmem).

@@ -266,7 +266,7 @@ impl ContainerManager {
 
 /// Resolves once a kill is requested. A closed channel means nobody can ask
 /// for a kill any more, so it never resolves then.
-async fn killed(rx: &mut watch::Receiver<bool>) {
+pub(super) async fn killed(rx: &mut watch::Receiver<bool>) {
     if rx.wait_for(|k| *k).await.is_err() {
         std::future::pending::<()>().await;
     }
@@ -314,7 +314,12 @@ fn tail(path: &Path, max: u64) -> Option<String> {
 
 /// Diagnostics of a container that exited non-zero: the exit code and the
 /// ends of `prelaunch.err` and of the error files in the log dir.
-fn failure_diagnostics(container: &str, code: i32, log_dir: &Path, tail_bytes: u64) -> String {
+pub(super) fn failure_diagnostics(
+    container: &str,
+    code: i32,
+    log_dir: &Path,
+    tail_bytes: u64,
+) -> String {
     let mut d = format!(
         "Exception from container-launch.\nContainer id: {container}\nExit code: {code}\n\
          Container exited with a non-zero exit code {code}. Error file: {}.\n",

@@ -189,31 +189,30 @@ impl ContainerManager {
                      container with id {id}."
                 )));
             }
-            st.apps
-                .entry(id.app())
-                .or_insert_with(|| App {
-                    user: grant.app_submitter.clone(),
-                    containers: BTreeSet::new(),
-                    finishing: false,
-                })
-                .containers
-                .insert(id);
-            st.containers.insert(
-                id,
-                Container {
-                    grant: grant.clone(),
-                    phase: ContainerPhase::Localizing,
-                    exit_status: exit_status::INVALID,
-                    diagnostics: String::new(),
-                    pid: None,
-                    paths: None,
-                    kill: None,
-                    kill_tx,
-                    reported: false,
-                    memory: None,
-                    seen_pids: HashSet::new(),
-                },
-            );
+            let app = st.apps.entry(id.app()).or_insert_with(|| App {
+                user: grant.app_submitter.clone(),
+                containers: BTreeSet::new(),
+                finishing: false,
+            });
+            if app.containers.is_empty() {
+                self.persist_app(&id.app(), app);
+            }
+            app.containers.insert(id);
+            let c = st.containers.entry(id).or_insert(Container {
+                grant: grant.clone(),
+                phase: ContainerPhase::Localizing,
+                exit_status: exit_status::INVALID,
+                diagnostics: String::new(),
+                pid: None,
+                paths: None,
+                kill: None,
+                kill_tx,
+                reported: false,
+                memory: None,
+                seen_pids: HashSet::new(),
+            });
+            // Recorded before the start is answered.
+            self.persist(c);
         }
         info!(container = %id, user = %escaped(&grant.app_submitter), resource = %grant.resource, "starting container");
         self.changed();

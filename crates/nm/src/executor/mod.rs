@@ -53,9 +53,11 @@ mod dirs;
 mod tracking;
 mod users;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
@@ -66,11 +68,12 @@ use spindle_common::{Configuration, ContainerId, Resource};
 use tracing::{info, warn};
 
 pub use cgroups::{CgroupRoot, ContainerCgroup};
-pub use tracking::{pid_file, Marker, NM_PRIVATE};
+pub use tracking::{exit_code_file, pid_file, Marker, NM_PRIVATE};
 pub use users::{RunAs, UserRefusal};
 
 use crate::error::NmError;
 use crate::launch::ContainerPaths;
+use crate::procfs;
 
 /// The keys this module reads besides `yarn.nodemanager.container-executor.class`.
 pub mod keys {
@@ -153,6 +156,24 @@ struct Runtime {
     nm_gid: u32,
     cgroup: Option<CgroupRoot>,
     local_dirs: Vec<PathBuf>,
+    detached: Detached,
+}
+
+/// Set when the node stops and leaves its containers running (recovery,
+/// supervised): a container handle dropped then kills nothing.
+#[derive(Debug, Clone, Default)]
+struct Detached(Arc<AtomicBool>);
+
+impl Detached {
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl PartialEq for Detached {
+    fn eq(&self, _: &Detached) -> bool {
+        true
+    }
 }
 
 fn optional_bool(conf: &Configuration, key: &str, default: bool) -> Result<bool, NmError> {
@@ -260,7 +281,13 @@ impl ExecutorConfig {
     /// cgroup hierarchy, logs in one line what is contained and what is
     /// not, and kills what a previous NodeManager on these local dirs left
     /// running. Blocking.
-    pub fn prepare(&mut self, local_dirs: &[PathBuf], log_dirs: &[PathBuf]) -> Result<(), NmError> {
+    /// The containers in `keep` (recovered ones) are left alone.
+    pub fn prepare(
+        &mut self,
+        local_dirs: &[PathBuf],
+        log_dirs: &[PathBuf],
+        keep: &HashSet<String>,
+    ) -> Result<(), NmError> {
         let euid = nix::unistd::geteuid();
         if self.kind == ExecutorKind::Linux && !euid.is_root() {
             return Err(NmError::Config {
@@ -320,7 +347,7 @@ impl ExecutorConfig {
                 open_to_containers(d);
             }
         }
-        let reaped = tracking::reap_orphans(local_dirs, cgroup.as_ref());
+        let reaped = tracking::reap_orphans(local_dirs, cgroup.as_ref(), keep);
         if let Some(root) = &cgroup {
             let swept = root.sweep_empty(Duration::from_secs(60));
             if swept > 0 {
@@ -340,8 +367,25 @@ impl ExecutorConfig {
             nm_gid: nix::unistd::getegid().as_raw(),
             cgroup,
             local_dirs: local_dirs.to_vec(),
+            detached: Detached::default(),
         });
         Ok(())
+    }
+
+    /// From now on, a container handle that is dropped (the node is going
+    /// away) leaves its container running: the node stops under a
+    /// supervisor with recovery on, and the next start takes them back.
+    pub fn detach_containers(&self) {
+        if let Some(r) = &self.runtime {
+            r.detached.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn detached(&self) -> Detached {
+        self.runtime
+            .as_ref()
+            .map(|r| r.detached.clone())
+            .unwrap_or_default()
     }
 
     /// The user `app_user`'s containers run as: `None` with the
@@ -394,6 +438,11 @@ impl ExecutorConfig {
             if let Err(e) = tracking::write_pid_file(f, None) {
                 warn!(container = %id, file = %f.display(), error = %e, "cannot write the pid file");
             }
+            if let Some(u) = user {
+                if let Err(e) = tracking::exit_code_file_for(f, u.uid, u.gid) {
+                    warn!(container = %id, file = %f.display(), error = %e, "cannot prepare the exit code file for the container's user");
+                }
+            }
         }
         let cgroup = self.cgroup_root().and_then(|root| {
             match root.create(&cid, resource.memory_mb, resource.vcores) {
@@ -417,8 +466,24 @@ impl ExecutorConfig {
             None => None,
         };
 
+        // Hadoop's `default_container_executor.sh`: the script runs under
+        // a bash that writes its exit code to `<pid file>.exitcode` (temp
+        // file, then rename), so that a NodeManager started after this one
+        // died learns how the container ended. The wrapper is the group
+        // leader; the signals the node sends the group (SIGTERM, SIGQUIT
+        // for a thread dump, ...) reach the container, and the wrapper
+        // outlives them to record the script's status. Its traps are reset
+        // to the defaults in the script.
+        let exit_file = pid_file
+            .as_ref()
+            .map(|f| tracking::exit_code_file(f).to_string_lossy().into_owned())
+            .unwrap_or_default();
         let mut cmd = tokio::process::Command::new("/bin/bash");
-        cmd.arg(paths.script())
+        cmd.arg("-c")
+            .arg(WRAPPER)
+            .arg("spindle-container-wrapper")
+            .arg(paths.script())
+            .arg(exit_file)
             .current_dir(&paths.work_dir)
             .env_clear()
             .envs(env)
@@ -461,9 +526,61 @@ impl ExecutorConfig {
             marker,
             pid_file,
             finished: false,
+            detached: self.detached(),
         })
     }
 }
+
+impl ExecutorConfig {
+    /// Takes back a container a previous run of this NodeManager launched:
+    /// its pid file, its cgroup if it has one, its marker. Blocking.
+    pub fn reacquire(&self, id: &ContainerId) -> Reacquired {
+        let local_dirs = self
+            .runtime
+            .as_ref()
+            .map(|r| r.local_dirs.clone())
+            .unwrap_or_default();
+        let cid = id.to_string();
+        let marker = Marker::new(&cid, &local_dirs);
+        let pid_file = local_dirs.first().map(|l| pid_file(l, id));
+        let pid = pid_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .filter(|p| *p > 0);
+        let cgroup = self.cgroup_root().and_then(|root| {
+            let dir = root.container_dir(&cid);
+            if !dir.is_dir() {
+                return None;
+            }
+            let cg = ContainerCgroup::existing(dir, root.kill_file);
+            // A namesake of another node (its processes are not marked as
+            // this node's) is not taken.
+            let ours = cg.pids().iter().all(|p| {
+                procfs::environ(Path::new("/proc"), *p).is_none_or(|env| marker.matches(&env))
+            });
+            ours.then_some(cg)
+        });
+        Reacquired {
+            id: cid,
+            pid,
+            cgroup,
+            marker,
+            pid_file,
+            finished: false,
+            detached: self.detached(),
+        }
+    }
+}
+
+/// The wrapper around a container's launch script (`$1`) that records its
+/// exit code in `$2`: a temp file renamed over it, or, where the wrapper
+/// may not create files (it runs as the container's user in root's
+/// `nmPrivate`), written into the empty file the node made for it.
+const WRAPPER: &str = "trap : INT QUIT TERM; /bin/bash \"$1\"; rc=$?; \
+                       if [ -n \"$2\" ]; then \
+                       { echo \"$rc\" > \"$2.tmp\" && /bin/mv -f \"$2.tmp\" \"$2\"; } 2>/dev/null \
+                       || echo \"$rc\" > \"$2\"; fi; exit \"$rc\"";
 
 /// Lets container users through a node dir the NodeManager made (they
 /// need to traverse it), and warns when an ancestor keeps them out.
@@ -494,12 +611,14 @@ fn open_to_containers(dir: &Path) {
 /// A started container process and everything needed to kill all of it.
 pub struct Launched {
     pub child: tokio::process::Child,
-    /// The launch script's pid, also its process group id.
+    /// The pid of the wrapper that runs the launch script, also the
+    /// container's process group id.
     pub pid: i32,
     cgroup: Option<ContainerCgroup>,
     marker: Marker,
     pid_file: Option<PathBuf>,
     finished: bool,
+    detached: Detached,
 }
 
 impl Launched {
@@ -525,47 +644,15 @@ impl Launched {
     /// `timeout`), removes its cgroup and its pid file.
     pub async fn finish(mut self, timeout: Duration) {
         self.finished = true;
-        let deadline = tokio::time::Instant::now() + timeout;
-        let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
-        let mut left = 0;
-        match self.cgroup.take() {
-            Some(cg) => loop {
-                cg.kill_all();
-                match cg.try_remove() {
-                    Ok(true) => break,
-                    Ok(false) => {}
-                    Err(e) => {
-                        warn!(cgroup = %cg.path.display(), error = %e, "cannot remove a container's cgroup");
-                        break;
-                    }
-                }
-                if tokio::time::Instant::now() >= deadline {
-                    left = cg.pids().len();
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            },
-            None => {
-                let marker = self.marker.clone();
-                let killed = tokio::task::spawn_blocking(move || marker.kill_all(timeout))
-                    .await
-                    .unwrap_or(0);
-                if killed > 0 {
-                    info!(
-                        container = %escaped(&self.marker_id()),
-                        processes = killed,
-                        "killed processes the container left outside its process group"
-                    );
-                }
-            }
-        }
-        if left > 0 {
-            warn!(
-                container = %escaped(&self.marker_id()),
-                processes = left,
-                "processes of the container are still alive after the kill"
-            );
-        }
+        let id = self.marker_id();
+        kill_rest(
+            Some(self.pid),
+            self.cgroup.take(),
+            self.marker.clone(),
+            &id,
+            timeout,
+        )
+        .await;
         if let Some(f) = self.pid_file.take() {
             tracking::remove_pid_file(&f);
         }
@@ -580,11 +667,185 @@ impl Launched {
     }
 }
 
+/// Kills whatever is left of a container whose main process has ended:
+/// its process group (`group`, only when it is known to still be the
+/// container's), its cgroup (removed) or the processes marked as its; waits
+/// at most `timeout`.
+async fn kill_rest(
+    group: Option<i32>,
+    cgroup: Option<ContainerCgroup>,
+    marker: Marker,
+    id: &str,
+    timeout: Duration,
+) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    if let Some(g) = group {
+        let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+    }
+    let mut left = 0;
+    match cgroup {
+        Some(cg) => loop {
+            cg.kill_all();
+            match cg.try_remove() {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => {
+                    warn!(cgroup = %cg.path.display(), error = %e, "cannot remove a container's cgroup");
+                    break;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                left = cg.pids().len();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        },
+        None => {
+            let killed = tokio::task::spawn_blocking(move || marker.kill_all(timeout))
+                .await
+                .unwrap_or(0);
+            if killed > 0 {
+                info!(
+                    container = %escaped(id),
+                    processes = killed,
+                    "killed processes the container left outside its process group"
+                );
+            }
+        }
+    }
+    if left > 0 {
+        warn!(
+            container = %escaped(id),
+            processes = left,
+            "processes of the container are still alive after the kill"
+        );
+    }
+}
+
+/// A container a previous run of this NodeManager started (it was killed
+/// with SIGKILL), taken back by the next one with recovery on.
+pub struct Reacquired {
+    id: String,
+    /// The wrapper's pid (the process group id) from the pid file.
+    pid: Option<i32>,
+    cgroup: Option<ContainerCgroup>,
+    marker: Marker,
+    pid_file: Option<PathBuf>,
+    finished: bool,
+    detached: Detached,
+}
+
+/// How a reacquired container ended, from its exit code file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordedExit {
+    Code(i32),
+    /// No exit code file: the container was killed with its wrapper, or
+    /// never started.
+    Missing,
+    /// The file does not hold a number.
+    Unreadable(String),
+}
+
+impl Reacquired {
+    /// The pid from the pid file, if any.
+    pub fn pid(&self) -> Option<i32> {
+        self.pid
+    }
+
+    /// Whether the wrapper still runs: the pid from the pid file is a live
+    /// process that carries this container's marker (a recycled pid, or a
+    /// zombie, does not).
+    pub fn alive(&self) -> bool {
+        self.pid.is_some_and(|p| {
+            procfs::environ(Path::new("/proc"), p).is_some_and(|env| self.marker.matches(&env))
+        })
+    }
+
+    /// Sends `signal` to every process of the container: its group while
+    /// the group leader is verified to be the container's, and its cgroup's
+    /// processes or, without one, the processes marked as its.
+    pub fn signal_all(&self, signal: Signal) {
+        if self.alive() {
+            if let Some(p) = self.pid {
+                let _ = killpg(Pid::from_raw(p), signal);
+            }
+        }
+        match &self.cgroup {
+            Some(cg) => cg.signal(signal),
+            None => {
+                self.marker.signal(signal);
+            }
+        }
+    }
+
+    /// The exit code the wrapper recorded.
+    pub fn recorded_exit(&self) -> RecordedExit {
+        let Some(f) = &self.pid_file else {
+            return RecordedExit::Missing;
+        };
+        let file = tracking::exit_code_file(f);
+        match std::fs::read_to_string(&file) {
+            // The file made for a container's user, not written yet.
+            Ok(text) if text.trim().is_empty() => RecordedExit::Missing,
+            Ok(text) => match text.trim().parse() {
+                Ok(code) => RecordedExit::Code(code),
+                Err(_) => RecordedExit::Unreadable(format!(
+                    "{} holds '{}', not an exit code",
+                    file.display(),
+                    escaped(text.trim())
+                )),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => RecordedExit::Missing,
+            Err(e) => RecordedExit::Unreadable(format!("cannot read {}: {e}", file.display())),
+        }
+    }
+
+    /// Once the wrapper is gone: kills what is left of the container, at
+    /// most `timeout`, removes its cgroup, pid file and exit code file.
+    pub async fn finish(mut self, timeout: Duration) {
+        self.finished = true;
+        let group = self.pid.filter(|_| self.alive());
+        kill_rest(
+            group,
+            self.cgroup.take(),
+            self.marker.clone(),
+            &self.id,
+            timeout,
+        )
+        .await;
+        if let Some(f) = self.pid_file.take() {
+            tracking::remove_pid_file(&f);
+        }
+    }
+}
+
+impl Drop for Reacquired {
+    /// Dropped before [`finish`](Reacquired::finish) (the runtime is going
+    /// away): kill everything of the container now, as for a launched one.
+    fn drop(&mut self) {
+        if self.finished || self.detached.is_set() {
+            return;
+        }
+        self.signal_all(Signal::SIGKILL);
+        if let Some(cg) = &self.cgroup {
+            for _ in 0..10 {
+                cg.kill_all();
+                if cg.try_remove().unwrap_or(true) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        } else {
+            self.marker.kill_all(Duration::from_secs(1));
+        }
+    }
+}
+
 impl Drop for Launched {
     /// A container task dropped before [`finish`](Launched::finish) (the
     /// runtime is going away): kill everything of the container now.
     fn drop(&mut self) {
-        if self.finished {
+        if self.finished || self.detached.is_set() {
             return;
         }
         let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);

@@ -17,6 +17,7 @@
 //! behind; the next one started on the same local dirs kills what is left of
 //! those containers before it serves anything.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -140,9 +141,48 @@ pub fn write_pid_file(path: &Path, pid: Option<i32>) -> io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-/// Removes a pid file and its container dir (and the app dir once empty).
+/// Where the container's wrapper writes its exit code: Hadoop's
+/// `<pid file>.exitcode` (`ContainerLaunch.getExitCodeFile`).
+pub fn exit_code_file(pid_file: &Path) -> PathBuf {
+    let mut s = pid_file.as_os_str().to_os_string();
+    s.push(".exitcode");
+    PathBuf::from(s)
+}
+
+/// For a container that runs as another user (who cannot create files in
+/// root's `nmPrivate`): an empty exit code file the user may write, and the
+/// dirs down to it searchable (not readable) by others. Only pid files
+/// (root's, 0600) and these files live there.
+pub fn exit_code_file_for(pid_file: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = exit_code_file(pid_file);
+    let _ = fs::remove_file(&file);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&file)?;
+    nix::unistd::chown(
+        &file,
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )
+    .map_err(io::Error::from)?;
+    // <local-dir>/nmPrivate/<app>/<container>
+    for dir in pid_file.ancestors().skip(1).take(3) {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o711))?;
+    }
+    Ok(())
+}
+
+/// Removes a pid file, its exit code file and its container dir (and the
+/// app dir once empty).
 pub fn remove_pid_file(path: &Path) {
     let _ = fs::remove_file(path);
+    let code = exit_code_file(path);
+    let _ = fs::remove_file(&code);
+    let _ = fs::remove_file(code.with_extension("exitcode.tmp"));
     if let Some(container_dir) = path.parent() {
         let _ = fs::remove_dir(container_dir);
         if let Some(app_dir) = container_dir.parent() {
@@ -176,10 +216,18 @@ fn leftover_pid_files(local_dirs: &[PathBuf]) -> Vec<(String, PathBuf)> {
 
 /// Kills what is left of the containers of a previous run of a NodeManager
 /// on these local dirs (their pid files are still there), and cleans up
-/// their cgroups and pid files. Returns the containers reaped.
-pub fn reap_orphans(local_dirs: &[PathBuf], cgroups: Option<&CgroupRoot>) -> Vec<String> {
+/// their cgroups and pid files, except those in `keep` (recovered
+/// containers, taken back instead). Returns the containers reaped.
+pub fn reap_orphans(
+    local_dirs: &[PathBuf],
+    cgroups: Option<&CgroupRoot>,
+    keep: &HashSet<String>,
+) -> Vec<String> {
     let mut reaped = Vec::new();
     for (id, file) in leftover_pid_files(local_dirs) {
+        if keep.contains(&id) {
+            continue;
+        }
         let marker = Marker::new(&id, local_dirs);
         let mut killed = 0;
         if let Some(root) = cgroups {

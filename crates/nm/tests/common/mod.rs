@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

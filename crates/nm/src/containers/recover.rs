@@ -1,0 +1,206 @@
+//! Recovery at start-up (`yarn.nodemanager.recovery.enabled`): the
+//! containers a previous run recorded ([`crate::recovery`]) are tracked
+//! again before the node registers, so that the registration reports them.
+//!
+//! As Hadoop's `RecoveredContainerLaunch` does, a container that was
+//! launched is reacquired by the pid in its pid file: while that process
+//! lives (and carries the container's marker: a recycled pid is never
+//! taken, nor signalled) the container is RUNNING again and is watched
+//! until it exits; then it completes with the exit code its wrapper wrote
+//! to `<pid file>.exitcode`. One that ended while no NodeManager ran
+//! completes with that code at once; with neither a process nor an exit
+//! code it completes as lost (Hadoop's `ExitCode.LOST`, 154). A container
+//! that had not been launched yet is not started again (Hadoop relaunches
+//! it from its stored launch context, which is not recorded here): it
+//! completes as lost. Stop, kill and signal work on a reacquired container
+//! as on any other (its process group while its leader is verified, its
+//! cgroup, its marked processes).
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use spindle_common::text::escaped;
+use spindle_common::ContainerId;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use super::manager::ContainerManager;
+use super::records::{exit_status, App, Container, ContainerPhase};
+use super::run::{failure_diagnostics, killed};
+use crate::executor::{Reacquired, RecordedExit};
+use crate::recovery::{ContainerRecord, Recovered};
+
+/// Hadoop's `Shell.ExitCode.LOST`: a recovered container whose exit code
+/// cannot be known.
+pub const LOST: i32 = 154;
+
+/// How often a reacquired process is checked (Hadoop's
+/// `ContainerExecutor.reacquireContainer` checks every second).
+const POLL: Duration = Duration::from_millis(250);
+
+const LEFTOVER_KILL_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl ContainerManager {
+    /// Tracks the recovered containers and applications again, completes
+    /// those whose process is gone and starts watching those whose process
+    /// runs. Call before the node registers: the registration reports
+    /// them as they are.
+    pub(crate) async fn recover(&self, recovered: Recovered) {
+        let mut watch_list = Vec::new();
+        let apps: Vec<_> = recovered.apps.iter().map(|(id, _)| *id).collect();
+        {
+            let mut st = self.lock();
+            for (id, r) in &recovered.apps {
+                st.apps.insert(
+                    *id,
+                    App {
+                        user: r.user.clone(),
+                        containers: BTreeSet::new(),
+                        finishing: r.finishing,
+                    },
+                );
+            }
+            for r in recovered.containers {
+                let id = r.grant.container;
+                let app = st.apps.entry(id.app()).or_insert_with(|| App {
+                    user: r.grant.app_submitter.clone(),
+                    containers: BTreeSet::new(),
+                    finishing: false,
+                });
+                app.containers.insert(id);
+                self.inner.tokens.record_start(&r.grant);
+                let (kill_tx, kill_rx) = watch::channel(false);
+                let ContainerRecord {
+                    grant,
+                    phase,
+                    exit_status,
+                    diagnostics,
+                    paths,
+                } = r;
+                info!(container = %id, phase = ?phase, "recovering container");
+                st.containers.insert(
+                    id,
+                    Container {
+                        grant,
+                        phase,
+                        exit_status,
+                        diagnostics,
+                        pid: None,
+                        paths,
+                        kill: None,
+                        kill_tx,
+                        reported: false,
+                        memory: None,
+                        seen_pids: HashSet::new(),
+                    },
+                );
+                if phase != ContainerPhase::Done {
+                    watch_list.push((id, phase, kill_rx));
+                }
+            }
+        }
+        self.changed();
+        for (id, phase, kill_rx) in watch_list {
+            let cfg = self.inner.cfg.clone();
+            let r = tokio::task::spawn_blocking(move || cfg.executor.reacquire(&id)).await;
+            let Ok(r) = r else {
+                self.complete(id, LOST, format!("cannot reacquire container {id}"));
+                continue;
+            };
+            if r.alive() {
+                info!(container = %id, pid = ?r.pid(), "reacquired a running container");
+                self.set_phase(id, ContainerPhase::Running, r.pid(), None);
+                let this = self.clone();
+                tokio::spawn(async move {
+                    this.watch_reacquired(id, ContainerPhase::Running, r, kill_rx)
+                        .await
+                });
+            } else {
+                self.clone().watch_reacquired(id, phase, r, kill_rx).await;
+            }
+        }
+        // An application the ResourceManager had finished, whose containers
+        // all ended, is cleaned up now.
+        for app in apps {
+            self.maybe_finish_app(app);
+        }
+    }
+
+    /// Waits for a reacquired container's process to end (or kills it on
+    /// request) and completes the container with its recorded exit code.
+    async fn watch_reacquired(
+        self,
+        id: ContainerId,
+        phase: ContainerPhase,
+        r: Reacquired,
+        mut kill_rx: watch::Receiver<bool>,
+    ) {
+        let cfg = self.inner.cfg.clone();
+        if r.alive() {
+            let mut signalled = false;
+            let mut kill_at = None;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(POLL) => {}
+                    _ = killed(&mut kill_rx), if !signalled => {
+                        signalled = true;
+                        r.signal_all(Signal::SIGTERM);
+                        kill_at = Some(tokio::time::Instant::now() + cfg.containers.sigkill_delay);
+                    }
+                }
+                if !r.alive() {
+                    break;
+                }
+                if kill_at.is_some_and(|t| tokio::time::Instant::now() >= t) {
+                    r.signal_all(Signal::SIGKILL);
+                    kill_at = None;
+                }
+            }
+        } else if phase != ContainerPhase::Running {
+            info!(container = %id, phase = ?phase, "a recovered container had not been launched");
+        }
+        let (code, diagnostics) = match r.recorded_exit() {
+            RecordedExit::Code(code) => {
+                let diagnostics = if self.kill_reason(&id).is_some() {
+                    format!("Container killed on request. Exit code is {code}")
+                } else if code == exit_status::SUCCESS {
+                    String::new()
+                } else {
+                    let tail = cfg.containers.stderr_tail_bytes;
+                    let log_dir = self.report(&id).and_then(|c| c.paths).map(|p| p.log_dir);
+                    let cid = id.to_string();
+                    tokio::task::spawn_blocking(move || match log_dir {
+                        Some(d) => failure_diagnostics(&cid, code, &d, tail),
+                        None => format!("Container exited with a non-zero exit code {code}"),
+                    })
+                    .await
+                    .unwrap_or_default()
+                };
+                (code, diagnostics)
+            }
+            RecordedExit::Missing if phase == ContainerPhase::Running => (
+                LOST,
+                format!(
+                    "Container {id} was lost: after the NodeManager restarted, neither its \
+                     process nor its exit code was found"
+                ),
+            ),
+            RecordedExit::Missing => (
+                LOST,
+                format!(
+                    "Container {id} was lost: the NodeManager restarted before it was launched"
+                ),
+            ),
+            RecordedExit::Unreadable(why) => {
+                warn!(container = %id, "{}", escaped(&why));
+                (
+                    LOST,
+                    format!("Container {id} was lost: its exit code cannot be read: {why}"),
+                )
+            }
+        };
+        r.finish(LEFTOVER_KILL_TIMEOUT).await;
+        self.complete(id, code, diagnostics);
+    }
+}

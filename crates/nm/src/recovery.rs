@@ -1,0 +1,562 @@
+//! NodeManager recovery: the records a restarted NodeManager needs to take
+//! its containers back (Hadoop's `yarn.nodemanager.recovery.enabled`,
+//! default false, and `yarn.nodemanager.recovery.dir`, default
+//! `${hadoop.tmp.dir}/yarn-nm-recovery`).
+//!
+//! Hadoop keeps them in a LevelDB (`NMLeveldbStateStoreService`); here each
+//! record is one small file, replaced atomically (written to `<name>.tmp`,
+//! fsynced, renamed over the old one, the directory fsynced):
+//!
+//! - `containers/<container id>`: the container token identifier (id,
+//!   user, resource, priority, creation time: everything a registration
+//!   reports), the phase, the exit status and diagnostics once done, and
+//!   the container's dirs once known. Written when the container is
+//!   accepted (before `startContainers` answers), when its process starts,
+//!   when it completes; removed when the ResourceManager has acknowledged
+//!   the completion.
+//! - `apps/<application id>`: the application's user and whether the
+//!   ResourceManager said it finished. Written when its first container is
+//!   accepted and when it finishes; removed once cleaned up.
+//!
+//! A record ends with a checksum of what precedes it; one that does not
+//! parse or check is named in a warning and skipped: that container is
+//! lost (its processes are killed at start-up, as without recovery), the
+//! others are recovered.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use hadoop_protos::yarn::ContainerTokenIdentifierProto;
+use prost::Message;
+use spindle_common::conf::keys::{NM_RECOVERY_DIR, NM_RECOVERY_ENABLED};
+use spindle_common::security::ContainerTokenIdentifier;
+use spindle_common::{ApplicationId, Configuration, ContainerId};
+use tracing::warn;
+
+use crate::containers::ContainerPhase;
+use crate::error::NmError;
+use crate::launch::ContainerPaths;
+
+/// Hadoop's `yarn.nodemanager.recovery.supervised` (default false): with
+/// recovery on, the node runs under a supervisor that starts it again, so
+/// a clean stop neither kills the containers nor unregisters the node.
+pub const NM_RECOVERY_SUPERVISED: &str = "yarn.nodemanager.recovery.supervised";
+
+const MAGIC: &str = "spindle-nm-recovery 1";
+const CONTAINERS: &str = "containers";
+const APPS: &str = "apps";
+
+/// Whether and where the node records its containers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryConfig {
+    pub enabled: bool,
+    pub dir: PathBuf,
+    /// `yarn.nodemanager.recovery.supervised`.
+    pub supervised: bool,
+}
+
+impl RecoveryConfig {
+    /// Whether a clean stop leaves the containers running (recovery on and
+    /// supervised), for the next start to take back.
+    pub fn keeps_containers_on_stop(&self) -> bool {
+        self.enabled && self.supervised
+    }
+}
+
+impl RecoveryConfig {
+    pub fn from_conf(conf: &Configuration) -> Result<RecoveryConfig, NmError> {
+        let enabled = conf.get_bool(NM_RECOVERY_ENABLED)?;
+        let dir = PathBuf::from(conf.get_trimmed(NM_RECOVERY_DIR).unwrap_or_default());
+        if enabled && !dir.is_absolute() {
+            return Err(conf
+                .invalid_value(NM_RECOVERY_DIR, "must be an absolute path")
+                .into());
+        }
+        let supervised = match conf.get_trimmed(NM_RECOVERY_SUPERVISED).as_deref() {
+            None | Some("") => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(_) => {
+                return Err(conf
+                    .invalid_value(NM_RECOVERY_SUPERVISED, "must be true or false")
+                    .into())
+            }
+        };
+        Ok(RecoveryConfig {
+            enabled,
+            dir,
+            supervised,
+        })
+    }
+}
+
+/// What is recorded of one container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerRecord {
+    pub grant: ContainerTokenIdentifier,
+    pub phase: ContainerPhase,
+    pub exit_status: i32,
+    pub diagnostics: String,
+    pub paths: Option<ContainerPaths>,
+}
+
+/// What is recorded of one application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppRecord {
+    pub user: String,
+    pub finishing: bool,
+}
+
+/// What a start-up found in the recovery dir.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    pub containers: Vec<ContainerRecord>,
+    pub apps: Vec<(ApplicationId, AppRecord)>,
+}
+
+/// The records under the recovery dir.
+#[derive(Debug)]
+pub struct StateStore {
+    dir: PathBuf,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn hex_path(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    hex(p.as_os_str().as_bytes())
+}
+
+fn unhex_path(s: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    unhex(s).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)))
+}
+
+fn hex_paths(ps: &[PathBuf]) -> String {
+    ps.iter().map(|p| hex_path(p)).collect::<Vec<_>>().join(",")
+}
+
+fn unhex_paths(s: &str) -> Option<Vec<PathBuf>> {
+    if s.is_empty() {
+        return Some(Vec::new());
+    }
+    s.split(',').map(unhex_path).collect()
+}
+
+/// FNV-1a, 64 bits: enough to tell a damaged record from a good one.
+fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn phase_name(p: ContainerPhase) -> &'static str {
+    match p {
+        ContainerPhase::Localizing => "localizing",
+        ContainerPhase::Launching => "launching",
+        ContainerPhase::Running => "running",
+        ContainerPhase::Done => "done",
+    }
+}
+
+fn phase_from(s: &str) -> Option<ContainerPhase> {
+    Some(match s {
+        "localizing" => ContainerPhase::Localizing,
+        "launching" => ContainerPhase::Launching,
+        "running" => ContainerPhase::Running,
+        "done" => ContainerPhase::Done,
+        _ => return None,
+    })
+}
+
+/// A record's text: the fields, then `checksum <hex>`.
+fn seal(fields: &[(&str, String)]) -> String {
+    let mut s = format!("{MAGIC}\n");
+    for (k, v) in fields {
+        let _ = writeln!(s, "{k} {v}");
+    }
+    let sum = checksum(s.as_bytes());
+    let _ = writeln!(s, "checksum {sum:016x}");
+    s
+}
+
+/// The fields of a sealed record, or what is wrong with it.
+fn unseal(text: &str) -> Result<Vec<(&str, &str)>, String> {
+    let body_end = text
+        .rfind("checksum ")
+        .ok_or("no checksum line (the file is truncated)")?;
+    let (body, tail) = text.split_at(body_end);
+    let want = tail
+        .trim_end()
+        .strip_prefix("checksum ")
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .ok_or("the checksum line is damaged")?;
+    if checksum(body.as_bytes()) != want {
+        return Err("the checksum does not match (the file is damaged)".into());
+    }
+    let mut lines = body.lines();
+    if lines.next() != Some(MAGIC) {
+        return Err(format!("not a record of this format (expected '{MAGIC}')"));
+    }
+    Ok(lines.filter_map(|l| l.split_once(' ')).collect())
+}
+
+fn field<'a>(fields: &[(&str, &'a str)], name: &str) -> Result<&'a str, String> {
+    fields
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| format!("the field '{name}' is missing"))
+}
+
+impl ContainerRecord {
+    fn encode(&self) -> String {
+        let mut fields = vec![
+            ("token", hex(&self.grant.to_proto().encode_to_vec())),
+            ("phase", phase_name(self.phase).to_string()),
+            ("exit-status", self.exit_status.to_string()),
+            ("diagnostics", hex(self.diagnostics.as_bytes())),
+        ];
+        if let Some(p) = &self.paths {
+            fields.push(("work-dir", hex_path(&p.work_dir)));
+            fields.push(("log-dir", hex_path(&p.log_dir)));
+            fields.push(("log-dirs", hex_paths(&p.log_dirs)));
+            fields.push(("app-dirs", hex_paths(&p.app_dirs)));
+            fields.push(("user-dirs", hex_paths(&p.user_dirs)));
+        }
+        seal(&fields)
+    }
+
+    fn decode(text: &str) -> Result<ContainerRecord, String> {
+        let f = unseal(text)?;
+        let token = unhex(field(&f, "token")?).ok_or("the token is not hex")?;
+        let proto = ContainerTokenIdentifierProto::decode(token.as_slice())
+            .map_err(|e| format!("the token does not decode: {e}"))?;
+        let grant = ContainerTokenIdentifier::from_proto(&proto)
+            .map_err(|e| format!("the token is not a container token identifier: {e}"))?;
+        let phase = phase_from(field(&f, "phase")?).ok_or("unknown phase")?;
+        let exit_status = field(&f, "exit-status")?
+            .parse()
+            .map_err(|_| "the exit status is not a number")?;
+        let diagnostics = String::from_utf8_lossy(
+            &unhex(field(&f, "diagnostics")?).ok_or("the diagnostics are not hex")?,
+        )
+        .into_owned();
+        let paths = match field(&f, "work-dir") {
+            Err(_) => None,
+            Ok(w) => {
+                let bad = || "a dir is not hex".to_string();
+                Some(ContainerPaths {
+                    work_dir: unhex_path(w).ok_or_else(bad)?,
+                    log_dir: unhex_path(field(&f, "log-dir")?).ok_or_else(bad)?,
+                    log_dirs: unhex_paths(field(&f, "log-dirs")?).ok_or_else(bad)?,
+                    app_dirs: unhex_paths(field(&f, "app-dirs")?).ok_or_else(bad)?,
+                    user_dirs: unhex_paths(field(&f, "user-dirs")?).ok_or_else(bad)?,
+                })
+            }
+        };
+        Ok(ContainerRecord {
+            grant,
+            phase,
+            exit_status,
+            diagnostics,
+            paths,
+        })
+    }
+}
+
+impl AppRecord {
+    fn encode(&self) -> String {
+        seal(&[
+            ("user", hex(self.user.as_bytes())),
+            ("finishing", u8::from(self.finishing).to_string()),
+        ])
+    }
+
+    fn decode(text: &str) -> Result<AppRecord, String> {
+        let f = unseal(text)?;
+        let user = String::from_utf8(unhex(field(&f, "user")?).ok_or("the user is not hex")?)
+            .map_err(|_| "the user is not UTF-8")?;
+        let finishing = match field(&f, "finishing")? {
+            "0" => false,
+            "1" => true,
+            _ => return Err("'finishing' is neither 0 nor 1".into()),
+        };
+        Ok(AppRecord { user, finishing })
+    }
+}
+
+/// Writes `text` to `path` atomically and durably.
+fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    fs::File::open(dir)?.sync_all()
+}
+
+fn remove_durably(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+}
+
+impl StateStore {
+    /// Opens (creating) the recovery dir, owner-only.
+    pub fn open(dir: &Path) -> Result<StateStore, NmError> {
+        use std::os::unix::fs::DirBuilderExt;
+        for sub in [CONTAINERS, APPS] {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir.join(sub))
+                .map_err(|e| NmError::Config {
+                    key: NM_RECOVERY_DIR.to_string(),
+                    message: format!("cannot create {}: {e}", dir.join(sub).display()),
+                })?;
+        }
+        Ok(StateStore {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn container_file(&self, id: &ContainerId) -> PathBuf {
+        self.dir.join(CONTAINERS).join(id.to_string())
+    }
+
+    fn app_file(&self, app: &ApplicationId) -> PathBuf {
+        self.dir.join(APPS).join(app.to_string())
+    }
+
+    /// Records a container (replacing its earlier record). A failure is
+    /// logged: the container runs on, and is lost if the node restarts.
+    pub fn store_container(&self, r: &ContainerRecord) {
+        let file = self.container_file(&r.grant.container);
+        if let Err(e) = write_atomically(&file, &r.encode()) {
+            warn!(file = %file.display(), error = %e, "cannot record a container for recovery");
+        }
+    }
+
+    pub fn remove_container(&self, id: &ContainerId) {
+        let file = self.container_file(id);
+        if let Err(e) = remove_durably(&file) {
+            warn!(file = %file.display(), error = %e, "cannot remove a container's recovery record");
+        }
+    }
+
+    pub fn store_app(&self, app: &ApplicationId, r: &AppRecord) {
+        let file = self.app_file(app);
+        if let Err(e) = write_atomically(&file, &r.encode()) {
+            warn!(file = %file.display(), error = %e, "cannot record an application for recovery");
+        }
+    }
+
+    pub fn remove_app(&self, app: &ApplicationId) {
+        let file = self.app_file(app);
+        if let Err(e) = remove_durably(&file) {
+            warn!(file = %file.display(), error = %e, "cannot remove an application's recovery record");
+        }
+    }
+
+    /// Reads every record. A damaged one is named in a warning and removed
+    /// (its container is lost); leftover `.tmp` files of interrupted
+    /// writes are removed.
+    pub fn load(&self) -> Recovered {
+        let mut out = Recovered::default();
+        for (name, text) in self.files(CONTAINERS) {
+            let file = self.dir.join(CONTAINERS).join(&name);
+            let parsed = ContainerRecord::decode(&text).and_then(|r| {
+                if r.grant.container.to_string() == name {
+                    Ok(r)
+                } else {
+                    Err(format!("it is the record of {}", r.grant.container))
+                }
+            });
+            match parsed {
+                Ok(r) => out.containers.push(r),
+                Err(why) => {
+                    warn!(
+                        file = %file.display(),
+                        "the recovery record of container {name} cannot be used ({why}); the \
+                         container is lost: what is left of it is killed"
+                    );
+                    let _ = remove_durably(&file);
+                }
+            }
+        }
+        for (name, text) in self.files(APPS) {
+            let file = self.dir.join(APPS).join(&name);
+            let parsed = name
+                .parse::<ApplicationId>()
+                .map_err(|_| "the file name is not an application id".to_string())
+                .and_then(|id| AppRecord::decode(&text).map(|r| (id, r)));
+            match parsed {
+                Ok(a) => out.apps.push(a),
+                Err(why) => {
+                    warn!(
+                        file = %file.display(),
+                        "the recovery record of application {name} cannot be used ({why}); it is \
+                         rebuilt from its containers' records"
+                    );
+                    let _ = remove_durably(&file);
+                }
+            }
+        }
+        out
+    }
+
+    /// (name, text) of the files of `sub`; removes `.tmp` leftovers.
+    fn files(&self, sub: &str) -> Vec<(String, String)> {
+        let Ok(entries) = fs::read_dir(self.dir.join(sub)) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in entries.filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".tmp") {
+                let _ = fs::remove_file(e.path());
+                continue;
+            }
+            match fs::read(e.path()) {
+                Ok(bytes) => out.push((name, String::from_utf8_lossy(&bytes).into_owned())),
+                Err(err) => {
+                    warn!(file = %e.path().display(), error = %err, "cannot read a recovery record")
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hadoop_protos::yarn::ContainerTypeProto;
+    use spindle_common::Resource;
+
+    fn record(seq: i64) -> ContainerRecord {
+        let id: ContainerId = format!("container_1795326004599_0007_01_{seq:06}")
+            .parse()
+            .expect("id");
+        ContainerRecord {
+            grant: ContainerTokenIdentifier::new(
+                id,
+                "host:1234",
+                "alice",
+                Resource::new(512, 1),
+                1,
+                2,
+                3,
+                4,
+                5,
+                ContainerTypeProto::Task,
+            ),
+            phase: ContainerPhase::Running,
+            exit_status: -1000,
+            diagnostics: "line 1\nline 2".into(),
+            paths: Some(ContainerPaths {
+                work_dir: "/l/usercache/alice/appcache/a/c".into(),
+                log_dir: "/g/a/c".into(),
+                log_dirs: vec!["/g/a/c".into(), "/h/a/c".into()],
+                app_dirs: vec!["/l/a".into()],
+                user_dirs: vec![],
+            }),
+        }
+    }
+
+    #[test]
+    fn records_round_trip_and_damage_is_named() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = StateStore::open(tmp.path()).expect("open");
+        let (a, b, c) = (record(2), record(3), record(4));
+        store.store_container(&a);
+        store.store_container(&b);
+        store.store_container(&ContainerRecord {
+            paths: None,
+            ..c.clone()
+        });
+        let app = a.grant.container.app();
+        store.store_app(
+            &app,
+            &AppRecord {
+                user: "alice".into(),
+                finishing: true,
+            },
+        );
+        // A truncated record, a flipped byte, an interrupted write.
+        let bf = tmp
+            .path()
+            .join("containers")
+            .join(b.grant.container.to_string());
+        let text = fs::read_to_string(&bf).expect("read");
+        fs::write(&bf, &text[..text.len() / 2]).expect("truncate");
+        let cf = tmp
+            .path()
+            .join("containers")
+            .join(c.grant.container.to_string());
+        let mut bytes = fs::read(&cf).expect("read");
+        bytes[30] ^= 1;
+        fs::write(&cf, bytes).expect("damage");
+        fs::write(tmp.path().join("containers/x.tmp"), "half").expect("tmp");
+
+        let r = store.load();
+        assert_eq!(r.containers, vec![a.clone()]);
+        assert_eq!(
+            r.apps,
+            vec![(
+                app,
+                AppRecord {
+                    user: "alice".into(),
+                    finishing: true
+                }
+            )]
+        );
+        assert!(!bf.exists() && !cf.exists());
+        assert!(!tmp.path().join("containers/x.tmp").exists());
+
+        store.remove_container(&a.grant.container);
+        store.remove_app(&app);
+        let r = store.load();
+        assert!(r.containers.is_empty() && r.apps.is_empty());
+        assert_eq!(
+            unseal("spindle-nm-recovery 1\nphase x\n").err().as_deref(),
+            Some("no checksum line (the file is truncated)")
+        );
+    }
+}
