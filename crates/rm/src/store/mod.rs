@@ -81,6 +81,17 @@ pub struct StoreConf {
 }
 
 impl StoreConf {
+    /// The store's file (`spindle.resourcemanager.state-store.path`, a
+    /// `file://` prefix allowed), whether recovery is on or not.
+    pub fn path(conf: &Configuration) -> Result<PathBuf, String> {
+        let path_key = "spindle.resourcemanager.state-store.path";
+        let path = conf.get_trimmed(path_key).unwrap_or_default();
+        if path.is_empty() {
+            return Err(format!("{path_key} is empty"));
+        }
+        Ok(PathBuf::from(path.strip_prefix("file://").unwrap_or(&path)))
+    }
+
     /// `None` when `yarn.resourcemanager.recovery.enabled` is false; an
     /// error for a store class Spindle cannot stand in for.
     pub fn from_conf(conf: &Configuration) -> Result<Option<StoreConf>, String> {
@@ -98,12 +109,7 @@ impl StoreConf {
                  leave the key unset for Spindle's embedded store"
             ));
         }
-        let path_key = "spindle.resourcemanager.state-store.path";
-        let path = conf.get_trimmed(path_key).unwrap_or_default();
-        if path.is_empty() {
-            return Err(format!("{path_key} is empty"));
-        }
-        let path = PathBuf::from(path.strip_prefix("file://").unwrap_or(&path));
+        let path = StoreConf::path(conf)?;
         let number = |key: &str| -> Result<usize, String> {
             Ok(conf.get_i64(key).map_err(|e| e.to_string())?.max(0) as usize)
         };

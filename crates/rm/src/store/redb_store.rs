@@ -64,6 +64,11 @@ impl RedbStore {
         let opened = std::panic::catch_unwind(|| Database::create(path));
         let db = match opened {
             Ok(Ok(db)) => db,
+            Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) => {
+                return Err(err(
+                    "it is already open (another ResourceManager uses this store)".into(),
+                ))
+            }
             Ok(Err(e)) => return Err(unreadable(e.to_string())),
             Err(panic) => {
                 let what = panic
