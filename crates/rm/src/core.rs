@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
-use tracing::error;
+use tracing::{debug, error, info};
 
 use crate::command::{Command, Reply, Request, Tick};
 use crate::keys::{KeyIds, KeyRing};
@@ -137,8 +137,25 @@ impl StoreDriver {
         }
         let started = Instant::now();
         let result = self.store.write(&ops);
-        self.stats
-            .record(ops.len(), started.elapsed(), result.is_ok());
+        let took = started.elapsed();
+        self.stats.record(ops.len(), took, result.is_ok());
+        debug!(
+            ops = ops.len(),
+            took_us = took.as_micros() as u64,
+            "state store write"
+        );
+        let figures = self.stats.figures();
+        if figures.writes.is_multiple_of(1000) {
+            info!(
+                writes = figures.writes,
+                failures = figures.failures,
+                mean_us = figures.mean_us,
+                p50_below_us = figures.p50_us,
+                p99_below_us = figures.p99_us,
+                max_us = figures.max_us,
+                "state store writes"
+            );
+        }
         if result.is_ok() {
             self.written_keys = Some(ids);
         }

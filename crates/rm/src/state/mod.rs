@@ -303,3 +303,7 @@ mod access_tests;
 #[cfg(test)]
 #[path = "limits_tests.rs"]
 mod limits_tests;
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod store_tests;
