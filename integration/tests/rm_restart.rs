@@ -93,6 +93,17 @@ fn applications_survive_a_kill_9_of_the_resourcemanager() {
         "no second attempt:\n{last}\n{}",
         cluster.log_report()
     );
+    // Its AM container is of the new RM epoch (1), as Hadoop's ids are.
+    let attempt = format!(
+        "{}_000002",
+        running.replacen("application_", "appattempt_", 1)
+    );
+    let epoch_one = wait_until(TIMEOUT, POLL, || {
+        let out = cluster.yarn(["applicationattempt", "-status", attempt.as_str()]);
+        last = out.to_string();
+        out.success() && out.stdout.contains("AMContainer : container_e01_")
+    });
+    assert!(epoch_one, "no epoch in the AM container's id:\n{last}");
 
     cluster
         .yarn(["application", "-kill", running.as_str()])

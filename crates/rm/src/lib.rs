@@ -359,6 +359,11 @@ impl ResourceManager {
             maximum_allocation: max_allocation,
             node_selection,
             packing,
+            // Container ids carry the epoch (`container_e<epoch>_…`) as
+            // Hadoop's do after a restart with recovery.
+            epoch: opened.as_ref().map_or(0, |(_, r)| {
+                (r.epoch % (spindle_scheduler::MAX_EPOCH as u64 + 1)) as i64
+            }),
             ..SchedulerConfig::default()
         })
         .map_err(|e| RmError::Invalid(e.to_string()))?;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
 use spindle_common::resource::Resource;
 use spindle_common::states::{AttemptState, FinalStatus};
 use tracing::{info, warn};
@@ -42,18 +42,10 @@ struct Watched {
     last: Option<Fingerprint>,
 }
 
-/// The fields whose change means an application's record is rewritten.
-#[derive(Debug, Clone, PartialEq)]
-struct Fingerprint {
-    state: AppState,
-    final_status: FinalStatus,
-    priority: i32,
-    diagnostics: usize,
-    launch_ms: u64,
-    finish_ms: u64,
-    am: (String, i32, String),
-    attempts: Vec<(AttemptState, Option<ContainerId>, FinalStatus, usize)>,
-}
+/// A digest of the fields whose change means an application's record is
+/// rewritten (computed without allocating: it runs after every command for
+/// every watched application).
+type Fingerprint = u64;
 
 /// What [`RmState::recover`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -111,31 +103,19 @@ impl RmState {
     }
 
     fn fingerprint(&self, app: &App) -> Fingerprint {
-        let attempts = self
-            .history
-            .get(&app.id)
-            .map(|h| {
-                h.ids
-                    .iter()
-                    .filter_map(|a| self.attempts.get(a))
-                    .map(|a| (a.state, a.am_container, a.final_status, a.diagnostics.len()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Fingerprint {
-            state: app.state,
-            final_status: app.final_status,
-            priority: app.priority,
-            diagnostics: app.diagnostics.len(),
-            launch_ms: app.launch_ms,
-            finish_ms: app.finish_ms,
-            am: (
-                app.am_host.clone(),
-                app.am_rpc_port,
-                app.tracking_url.clone(),
-            ),
-            attempts,
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (app.state, app.final_status, app.priority).hash(&mut h);
+        (app.diagnostics.len(), app.launch_ms, app.finish_ms).hash(&mut h);
+        (&app.am_host, app.am_rpc_port, &app.tracking_url).hash(&mut h);
+        if let Some(history) = self.history.get(&app.id) {
+            (history.failed, history.ids.len()).hash(&mut h);
+            for a in history.ids.iter().filter_map(|a| self.attempts.get(a)) {
+                (a.state, a.am_container, a.final_status).hash(&mut h);
+                (a.diagnostics.len(), a.rpc_port, a.finish_ms).hash(&mut h);
+            }
         }
+        h.finish()
     }
 
     fn stored_app(&self, app: &App, acls: &[(String, String)]) -> StoredApp {
@@ -219,7 +199,7 @@ impl RmState {
             let Some(w) = persist.watched.get_mut(&id) else {
                 continue;
             };
-            if w.last.as_ref() != Some(&fp) {
+            if w.last != Some(fp) {
                 ops.push(StoreOp::PutApp(Box::new(self.stored_app(app, &w.acls))));
                 w.last = Some(fp);
             }
