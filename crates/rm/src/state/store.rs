@@ -54,7 +54,8 @@ pub struct RecoverySummary {
     pub finished: usize,
     /// Unfinished applications, each with a new attempt.
     pub restarted: usize,
-    /// Unfinished unmanaged-AM applications, failed (their AM is gone).
+    /// Unfinished applications ended instead: unmanaged-AM ones failed
+    /// (their AM is gone), those whose queue is gone killed (as Hadoop).
     pub failed: usize,
     /// Records that could not be read back (logged, left in the store).
     pub unreadable: usize,
@@ -221,7 +222,8 @@ impl RmState {
     /// they ended; each unfinished one's running attempt is ended (FAILED,
     /// not counted against its maximum) and a new attempt started, as
     /// Hadoop does without work-preserving recovery; an unfinished
-    /// unmanaged-AM application fails (its AM cannot be started again).
+    /// unmanaged-AM application fails (its AM cannot be started again), and
+    /// one whose queue no longer exists is killed, as Hadoop does.
     pub fn recover(&mut self, mut stored: Vec<StoredApp>, now: Now) -> RecoverySummary {
         let mut summary = RecoverySummary::default();
         // Finished applications in the order they finished, then the rest.
@@ -312,6 +314,17 @@ impl RmState {
                 state = AppState::Failed;
                 final_status = FinalStatus::Failed;
                 diagnostics = format!("Application {id} failed: {RESTART_DIAGNOSTICS}");
+                finish_ms = now.wall_ms;
+                outcome = Recovered::Failed;
+            } else if self.queues.tree.resolve_leaf(&r.queue).is_none() {
+                // Hadoop's words (CapacityScheduler.addApplication, without fail-fast).
+                state = AppState::Killed;
+                final_status = FinalStatus::Killed;
+                diagnostics = format!(
+                    "Application killed on recovery as it was submitted to queue {} \
+                     which no longer exists after restart.",
+                    r.queue
+                );
                 finish_ms = now.wall_ms;
                 outcome = Recovered::Failed;
             } else {

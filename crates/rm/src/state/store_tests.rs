@@ -206,3 +206,30 @@ fn finished_applications_come_back_and_the_store_stays_bounded() {
     // Recovered finished applications are not written again.
     assert!(after.take_store_ops().is_empty());
 }
+
+#[test]
+fn an_unfinished_application_whose_queue_is_gone_is_killed_on_recovery() {
+    let mut before = fresh();
+    let app = before.submit_to("default", "alice", None, 0);
+    let mut stored = BTreeMap::new();
+    apply(&mut stored, before.take_store_ops());
+    let mut record = stored[&app.to_string()].clone();
+    record.queue = "gone".into();
+
+    let mut after = fresh();
+    let summary = after.recover(vec![record], Now::at(100));
+    assert_eq!((summary.restarted, summary.failed), (0, 1));
+    let back = after.apps.get(&app).expect("back");
+    assert_eq!(back.state, AppState::Killed);
+    assert_eq!(
+        back.diagnostics,
+        "Application killed on recovery as it was submitted to queue gone \
+         which no longer exists after restart."
+    );
+    // Its final record is stored.
+    let ops = after.take_store_ops();
+    assert!(
+        matches!(ops.as_slice(), [StoreOp::PutApp(a)] if a.state == "KILLED"),
+        "{ops:?}"
+    );
+}
