@@ -339,6 +339,7 @@ impl ClusterBuilder {
             exclude_path,
             rm,
             rm_process,
+            rm_starts: 1,
             nodemanagers: Vec::new(),
             dir: Some(dir),
         };
@@ -512,6 +513,8 @@ pub struct Cluster {
     exclude_path: PathBuf,
     rm: RmAddresses,
     rm_process: DaemonProcess,
+    /// How many ResourceManager processes this cluster has started.
+    rm_starts: usize,
     nodemanagers: Vec<NodeManager>,
     dir: Option<tempfile::TempDir>,
 }
@@ -566,6 +569,33 @@ impl Cluster {
     /// The ResourceManager daemon.
     pub fn rm_process(&mut self) -> &mut DaemonProcess {
         &mut self.rm_process
+    }
+
+    /// Kills the ResourceManager with SIGKILL: no shutdown step of any kind.
+    pub fn kill_rm(&mut self) -> anyhow::Result<()> {
+        self.rm_process.kill()?;
+        Ok(())
+    }
+
+    /// Starts a new ResourceManager process on the same configuration (so the
+    /// same ports and state store), logged as `rm-<n>`, and waits until it
+    /// serves its ports.
+    pub fn restart_rm(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        self.rm_starts += 1;
+        let mut cmd = spindle_command(&self.binary);
+        cmd.arg("resourcemanager").arg("--conf").arg(&self.conf_dir);
+        self.rm_process =
+            DaemonProcess::spawn(&format!("rm-{}", self.rm_starts), cmd, &self.log_dir)?;
+        let rm = self.rm;
+        for (what, addr) in [
+            ("client", rm.client),
+            ("resource-tracker", rm.resource_tracker),
+            ("scheduler", rm.scheduler),
+            ("admin", rm.admin),
+        ] {
+            wait_for_port(&mut self.rm_process, what, addr, timeout)?;
+        }
+        Ok(())
     }
 
     /// All NodeManagers, in builder order.

@@ -69,6 +69,11 @@ impl Standalone {
             "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
             300,
         )
+        // Each standalone its own state store (recovery is on by default).
+        .set(
+            "spindle.resourcemanager.state-store.path",
+            root.join("rmstore/spindle.redb").display(),
+        )
         .set("yarn.nodemanager.resource.memory-mb", 4096)
         .set("yarn.nodemanager.resource.cpu-vcores", 4)
         .set(DISK_UTILIZATION_KEY, 100);

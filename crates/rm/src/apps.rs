@@ -265,6 +265,22 @@ impl AppTable {
         }
     }
 
+    /// Puts back an application a state store held (finished ones in the
+    /// order they finished), keeping the bound on finished applications.
+    pub fn restore(&mut self, app: App) {
+        let (id, done) = (app.id, app.state.is_final());
+        self.apps.insert(id, app);
+        if done {
+            self.completed.push_back(id);
+            while self.completed.len() > self.max_completed {
+                if let Some(old) = self.completed.pop_front() {
+                    self.apps.remove(&old);
+                    self.evicted.push(old);
+                }
+            }
+        }
+    }
+
     /// The applications dropped (past `max-completed-applications`) since
     /// the last call, for the RM to drop what it keeps about them.
     pub fn take_evicted(&mut self) -> Vec<ApplicationId> {

@@ -6,13 +6,17 @@
 //! ([`CoreHandle::query`]). There is no lock: every change happens in
 //! `RmState::handle`, in arrival order, and only this task reads the clock.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, error, info};
 
 use crate::command::{Command, Reply, Request, Tick};
+use crate::keys::{KeyIds, KeyRing};
 use crate::launch::Effect;
 use crate::state::RmState;
+use crate::store::{StateStore, StoreError, StoreOp, StoreStats};
 use crate::time::Clock;
 
 /// A read-only question, run on the owner task.
@@ -93,6 +97,72 @@ impl CoreHandle {
     }
 }
 
+/// The owner task's writer to the state store: after each command, what
+/// the state says changed and the master keys if they rolled, written (and
+/// measured) before the caller is answered.
+pub struct StoreDriver {
+    store: Box<dyn StateStore>,
+    keys: Arc<KeyRing>,
+    stats: Arc<StoreStats>,
+    written_keys: Option<KeyIds>,
+}
+
+impl StoreDriver {
+    /// A writer to `store`; `keys_stored` when the store already holds the
+    /// ring's current keys (they came from it).
+    pub fn new(
+        store: Box<dyn StateStore>,
+        keys: Arc<KeyRing>,
+        stats: Arc<StoreStats>,
+        keys_stored: bool,
+    ) -> StoreDriver {
+        let written_keys = keys_stored.then(|| keys.key_ids());
+        StoreDriver {
+            store,
+            keys,
+            stats,
+            written_keys,
+        }
+    }
+
+    /// Writes what changed; nothing when nothing did.
+    pub fn persist(&mut self, state: &mut RmState) -> Result<(), StoreError> {
+        let mut ops = state.take_store_ops();
+        let ids = self.keys.key_ids();
+        if self.written_keys != Some(ids) {
+            ops.push(StoreOp::PutKeys(self.keys.snapshot()));
+        }
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let result = self.store.write(&ops);
+        let took = started.elapsed();
+        self.stats.record(ops.len(), took, result.is_ok());
+        debug!(
+            ops = ops.len(),
+            took_us = took.as_micros() as u64,
+            "state store write"
+        );
+        let figures = self.stats.figures();
+        if figures.writes.is_multiple_of(1000) {
+            info!(
+                writes = figures.writes,
+                failures = figures.failures,
+                mean_us = figures.mean_us,
+                p50_below_us = figures.p50_us,
+                p99_below_us = figures.p99_us,
+                max_us = figures.max_us,
+                "state store writes"
+            );
+        }
+        if result.is_ok() {
+            self.written_keys = Some(ids);
+        }
+        result
+    }
+}
+
 impl CoreInbox {
     /// Starts the owner task on `state`, and a ticker that sends a [`Tick`]
     /// every `tick`. Effects the state asks for go to `effects`.
@@ -102,14 +172,31 @@ impl CoreInbox {
         clock: Clock,
         tick: Duration,
         effects: mpsc::UnboundedSender<Effect>,
+        mut store: Option<StoreDriver>,
     ) {
         let CoreInbox { mut rx, handle } = self;
         tokio::spawn(async move {
             let mut state = state;
+            if let Some(store) = &mut store {
+                // What recovery changed (new attempts, the keys) is stored
+                // before the first command.
+                if let Err(e) = store.persist(&mut state) {
+                    error!(error = %e, "state store write failed: the ResourceManager stops serving");
+                    return;
+                }
+            }
             while let Some(message) = rx.recv().await {
                 match message {
                     Message::Command(command, reply_to) => {
                         let (reply, out) = state.handle(clock.now(), *command);
+                        if let Some(store) = &mut store {
+                            // Durable before answered: a change the store
+                            // could not keep is never acknowledged.
+                            if let Err(e) = store.persist(&mut state) {
+                                error!(error = %e, "state store write failed: the ResourceManager stops serving");
+                                return;
+                            }
+                        }
                         // The reply is handed over before the effects, so that the
                         // caller's answer is on its way first.
                         let _ = reply_to.send(reply);

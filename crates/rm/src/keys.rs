@@ -20,6 +20,7 @@ use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
 use tracing::{info, warn};
 
 use crate::attempts::Granted;
+use crate::store::{StoredKeys, StoredSecret};
 
 /// The RM's token secret managers.
 #[derive(Debug)]
@@ -40,6 +41,61 @@ impl KeyRing {
             nm_token: RwLock::new(SecretManager::new(key())),
             container_token: RwLock::new(SecretManager::new(key())),
         }
+    }
+}
+
+/// The current and previous key ids of the three managers: what changes when a key rolls.
+pub type KeyIds = [(i32, Option<i32>); 3];
+
+fn stored_secret(lock: &RwLock<SecretManager>) -> StoredSecret {
+    let keys = read(lock);
+    StoredSecret {
+        current: (keys.current_key().key_id, keys.current_key().bytes.clone()),
+        previous: keys.previous_key().map(|k| (k.key_id, k.bytes.clone())),
+    }
+}
+
+fn from_stored(s: &StoredSecret, what: &str) -> Result<RwLock<SecretManager>, String> {
+    let current = MasterKey::new(s.current.0, s.current.1.clone());
+    let previous = s
+        .previous
+        .as_ref()
+        .map(|p| MasterKey::new(p.0, p.1.clone()));
+    SecretManager::with_keys(current, previous)
+        .map(RwLock::new)
+        .map_err(|e| format!("stored {what} master keys: {e}"))
+}
+
+impl KeyRing {
+    /// The keys as a state store keeps them.
+    pub fn snapshot(&self) -> StoredKeys {
+        StoredKeys {
+            amrm: stored_secret(&self.amrm),
+            container_token: stored_secret(&self.container_token),
+            nm_token: stored_secret(&self.nm_token),
+        }
+    }
+
+    /// The keys a state store kept: tokens minted before a restart verify after it.
+    pub fn from_stored(keys: &StoredKeys) -> Result<KeyRing, String> {
+        Ok(KeyRing {
+            amrm: from_stored(&keys.amrm, "AMRMToken")?,
+            nm_token: from_stored(&keys.nm_token, "NMToken")?,
+            container_token: from_stored(&keys.container_token, "container token")?,
+        })
+    }
+
+    /// See [`KeyIds`].
+    pub fn key_ids(&self) -> KeyIds {
+        let ids = |lock: &RwLock<SecretManager>| {
+            let k = read(lock);
+            (k.current_key().key_id, k.previous_key().map(|p| p.key_id))
+        };
+        [
+            ids(&self.amrm),
+            ids(&self.container_token),
+            ids(&self.nm_token),
+        ]
     }
 }
 

@@ -35,6 +35,7 @@ pub mod queue_files;
 pub mod refusal;
 pub mod reports;
 pub mod state;
+pub mod store;
 pub mod submission;
 pub mod time;
 pub mod topology;
@@ -71,6 +72,8 @@ pub use crate::context::RmContext;
 pub enum RmError {
     #[error(transparent)]
     Conf(#[from] ConfError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
     #[error("invalid configuration: {0}")]
     Invalid(String),
     #[error("cannot resolve {key} = '{value}': {detail}")]
@@ -101,6 +104,10 @@ pub struct RmAddresses {
 pub struct ResourceManager {
     addresses: RmAddresses,
     context: Arc<RmContext>,
+    /// Store write counts and times, with recovery on.
+    store_stats: Option<Arc<store::StoreStats>>,
+    /// This start's RM epoch, with recovery on.
+    epoch: Option<u64>,
     _servers: Vec<RpcServer>,
 }
 
@@ -244,7 +251,30 @@ impl ResourceManager {
         conf_dir: Option<PathBuf>,
     ) -> Result<ResourceManager, RmError> {
         let clock = Clock::start();
-        let cluster_ts = clock.now().wall_ms as i64;
+        let mut cluster_ts = clock.now().wall_ms as i64;
+        // The state store first: a store this RM cannot use stops it before
+        // it serves anything.
+        let store_conf = store::StoreConf::from_conf(conf).map_err(RmError::Invalid)?;
+        let opened = match &store_conf {
+            Some(sc) => {
+                let (db, recovered) = store::RedbStore::open(&sc.path, cluster_ts)?;
+                cluster_ts = recovered.cluster_ts;
+                info!(
+                    path = %sc.path.display(),
+                    epoch = recovered.epoch,
+                    apps = recovered.apps.len(),
+                    "state store opened (yarn.resourcemanager.recovery.enabled)"
+                );
+                if conf.get_bool("yarn.resourcemanager.work-preserving-recovery.enabled")? {
+                    tracing::warn!(
+                        "work-preserving recovery is not built yet: unfinished applications \
+                         get a new attempt after a restart"
+                    );
+                }
+                Some((db, recovered))
+            }
+            None => None,
+        };
         let min_allocation = Resource::new(
             positive(conf, "yarn.scheduler.minimum-allocation-mb")?,
             positive(conf, "yarn.scheduler.minimum-allocation-vcores")? as i32,
@@ -330,6 +360,11 @@ impl ResourceManager {
             maximum_allocation: max_allocation,
             node_selection,
             packing,
+            // Container ids carry the epoch (`container_e<epoch>_…`) as
+            // Hadoop's do after a restart with recovery.
+            epoch: opened.as_ref().map_or(0, |(_, r)| {
+                (r.epoch % (spindle_scheduler::MAX_EPOCH as u64 + 1)) as i64
+            }),
             ..SchedulerConfig::default()
         })
         .map_err(|e| RmError::Invalid(e.to_string()))?;
@@ -340,7 +375,19 @@ impl ResourceManager {
             racks = %topology.describe(),
             "scheduler configured"
         );
-        let keys = Arc::new(KeyRing::generate());
+        let stored_keys = opened.as_ref().and_then(|(_, r)| r.keys.as_ref());
+        let keys = Arc::new(match stored_keys {
+            Some(k) => KeyRing::from_stored(k).map_err(|what| store::StoreError {
+                path: store_conf
+                    .as_ref()
+                    .map(|s| s.path.display().to_string())
+                    .unwrap_or_default(),
+                what,
+            })?,
+            None => KeyRing::generate(),
+        });
+        let keys_stored = stored_keys.is_some();
+        let keys_for_store = keys.clone();
 
         // The handlers get the handle now; the state, which needs the
         // scheduler port's address for its AMRMTokens, starts once the
@@ -447,7 +494,7 @@ impl ResourceManager {
             queue_file,
             admin_acl,
             TokenIssuer::new(
-                keys,
+                keys.clone(),
                 key_rolling,
                 scheduler_service,
                 cluster_ts,
@@ -457,7 +504,26 @@ impl ResourceManager {
         // Check liveness often enough that expiry is noticed within a tenth of its interval.
         let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
         let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
-        inbox.spawn(state, clock, tick, effects_tx);
+        let mut state = state;
+        let mut store_stats = None;
+        let mut epoch = None;
+        let store_driver = match (opened, &store_conf) {
+            (Some((db, recovered)), Some(sc)) => {
+                state.enable_store(sc.max_completed);
+                state.recover(recovered.apps, clock.now());
+                let stats = Arc::new(store::StoreStats::default());
+                store_stats = Some(stats.clone());
+                epoch = Some(recovered.epoch);
+                Some(core::StoreDriver::new(
+                    Box::new(db),
+                    keys_for_store,
+                    stats,
+                    keys_stored,
+                ))
+            }
+            _ => None,
+        };
+        inbox.spawn(state, clock, tick, effects_tx, store_driver);
         tokio::spawn(launcher.run(context.core.clone(), effects_rx));
 
         let addresses = RmAddresses {
@@ -470,12 +536,24 @@ impl ResourceManager {
         Ok(ResourceManager {
             addresses,
             context,
+            store_stats,
+            epoch,
             _servers: vec![client, scheduler_server, tracker, admin],
         })
     }
 
     pub fn addresses(&self) -> RmAddresses {
         self.addresses
+    }
+
+    /// The state store's write figures (`None` with recovery off).
+    pub fn store_figures(&self) -> Option<store::StoreFigures> {
+        self.store_stats.as_ref().map(|s| s.figures())
+    }
+
+    /// This start's RM epoch (`None` with recovery off).
+    pub fn epoch(&self) -> Option<u64> {
+        self.epoch
     }
 
     pub fn context(&self) -> &Arc<RmContext> {

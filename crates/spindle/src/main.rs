@@ -4,8 +4,8 @@
 //! - `spindle nodemanager` runs the NM agent on a host;
 //! - `spindle standalone` runs an RM and one NM in one process, on Hadoop's default
 //!   ports, so the stock `yarn` CLI finds it without any configuration; unless
-//!   configured otherwise it listens on loopback only and switches the virtual-memory
-//!   check off (see [`STANDALONE_DEFAULTS`]).
+//!   configured otherwise it listens on loopback only, switches the virtual-memory
+//!   check off and keeps its applications across restarts (see [`STANDALONE_DEFAULTS`]).
 //!
 //! Configuration comes from `--conf DIR`, else `YARN_CONF_DIR`, else `HADOOP_CONF_DIR`,
 //! like Hadoop's daemons.
@@ -39,7 +39,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the ResourceManager.
-    Resourcemanager(ConfArgs),
+    Resourcemanager(RmArgs),
     /// Run a NodeManager.
     Nodemanager(ConfArgs),
     /// Run a ResourceManager and one NodeManager in this process.
@@ -94,6 +94,16 @@ pub(crate) struct ConfArgs {
     /// Directory with core-site.xml, yarn-site.xml and capacity-scheduler.xml.
     #[arg(long = "conf", value_name = "DIR")]
     conf: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct RmArgs {
+    #[command(flatten)]
+    conf: ConfArgs,
+    /// Wipe the state store (`spindle.resourcemanager.state-store.path`) and exit,
+    /// like `yarn resourcemanager -format-state-store`.
+    #[arg(long = "format-state-store")]
+    format_state_store: bool,
 }
 
 impl ConfArgs {
@@ -238,9 +248,19 @@ fn print_rm(rm: &spindle_rm::ResourceManager) {
     );
 }
 
-async fn run_rm(args: ConfArgs) -> Result<(), String> {
+async fn run_rm(args: RmArgs) -> Result<(), String> {
     let mut shutdown = Shutdown::catch();
-    let (conf, dir) = args.load()?;
+    let (conf, dir) = args.conf.load()?;
+    if args.format_state_store {
+        let path = spindle_rm::store::StoreConf::path(&conf)?;
+        let wiped = spindle_rm::store::format(&path).map_err(|e| e.to_string())?;
+        if wiped {
+            println!("state store {} wiped", path.display());
+        } else {
+            println!("state store {} did not exist", path.display());
+        }
+        return Ok(());
+    }
     let rm = spindle_rm::ResourceManager::start(&conf, dir)
         .await
         .map_err(|e| e.to_string())?;
@@ -291,10 +311,13 @@ async fn run_nm_until_stopped(
 /// - Hadoop's virtual-memory check (on, at 2.1 times a container's memory) kills
 ///   JVMs, whose reserved address space is far larger than what they use: Spark's AM
 ///   among them. Hadoop's own single-node guides switch it off too.
+/// - RM restart recovery is on (`yarn.resourcemanager.recovery.enabled`): the
+///   applications of a standalone cluster outlive its restarts, in the embedded
+///   store at `spindle.resourcemanager.state-store.path`.
 /// - Standalone has no authentication, so it listens on loopback only: every RM
 ///   address follows `yarn.resourcemanager.hostname` and the NM's follows
 ///   `yarn.nodemanager.hostname` unless set themselves.
-pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 3] = [
+pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 4] = [
     ("yarn.nodemanager.vmem-check-enabled", "false", &[]),
     (
         "yarn.resourcemanager.hostname",
@@ -306,6 +329,7 @@ pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 3] = [
         "127.0.0.1",
         &["yarn.nodemanager.bind-host"],
     ),
+    ("yarn.resourcemanager.recovery.enabled", "true", &[]),
 ];
 
 /// Whether `key` has a value from a site file or code, not only a built-in default.
@@ -398,8 +422,12 @@ mod tests {
                 "yarn.nodemanager.vmem-check-enabled=false",
                 "yarn.resourcemanager.hostname=127.0.0.1",
                 "yarn.nodemanager.hostname=127.0.0.1",
+                "yarn.resourcemanager.recovery.enabled=true",
             ]
         );
+        assert!(conf
+            .get_bool("yarn.resourcemanager.recovery.enabled")
+            .expect("a boolean"));
         assert!(!conf
             .get_bool("yarn.nodemanager.vmem-check-enabled")
             .expect("a boolean"));
@@ -418,12 +446,16 @@ mod tests {
     #[test]
     fn configured_values_win_over_standalone_defaults() {
         let mut conf = conf_with(&format!(
-            "{}{}{}",
+            "{}{}{}{}",
             property("yarn.nodemanager.vmem-check-enabled", "true"),
             property("yarn.resourcemanager.bind-host", "0.0.0.0"),
             property("yarn.nodemanager.hostname", "0.0.0.0"),
+            property("yarn.resourcemanager.recovery.enabled", "false"),
         ));
         assert!(apply_standalone_defaults(&mut conf).is_empty());
+        assert!(!conf
+            .get_bool("yarn.resourcemanager.recovery.enabled")
+            .expect("a boolean"));
         assert!(conf
             .get_bool("yarn.nodemanager.vmem-check-enabled")
             .expect("a boolean"));

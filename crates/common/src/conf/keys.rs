@@ -115,6 +115,9 @@ pub const RM_APPLICATION_TIMEOUTS_MONITOR_INTERVAL_MS: &str =
 pub const RM_RECOVERY_ENABLED: &str = "yarn.resourcemanager.recovery.enabled";
 pub const RM_WORK_PRESERVING_RECOVERY_ENABLED: &str =
     "yarn.resourcemanager.work-preserving-recovery.enabled";
+pub const RM_STORE_CLASS: &str = "yarn.resourcemanager.store.class";
+/// Spindle: the embedded state store's file.
+pub const RM_STATE_STORE_PATH: &str = "spindle.resourcemanager.state-store.path";
 pub const RM_HA_ENABLED: &str = "yarn.resourcemanager.ha.enabled";
 pub const RM_HA_RM_IDS: &str = "yarn.resourcemanager.ha.rm-ids";
 pub const YARN_FAIL_FAST: &str = "yarn.fail-fast";
@@ -298,6 +301,8 @@ pub const ALL: &[&str] = &[
     RM_APPLICATION_TIMEOUTS_MONITOR_INTERVAL_MS,
     RM_RECOVERY_ENABLED,
     RM_WORK_PRESERVING_RECOVERY_ENABLED,
+    RM_STORE_CLASS,
+    RM_STATE_STORE_PATH,
     RM_HA_ENABLED,
     RM_HA_RM_IDS,
     YARN_FAIL_FAST,

@@ -75,7 +75,7 @@ impl RmState {
     fn track_orphans(&mut self, node: &NodeId, statuses: &[ContainerStatus], now: Now) {
         let orphans: BTreeMap<ContainerId, Resource> = statuses
             .iter()
-            .filter(|st| !st.complete && !self.knows_app(&st.container.attempt.app))
+            .filter(|st| !st.complete && self.is_orphan(&st.container))
             .map(|st| (st.container, st.resource))
             .collect();
         let before = self
@@ -113,12 +113,21 @@ impl RmState {
         if orphans.is_empty() {
             return;
         }
-        let apps = orphans.keys().map(|c| c.attempt.app);
-        self.node_work
-            .entry(node.clone())
-            .or_default()
-            .cleanup_apps
-            .extend(apps);
+        // An attempt that an RM restart ended belongs to an application
+        // that lives on: only its containers go.
+        let (of_known, of_unknown): (Vec<ContainerId>, Vec<ContainerId>) =
+            orphans.keys().partition(|c| self.knows_app(&c.attempt.app));
+        let work = self.node_work.entry(node.clone()).or_default();
+        work.cleanup_apps
+            .extend(of_unknown.iter().map(|c| c.attempt.app));
+        work.cleanup_containers.extend(of_known);
+    }
+
+    /// A container this RM does not account for: of an application it does
+    /// not know, or of an attempt that its restart ended (see
+    /// `store.rs`).
+    fn is_orphan(&self, container: &ContainerId) -> bool {
+        !self.knows_app(&container.attempt.app) || self.restart_ended.contains(&container.attempt)
     }
 
     /// `nodeHeartbeat`, in order: the node table and the scheduler's view of

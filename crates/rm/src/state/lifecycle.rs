@@ -91,6 +91,7 @@ impl RmState {
         if let Some(app) = self.apps.get_mut(&id) {
             app.acls = app_acls(&launch.acls);
         }
+        self.watch(id, &launch.acls);
         let leaf = match placed {
             Ok(p) => p.queue,
             Err(reason) => {
@@ -262,7 +263,7 @@ impl RmState {
     /// Starts the next attempt of an accepted application: the scheduler
     /// gets the attempt and its AM container ask (an unmanaged AM's attempt
     /// asks for none and is LAUNCHED at once).
-    fn start_attempt(&mut self, app_id: ApplicationId, now: Now) {
+    pub(super) fn start_attempt(&mut self, app_id: ApplicationId, now: Now) {
         let Some(app) = self.apps.get(&app_id) else {
             return;
         };

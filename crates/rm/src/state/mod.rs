@@ -26,6 +26,9 @@ mod decisions;
 mod heartbeat;
 mod lifecycle;
 mod queries;
+mod store;
+
+pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
 use std::collections::BTreeMap;
 
@@ -105,6 +108,12 @@ pub struct RmState {
     evicted: Vec<ApplicationId>,
     /// Network work for the effect executor, handed out with each reply.
     outbox: Vec<Effect>,
+    /// The state store's bookkeeping, when recovery is on (see `store.rs`).
+    persist: Option<store::Persist>,
+    /// Attempts that were running when the RM stopped and that recovery
+    /// ended: their containers, reported by re-registering nodes, are
+    /// orphans (killed, and kept from the scheduler until gone).
+    restart_ended: std::collections::BTreeSet<ApplicationAttemptId>,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -142,6 +151,8 @@ impl RmState {
             last_answers: BTreeMap::new(),
             evicted: Vec::new(),
             outbox: Vec::new(),
+            persist: None,
+            restart_ended: Default::default(),
         }
     }
 
@@ -292,3 +303,7 @@ mod access_tests;
 #[cfg(test)]
 #[path = "limits_tests.rs"]
 mod limits_tests;
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod store_tests;

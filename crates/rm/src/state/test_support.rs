@@ -280,7 +280,7 @@ impl TestRm {
     }
 }
 
-fn healthy() -> Health {
+pub(crate) fn healthy() -> Health {
     Health {
         healthy: true,
         report: String::new(),

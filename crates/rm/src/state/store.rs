@@ -1,0 +1,398 @@
+//! What the state store must keep, said by the state (which does no I/O):
+//! the store operations a command's changes need ([`RmState::take_store_ops`]),
+//! and the state rebuilt from what a store held ([`RmState::recover`]).
+//!
+//! Applications are watched from submission until their final record is
+//! written; after each command the owner task asks for the operations, and
+//! a watched application whose stored-relevant fields changed is written
+//! whole. Finished applications past the store's bound are removed, oldest
+//! first, as Hadoop's RMAppManager does.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+use spindle_common::resource::Resource;
+use spindle_common::states::{AttemptState, FinalStatus};
+use tracing::{info, warn};
+
+use super::RmState;
+use crate::apps::{App, AppState};
+use crate::attempts::{AppAttempts, Attempt};
+use crate::launch::app_acls;
+use crate::launch::{AmLaunchContext, AppAccess};
+use crate::store::{StoreOp, StoredApp, StoredAttempt, StoredLaunch};
+use crate::time::Now;
+
+/// The diagnostics of an attempt that was running when the RM stopped.
+pub const RESTART_DIAGNOSTICS: &str =
+    "ResourceManager restarted: the attempt did not survive it (work-preserving recovery is not built yet)";
+
+/// The state store's bookkeeping in the state.
+#[derive(Debug, Default)]
+pub(crate) struct Persist {
+    max_completed: usize,
+    watched: BTreeMap<ApplicationId, Watched>,
+    /// Finished applications in the store, oldest first.
+    completed: VecDeque<ApplicationId>,
+}
+
+#[derive(Debug)]
+struct Watched {
+    acls: Vec<(String, String)>,
+    last: Option<Fingerprint>,
+}
+
+/// A digest of the fields whose change means an application's record is
+/// rewritten (computed without allocating: it runs after every command for
+/// every watched application).
+type Fingerprint = u64;
+
+/// What [`RmState::recover`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecoverySummary {
+    /// Finished applications back in the table.
+    pub finished: usize,
+    /// Unfinished applications, each with a new attempt.
+    pub restarted: usize,
+    /// Unfinished applications ended instead: unmanaged-AM ones failed
+    /// (their AM is gone), those whose queue is gone killed (as Hadoop).
+    pub failed: usize,
+    /// Records that could not be read back (logged, left in the store).
+    pub unreadable: usize,
+}
+
+fn parse_attempt_state(s: &str) -> Option<AttemptState> {
+    Some(match s {
+        "SCHEDULED" => AttemptState::Scheduled,
+        "ALLOCATED" => AttemptState::Allocated,
+        "LAUNCHED" => AttemptState::Launched,
+        "RUNNING" => AttemptState::Running,
+        "FINISHING" => AttemptState::Finishing,
+        "FINISHED" => AttemptState::Finished,
+        "FAILED" => AttemptState::Failed,
+        "KILLED" => AttemptState::Killed,
+        _ => return None,
+    })
+}
+
+fn parse_access(s: &str) -> Option<AppAccess> {
+    [AppAccess::View, AppAccess::Modify]
+        .into_iter()
+        .find(|a| a.name() == s)
+}
+
+impl RmState {
+    /// Turns the store's bookkeeping on: from now on, `take_store_ops`
+    /// answers what changed. `max_completed` is the store's bound on
+    /// finished applications.
+    pub fn enable_store(&mut self, max_completed: usize) {
+        self.persist = Some(Persist {
+            max_completed,
+            ..Persist::default()
+        });
+    }
+
+    /// Starts watching a submitted application.
+    pub(super) fn watch(&mut self, id: ApplicationId, acls: &[(AppAccess, String)]) {
+        if let Some(p) = &mut self.persist {
+            let acls = acls
+                .iter()
+                .map(|(a, s)| (a.name().to_string(), s.clone()))
+                .collect();
+            p.watched.insert(id, Watched { acls, last: None });
+        }
+    }
+
+    fn fingerprint(&self, app: &App) -> Fingerprint {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (app.state, app.final_status, app.priority).hash(&mut h);
+        (app.diagnostics.len(), app.launch_ms, app.finish_ms).hash(&mut h);
+        (&app.am_host, app.am_rpc_port, &app.tracking_url).hash(&mut h);
+        if let Some(history) = self.history.get(&app.id) {
+            (history.failed, history.ids.len()).hash(&mut h);
+            for a in history.ids.iter().filter_map(|a| self.attempts.get(a)) {
+                (a.state, a.am_container, a.final_status).hash(&mut h);
+                (a.diagnostics.len(), a.rpc_port, a.finish_ms).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    fn stored_app(&self, app: &App, acls: &[(String, String)]) -> StoredApp {
+        let history = self.history.get(&app.id);
+        let launch = history
+            .filter(|_| !app.state.is_final())
+            .map(|h| StoredLaunch {
+                environment: h.launch.environment.clone(),
+                tokens: h.launch.tokens.clone(),
+                forwarded: h.launch.forwarded.clone(),
+            });
+        let attempts = history
+            .map(|h| {
+                h.ids
+                    .iter()
+                    .filter_map(|a| self.attempts.get(a))
+                    .map(|a| StoredAttempt {
+                        id: a.id.to_string(),
+                        state: a.state.as_str().to_string(),
+                        final_status: a.final_status.as_str().to_string(),
+                        am_container: a.am_container.map(|c| c.to_string()),
+                        am_node: a.am_node.as_ref().map(|n| n.to_string()),
+                        host: a.host.clone(),
+                        rpc_port: a.rpc_port,
+                        tracking_url: a.tracking_url.clone(),
+                        diagnostics: a.diagnostics.clone(),
+                        start_ms: a.start_ms,
+                        finish_ms: a.finish_ms,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        StoredApp {
+            id: app.id.to_string(),
+            user: app.user.clone(),
+            name: app.name.clone(),
+            queue: app.queue.clone(),
+            app_type: app.app_type.clone(),
+            tags: app.tags.iter().cloned().collect(),
+            priority: app.priority,
+            am_memory_mb: app.am_resource.memory_mb,
+            am_vcores: app.am_resource.vcores,
+            max_attempts: app.max_attempts,
+            unmanaged_am: app.unmanaged_am,
+            keep_containers: app.keep_containers,
+            acls: acls.to_vec(),
+            state: app.state.as_str().to_string(),
+            final_status: app.final_status.as_str().to_string(),
+            diagnostics: app.diagnostics.clone(),
+            submit_ms: app.submit_ms,
+            start_ms: app.start_ms,
+            launch_ms: app.launch_ms,
+            finish_ms: app.finish_ms,
+            am_host: app.am_host.clone(),
+            am_rpc_port: app.am_rpc_port,
+            tracking_url: app.tracking_url.clone(),
+            failed_attempts: history.map_or(0, |h| h.failed),
+            launch,
+            attempts,
+        }
+    }
+
+    /// The store operations the changes since the last call need (none
+    /// when the store is off): each watched application whose record
+    /// changed, written whole; finished applications past the store's bound
+    /// removed.
+    pub fn take_store_ops(&mut self) -> Vec<StoreOp> {
+        let Some(mut persist) = self.persist.take() else {
+            return Vec::new();
+        };
+        let mut ops = Vec::new();
+        let ids: Vec<ApplicationId> = persist.watched.keys().copied().collect();
+        for id in ids {
+            let Some(app) = self.apps.get(&id) else {
+                // Evicted from memory in the same command it ended in.
+                persist.watched.remove(&id);
+                ops.push(StoreOp::RemoveApp(id));
+                continue;
+            };
+            let fp = self.fingerprint(app);
+            let Some(w) = persist.watched.get_mut(&id) else {
+                continue;
+            };
+            if w.last != Some(fp) {
+                ops.push(StoreOp::PutApp(Box::new(self.stored_app(app, &w.acls))));
+                w.last = Some(fp);
+            }
+            if app.state.is_final() {
+                persist.watched.remove(&id);
+                persist.completed.push_back(id);
+            }
+        }
+        while persist.completed.len() > persist.max_completed {
+            if let Some(old) = persist.completed.pop_front() {
+                ops.push(StoreOp::RemoveApp(old));
+            }
+        }
+        self.persist = Some(persist);
+        ops
+    }
+
+    /// Rebuilds the applications a store held. Finished ones come back as
+    /// they ended; each unfinished one's running attempt is ended (FAILED,
+    /// not counted against its maximum) and a new attempt started, as
+    /// Hadoop does without work-preserving recovery; an unfinished
+    /// unmanaged-AM application fails (its AM cannot be started again), and
+    /// one whose queue no longer exists is killed, as Hadoop does.
+    pub fn recover(&mut self, mut stored: Vec<StoredApp>, now: Now) -> RecoverySummary {
+        let mut summary = RecoverySummary::default();
+        // Finished applications in the order they finished, then the rest.
+        stored.sort_by_key(|a| {
+            let open = a.state.parse::<AppState>().map_or(true, |s| !s.is_final());
+            (open, a.finish_ms, a.id.clone())
+        });
+        for record in stored {
+            match self.recover_app(&record, now) {
+                Ok(outcome) => match outcome {
+                    Recovered::Finished => summary.finished += 1,
+                    Recovered::Restarted => summary.restarted += 1,
+                    Recovered::Failed => summary.failed += 1,
+                },
+                Err(what) => {
+                    warn!(app = %record.id, %what, "stored application not recovered");
+                    summary.unreadable += 1;
+                }
+            }
+        }
+        self.forget_evicted();
+        info!(
+            finished = summary.finished,
+            restarted = summary.restarted,
+            failed = summary.failed,
+            unreadable = summary.unreadable,
+            "applications recovered from the state store"
+        );
+        summary
+    }
+
+    fn recover_app(&mut self, r: &StoredApp, now: Now) -> Result<Recovered, String> {
+        let id: ApplicationId = r.id.parse().map_err(|e| format!("id: {e}"))?;
+        let mut state: AppState = r.state.parse().map_err(|e| format!("state: {e}"))?;
+        let mut final_status: FinalStatus = r
+            .final_status
+            .parse()
+            .map_err(|e| format!("final status: {e}"))?;
+        let acls: Vec<(AppAccess, String)> = r
+            .acls
+            .iter()
+            .filter_map(|(a, s)| Some((parse_access(a)?, s.clone())))
+            .collect();
+        let mut attempts = Vec::new();
+        for a in &r.attempts {
+            let aid: ApplicationAttemptId = a.id.parse().map_err(|e| format!("attempt: {e}"))?;
+            let mut attempt = Attempt::new(aid, Resource::new(r.am_memory_mb, r.am_vcores), now);
+            attempt.state = parse_attempt_state(&a.state)
+                .ok_or_else(|| format!("attempt state {}", a.state))?;
+            attempt.final_status = a
+                .final_status
+                .parse()
+                .map_err(|e| format!("attempt final status: {e}"))?;
+            attempt.am_container = a.am_container.as_deref().and_then(|c| c.parse().ok());
+            attempt.am_node = a.am_node.as_deref().and_then(|n| n.parse::<NodeId>().ok());
+            attempt.host = a.host.clone();
+            attempt.rpc_port = a.rpc_port;
+            attempt.tracking_url = a.tracking_url.clone();
+            attempt.diagnostics = a.diagnostics.clone();
+            attempt.start_ms = a.start_ms;
+            attempt.finish_ms = a.finish_ms;
+            attempts.push(attempt);
+        }
+        let launch = r
+            .launch
+            .as_ref()
+            .map(|l| AmLaunchContext {
+                environment: l.environment.clone(),
+                tokens: l.tokens.clone(),
+                acls: acls.clone(),
+                forwarded: l.forwarded.clone(),
+                sizes: Default::default(),
+            })
+            .unwrap_or_default();
+        let open = !state.is_final();
+        let mut diagnostics = r.diagnostics.clone();
+        let mut finish_ms = r.finish_ms;
+        let mut outcome = Recovered::Finished;
+        if open {
+            if let Some(last) = attempts.last_mut().filter(|a| !a.state.is_final()) {
+                last.end(
+                    AttemptState::Failed,
+                    RESTART_DIAGNOSTICS.into(),
+                    now.wall_ms,
+                );
+            }
+            if r.unmanaged_am || r.launch.is_none() {
+                state = AppState::Failed;
+                final_status = FinalStatus::Failed;
+                diagnostics = format!("Application {id} failed: {RESTART_DIAGNOSTICS}");
+                finish_ms = now.wall_ms;
+                outcome = Recovered::Failed;
+            } else if self.queues.tree.resolve_leaf(&r.queue).is_none() {
+                // Hadoop's words (CapacityScheduler.addApplication, without fail-fast).
+                state = AppState::Killed;
+                final_status = FinalStatus::Killed;
+                diagnostics = format!(
+                    "Application killed on recovery as it was submitted to queue {} \
+                     which no longer exists after restart.",
+                    r.queue
+                );
+                finish_ms = now.wall_ms;
+                outcome = Recovered::Failed;
+            } else {
+                state = AppState::Accepted;
+                outcome = Recovered::Restarted;
+            }
+        }
+        let app = App {
+            id,
+            user: r.user.clone(),
+            name: r.name.clone(),
+            queue: r.queue.clone(),
+            app_type: r.app_type.clone(),
+            tags: r.tags.iter().cloned().collect(),
+            priority: r.priority,
+            am_resource: Resource::new(r.am_memory_mb, r.am_vcores),
+            max_attempts: r.max_attempts,
+            unmanaged_am: r.unmanaged_am,
+            keep_containers: r.keep_containers,
+            acls: app_acls(&acls),
+            state,
+            final_status,
+            diagnostics,
+            submit_ms: r.submit_ms,
+            start_ms: r.start_ms,
+            launch_ms: r.launch_ms,
+            finish_ms,
+            progress: if state.is_final() { 1.0 } else { 0.0 },
+            am_host: if open {
+                "N/A".into()
+            } else {
+                r.am_host.clone()
+            },
+            am_rpc_port: if open { -1 } else { r.am_rpc_port },
+            tracking_url: r.tracking_url.clone(),
+        };
+        let mut history = AppAttempts::new(launch, r.submit_ms);
+        history.failed = r.failed_attempts;
+        history.ids = attempts.iter().map(|a| a.id).collect();
+        // Containers of attempts from before the restart that nodes still
+        // report are not this RM's to account for.
+        self.restart_ended.extend(history.ids.iter().copied());
+        for a in attempts {
+            self.attempts.insert(a.id, a);
+        }
+        self.history.insert(id, history);
+        self.apps.restore(app);
+        if let Some(p) = &mut self.persist {
+            let w = Watched {
+                acls: r.acls.clone(),
+                last: None,
+            };
+            if matches!(outcome, Recovered::Finished) {
+                p.completed.push_back(id);
+            } else {
+                // Written again: its new state (and attempt) must be stored.
+                p.watched.insert(id, w);
+            }
+        }
+        if matches!(outcome, Recovered::Restarted) {
+            self.start_attempt(id, now);
+        }
+        Ok(outcome)
+    }
+}
+
+enum Recovered {
+    Finished,
+    Restarted,
+    Failed,
+}

@@ -1,0 +1,217 @@
+//! The RM state store: what a restarted ResourceManager needs to carry on.
+//!
+//! With `yarn.resourcemanager.recovery.enabled`, the owner task writes, after
+//! every command that changed something a restart must give back, the
+//! [`StoreOp`]s the state emitted (`RmState::take_store_ops`) and the token
+//! master keys when they rolled, and only then answers the caller: a
+//! submitted application is never lost. The state does no I/O; it only says
+//! what changed. On start the store hands back everything it holds
+//! ([`Recovered`]) with a new RM epoch.
+//!
+//! [`StateStore`] is the seam for other stores (ZooKeeper for HA); the one
+//! built is [`RedbStore`], an embedded `redb` file on local disk.
+
+mod records;
+mod redb_store;
+
+pub use records::{StoredApp, StoredAttempt, StoredKeys, StoredLaunch, StoredSecret};
+pub use redb_store::{RedbStore, FORMAT_VERSION};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use spindle_common::conf::Configuration;
+use spindle_common::ids::ApplicationId;
+
+/// One change to the stored state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreOp {
+    /// The application's whole record, new or changed.
+    PutApp(Box<StoredApp>),
+    /// The application is gone (pruned past the store's bound).
+    RemoveApp(ApplicationId),
+    /// The token master keys (current and previous of each manager).
+    PutKeys(StoredKeys),
+}
+
+/// What a store held when the RM started, and this start's epoch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recovered {
+    /// This start's RM epoch: one more than the last start's (0 on a new store).
+    pub epoch: u64,
+    /// This start's cluster timestamp: the one asked for, or one past the
+    /// previous start's if that is not earlier.
+    pub cluster_ts: i64,
+    /// The cluster timestamp of the previous start, if any: the new one must
+    /// be later, so that new application ids never collide with recovered ones.
+    pub last_cluster_ts: Option<i64>,
+    pub apps: Vec<StoredApp>,
+    pub keys: Option<StoredKeys>,
+}
+
+/// A store that failed: which store, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("state store {path}: {what}")]
+pub struct StoreError {
+    pub path: String,
+    pub what: String,
+}
+
+/// A place the RM's state outlives the process.
+pub trait StateStore: Send {
+    /// Where the store is, for messages.
+    fn describe(&self) -> String;
+    /// Applies `ops` in order, durably, all or nothing.
+    fn write(&mut self, ops: &[StoreOp]) -> Result<(), StoreError>;
+}
+
+/// Hadoop's ZooKeeper store class, which Spindle does not provide yet.
+pub const ZK_STORE_CLASS: &str =
+    "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore";
+
+/// The store settings the RM reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConf {
+    /// `spindle.resourcemanager.state-store.path`.
+    pub path: PathBuf,
+    /// `yarn.resourcemanager.state-store.max-completed-applications`, at most
+    /// `yarn.resourcemanager.max-completed-applications` (as Hadoop's RMAppManager).
+    pub max_completed: usize,
+}
+
+impl StoreConf {
+    /// The store's file (`spindle.resourcemanager.state-store.path`, a
+    /// `file://` prefix allowed), whether recovery is on or not.
+    pub fn path(conf: &Configuration) -> Result<PathBuf, String> {
+        let path_key = "spindle.resourcemanager.state-store.path";
+        let path = conf.get_trimmed(path_key).unwrap_or_default();
+        if path.is_empty() {
+            return Err(format!("{path_key} is empty"));
+        }
+        Ok(PathBuf::from(path.strip_prefix("file://").unwrap_or(&path)))
+    }
+
+    /// `None` when `yarn.resourcemanager.recovery.enabled` is false; an
+    /// error for a store class Spindle cannot stand in for.
+    pub fn from_conf(conf: &Configuration) -> Result<Option<StoreConf>, String> {
+        let enabled = conf
+            .get_bool("yarn.resourcemanager.recovery.enabled")
+            .map_err(|e| e.to_string())?;
+        if !enabled {
+            return Ok(None);
+        }
+        let class_key = "yarn.resourcemanager.store.class";
+        let class = conf.get_trimmed(class_key).unwrap_or_default();
+        if class == ZK_STORE_CLASS || class.ends_with(".ZKRMStateStore") {
+            return Err(format!(
+                "{class_key} = {class}: the ZooKeeper state store is not supported yet; \
+                 leave the key unset for Spindle's embedded store"
+            ));
+        }
+        let path = StoreConf::path(conf)?;
+        let number = |key: &str| -> Result<usize, String> {
+            Ok(conf.get_i64(key).map_err(|e| e.to_string())?.max(0) as usize)
+        };
+        let in_memory = number("yarn.resourcemanager.max-completed-applications")?;
+        let max_completed =
+            number("yarn.resourcemanager.state-store.max-completed-applications")?.min(in_memory);
+        if !class.is_empty() {
+            tracing::info!(
+                class = %class,
+                path = %path.display(),
+                "the embedded state store stands in for {class_key}"
+            );
+        }
+        Ok(Some(StoreConf {
+            path,
+            max_completed,
+        }))
+    }
+}
+
+/// Wipes the store at `path` (`--format-state-store`): the file goes.
+pub fn format(path: &Path) -> Result<bool, StoreError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(StoreError {
+            path: path.display().to_string(),
+            what: format!("cannot remove it: {e}"),
+        }),
+    }
+}
+
+/// Counts and times of store writes, readable from any task.
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    writes: AtomicU64,
+    ops: AtomicU64,
+    failures: AtomicU64,
+    total_us: AtomicU64,
+    max_us: AtomicU64,
+    /// Writes by duration: bucket `i` counts writes under `2^i` µs (the last
+    /// bucket everything longer).
+    buckets: [AtomicU64; 24],
+}
+
+/// A snapshot of [`StoreStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreFigures {
+    pub writes: u64,
+    pub ops: u64,
+    pub failures: u64,
+    pub mean_us: u64,
+    pub max_us: u64,
+    /// Upper bounds (powers of two, µs) of the 50th and 99th percentiles.
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+impl StoreStats {
+    /// Records one write of `ops` operations that took `took`.
+    pub fn record(&self, ops: usize, took: Duration, ok: bool) {
+        let us = took.as_micros().min(u64::MAX as u128) as u64;
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.ops.fetch_add(ops as u64, Ordering::Relaxed);
+        if !ok {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        self.total_us.fetch_add(us, Ordering::Relaxed);
+        self.max_us.fetch_max(us, Ordering::Relaxed);
+        let bucket = (64 - us.leading_zeros() as usize).min(self.buckets.len() - 1);
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn figures(&self) -> StoreFigures {
+        let writes = self.writes.load(Ordering::Relaxed);
+        let counts: Vec<u64> = self
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        let quantile = |q: f64| -> u64 {
+            let want = ((writes as f64) * q).ceil().max(1.0) as u64;
+            let mut seen = 0;
+            for (i, c) in counts.iter().enumerate() {
+                seen += c;
+                if seen >= want {
+                    return 1u64 << i;
+                }
+            }
+            0
+        };
+        StoreFigures {
+            writes,
+            ops: self.ops.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            mean_us: self.total_us.load(Ordering::Relaxed) / writes.max(1),
+            max_us: self.max_us.load(Ordering::Relaxed),
+            p50_us: if writes == 0 { 0 } else { quantile(0.5) },
+            p99_us: if writes == 0 { 0 } else { quantile(0.99) },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
