@@ -6,18 +6,15 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hadoop_protos::common::TokenProto;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
-use spindle_common::security::{AmRmTokenIdentifier, Token};
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit, write_yarn_site, FakeNm};
+use common::{allocate, am_client, report, submit, write_yarn_site, FakeNm};
 
 /// An RM whose configuration directory names `exclude` as its exclude list.
 async fn start_rm(dir: &Path, exclude: &Path) -> ResourceManager {
@@ -152,43 +149,6 @@ async fn a_node_excluded_by_refresh_nodes_gets_no_containers() {
     })
     .await
     .expect("test timed out");
-}
-
-/// The scheduler-port connection of an unmanaged AM, with the token its
-/// owner read from the application report.
-async fn am_client(rm: &ResourceManager, token: &TokenProto) -> IpcClient {
-    let token = Token::from_proto(token.clone());
-    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
-    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
-        .with_token(ClientToken {
-            identifier: token.identifier,
-            password: token.password,
-            kind: token.kind,
-            service: token.service,
-        });
-    IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
-        .await
-        .expect("AM connection")
-}
-
-async fn allocate(
-    am: &IpcClient,
-    response_id: &mut i32,
-    ask: Vec<pb::ResourceRequestProto>,
-) -> pb::AllocateResponseProto {
-    let resp: pb::AllocateResponseProto = am
-        .call(
-            "allocate",
-            &pb::AllocateRequestProto {
-                ask,
-                response_id: Some(*response_id),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("allocate");
-    *response_id = resp.response_id.expect("response id");
-    resp
 }
 
 /// A graceful decommission whose timeout passes while the node still runs a

@@ -8,13 +8,11 @@ use std::time::{Duration, Instant};
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
-use spindle_common::security::{AmRmTokenIdentifier, Token};
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit, write_yarn_site, FakeNm};
+use common::{allocate, am_client, report, submit, write_yarn_site, FakeNm};
 
 /// A container of application 7 of an RM that started at 1000 (not this one).
 fn orphan_id() -> pb::ContainerIdProto {
@@ -53,41 +51,6 @@ fn orphan_status(state: pb::ContainerStateProto) -> pb::ContainerStatusProto {
         }),
         ..Default::default()
     }
-}
-
-async fn am_client(rm: &ResourceManager, token: &hadoop_protos::common::TokenProto) -> IpcClient {
-    let token = Token::from_proto(token.clone());
-    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
-    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
-        .with_token(ClientToken {
-            identifier: token.identifier,
-            password: token.password,
-            kind: token.kind,
-            service: token.service,
-        });
-    IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
-        .await
-        .expect("AM connection")
-}
-
-async fn allocate(
-    am: &IpcClient,
-    response_id: &mut i32,
-    ask: Vec<pb::ResourceRequestProto>,
-) -> pb::AllocateResponseProto {
-    let resp: pb::AllocateResponseProto = am
-        .call(
-            "allocate",
-            &pb::AllocateRequestProto {
-                ask,
-                response_id: Some(*response_id),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("allocate");
-    *response_id = resp.response_id.expect("response id");
-    resp
 }
 
 #[tokio::test]

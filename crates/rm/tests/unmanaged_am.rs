@@ -5,17 +5,15 @@
 
 use std::time::{Duration, Instant};
 
-use hadoop_protos::common::TokenProto;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationAttemptId;
-use spindle_common::security::{AmRmTokenIdentifier, Token};
-use spindle_ipc::client::ClientToken;
+use spindle_common::security::AmRmTokenIdentifier;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit, FakeNm};
+use common::{am_client, report, submit, FakeNm};
 use spindle_common::proto::app_id_to_pb;
 
 async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
@@ -69,22 +67,6 @@ async fn attempt_state(
     resp.application_attempt_report
         .and_then(|r| r.yarn_application_attempt_state)
         .and_then(|v| pb::YarnApplicationAttemptStateProto::try_from(v).ok())
-}
-
-/// The scheduler-port connection an unmanaged AM opens with the token it read.
-async fn am_client(rm: &ResourceManager, token: &TokenProto) -> IpcClient {
-    let token = Token::from_proto(token.clone());
-    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
-    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
-        .with_token(ClientToken {
-            identifier: token.identifier,
-            password: token.password,
-            kind: token.kind,
-            service: token.service,
-        });
-    IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
-        .await
-        .expect("the token from the report authenticates")
 }
 
 async fn allocate(

@@ -199,3 +199,47 @@ impl FakeNm {
         resp
     }
 }
+
+/// The scheduler-port connection an AM opens with the AMRMToken its owner
+/// read from the application report.
+pub async fn am_client(
+    rm: &spindle_rm::ResourceManager,
+    token: &hadoop_protos::common::TokenProto,
+) -> IpcClient {
+    use spindle_common::security::{AmRmTokenIdentifier, Token};
+    use spindle_ipc::client::ClientToken;
+    use spindle_ipc::{protocols, ClientOptions};
+    let token = Token::from_proto(token.clone());
+    let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
+    let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
+        .with_token(ClientToken {
+            identifier: token.identifier,
+            password: token.password,
+            kind: token.kind,
+            service: token.service,
+        });
+    IpcClient::connect(&rm.addresses().scheduler.to_string(), options)
+        .await
+        .expect("the token from the report authenticates")
+}
+
+/// An allocate call with `ask` and the next response id, which it advances.
+pub async fn allocate(
+    am: &IpcClient,
+    response_id: &mut i32,
+    ask: Vec<pb::ResourceRequestProto>,
+) -> pb::AllocateResponseProto {
+    let resp: pb::AllocateResponseProto = am
+        .call(
+            "allocate",
+            &pb::AllocateRequestProto {
+                ask,
+                response_id: Some(*response_id),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("allocate");
+    *response_id = resp.response_id.expect("response id");
+    resp
+}
