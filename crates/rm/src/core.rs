@@ -101,7 +101,8 @@ impl CoreHandle {
 /// the state says changed and the master keys if they rolled, written (and
 /// measured) before the caller is answered.
 pub struct StoreDriver {
-    store: Box<dyn StateStore>,
+    /// `None` only while a write runs on the blocking pool.
+    store: Option<Box<dyn StateStore>>,
     keys: Arc<KeyRing>,
     stats: Arc<StoreStats>,
     written_keys: Option<KeyIds>,
@@ -118,15 +119,18 @@ impl StoreDriver {
     ) -> StoreDriver {
         let written_keys = keys_stored.then(|| keys.key_ids());
         StoreDriver {
-            store,
+            store: Some(store),
             keys,
             stats,
             written_keys,
         }
     }
 
-    /// Writes what changed; nothing when nothing did.
-    pub fn persist(&mut self, state: &mut RmState) -> Result<(), StoreError> {
+    /// Writes what changed; nothing when nothing did. The write (an fsync,
+    /// milliseconds) runs on the blocking pool, so it holds no runtime
+    /// worker; the owner task awaits it, so commands stay in order and no
+    /// reply leaves before its change is stored.
+    pub async fn persist(&mut self, state: &mut RmState) -> Result<(), StoreError> {
         let mut ops = state.take_store_ops();
         let ids = self.keys.key_ids();
         if self.written_keys != Some(ids) {
@@ -135,12 +139,27 @@ impl StoreDriver {
         if ops.is_empty() {
             return Ok(());
         }
-        let started = Instant::now();
-        let result = self.store.write(&ops);
-        let took = started.elapsed();
-        self.stats.record(ops.len(), took, result.is_ok());
+        let Some(mut store) = self.store.take() else {
+            return Err(StoreError {
+                path: String::new(),
+                what: "an earlier write never finished".into(),
+            });
+        };
+        let count = ops.len();
+        let (store, result, took) = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let result = store.write(&ops);
+            (store, result, started.elapsed())
+        })
+        .await
+        .map_err(|e| StoreError {
+            path: String::new(),
+            what: format!("the write task failed: {e}"),
+        })?;
+        self.store = Some(store);
+        self.stats.record(count, took, result.is_ok());
         debug!(
-            ops = ops.len(),
+            ops = count,
             took_us = took.as_micros() as u64,
             "state store write"
         );
@@ -180,7 +199,7 @@ impl CoreInbox {
             if let Some(store) = &mut store {
                 // What recovery changed (new attempts, the keys) is stored
                 // before the first command.
-                if let Err(e) = store.persist(&mut state) {
+                if let Err(e) = store.persist(&mut state).await {
                     error!(error = %e, "state store write failed: the ResourceManager stops serving");
                     return;
                 }
@@ -192,7 +211,7 @@ impl CoreInbox {
                         if let Some(store) = &mut store {
                             // Durable before answered: a change the store
                             // could not keep is never acknowledged.
-                            if let Err(e) = store.persist(&mut state) {
+                            if let Err(e) = store.persist(&mut state).await {
                                 error!(error = %e, "state store write failed: the ResourceManager stops serving");
                                 return;
                             }
