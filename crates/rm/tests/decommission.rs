@@ -14,7 +14,7 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{allocate, am_client, report, submit, write_yarn_site, FakeNm};
+use common::{allocate, registered_unmanaged_am, report, submit, write_yarn_site, FakeNm};
 
 /// An RM whose configuration directory names `exclude` as its exclude list.
 async fn start_rm(dir: &Path, exclude: &Path) -> ResourceManager {
@@ -168,24 +168,7 @@ async fn a_graceful_decommission_that_times_out_leaves_the_scheduler() {
         nm.heartbeat().await;
 
         // An unmanaged AM gets one container on the node, which runs it.
-        let app = submit(&client, true).await;
-        let token = report(&client, app)
-            .await
-            .am_rm_token
-            .expect("the owner's report carries the AMRMToken");
-        let am = am_client(&rm, &token).await;
-        let _: pb::RegisterApplicationMasterResponseProto = am
-            .call(
-                "registerApplicationMaster",
-                &pb::RegisterApplicationMasterRequestProto {
-                    host: Some("am".into()),
-                    rpc_port: Some(-1),
-                    tracking_url: Some(String::new()),
-                    placement_constraints: Vec::new(),
-                },
-            )
-            .await
-            .expect("register");
+        let (app, am) = registered_unmanaged_am(&rm, &client).await;
         let mut response_id = 0;
         let mut ask = vec![pb::ResourceRequestProto {
             priority: Some(pb::PriorityProto { priority: Some(1) }),

@@ -12,7 +12,7 @@ use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{allocate, am_client, report, submit, write_yarn_site, FakeNm};
+use common::{allocate, registered_unmanaged_am, write_yarn_site, FakeNm};
 
 /// A container of application 7 of an RM that started at 1000 (not this one).
 fn orphan_id() -> pb::ContainerIdProto {
@@ -99,24 +99,7 @@ async fn a_reregistering_node_cleans_up_unknown_applications_and_is_not_overcomm
 
         // An unmanaged AM asks for a 1 GB container: the node is full with the
         // orphan, so nothing is granted while it runs.
-        let app = submit(&client, true).await;
-        let token = report(&client, app)
-            .await
-            .am_rm_token
-            .expect("the owner's report carries the AMRMToken");
-        let am = am_client(&rm, &token).await;
-        let _: pb::RegisterApplicationMasterResponseProto = am
-            .call(
-                "registerApplicationMaster",
-                &pb::RegisterApplicationMasterRequestProto {
-                    host: Some("am".into()),
-                    rpc_port: Some(-1),
-                    tracking_url: Some(String::new()),
-                    placement_constraints: Vec::new(),
-                },
-            )
-            .await
-            .expect("register");
+        let (_app, am) = registered_unmanaged_am(&rm, &client).await;
         let mut response_id = 0;
         let ask = vec![pb::ResourceRequestProto {
             priority: Some(pb::PriorityProto { priority: Some(1) }),

@@ -243,3 +243,30 @@ pub async fn allocate(
     *response_id = resp.response_id.expect("response id");
     resp
 }
+
+/// Submits an unmanaged application, connects its AM with the AMRMToken
+/// from the owner's report, and registers it.
+pub async fn registered_unmanaged_am(
+    rm: &spindle_rm::ResourceManager,
+    client: &IpcClient,
+) -> (ApplicationId, IpcClient) {
+    let app = submit(client, true).await;
+    let token = report(client, app)
+        .await
+        .am_rm_token
+        .expect("the owner's report carries the AMRMToken");
+    let am = am_client(rm, &token).await;
+    let _: pb::RegisterApplicationMasterResponseProto = am
+        .call(
+            "registerApplicationMaster",
+            &pb::RegisterApplicationMasterRequestProto {
+                host: Some("am".into()),
+                rpc_port: Some(-1),
+                tracking_url: Some(String::new()),
+                placement_constraints: Vec::new(),
+            },
+        )
+        .await
+        .expect("register");
+    (app, am)
+}
