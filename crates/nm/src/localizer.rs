@@ -69,6 +69,7 @@ use spindle_common::ApplicationId;
 use tokio::sync::OnceCell;
 use tracing::{debug, info, warn};
 
+use crate::executor::RunAs;
 use crate::unpack::{self, ArchiveFormat, Dir, Kind};
 
 /// How a resource is made available.
@@ -168,7 +169,7 @@ enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     scope: Scope,
-    /// The group private and application copies are given (see [`ReadAs`]).
+    /// The group private and application copies are given (see [`RunAs`]).
     group: Option<u32>,
     source: PathBuf,
     size: i64,
@@ -292,7 +293,7 @@ impl Localizer {
         res: &LocalResource,
         user: &str,
         app: ApplicationId,
-        reader: Option<ReadAs>,
+        reader: Option<RunAs>,
     ) -> Result<Localized, String> {
         let reader = match res.visibility {
             Visibility::Public => None,
@@ -460,7 +461,7 @@ enum Reader<'a> {
     /// Everyone: Hadoop's `FSDownload.isPublic` (the "other" bits).
     Everyone,
     /// The user a container runs as.
-    User(&'a ReadAs),
+    User(&'a RunAs),
 }
 
 impl Reader<'_> {
@@ -524,7 +525,7 @@ fn readable_tree(path: &Path, meta: &fs::Metadata, reader: &Reader<'_>) -> io::R
 
 /// Checks the source and copies or unpacks it under a fresh directory
 /// derived from `base` (`base`, or `base` with a suffix if it exists).
-fn fetch(res: &LocalResource, base: &Path, reader: Option<&ReadAs>) -> Result<Done, String> {
+fn fetch(res: &LocalResource, base: &Path, reader: Option<&RunAs>) -> Result<Done, String> {
     let shown = res.display();
     let (file, meta) = open_source(res)?;
     let modified = mtime_ms(&meta);
@@ -758,17 +759,6 @@ fn restrict_tree(dir: &Dir, path: &Path, modes: (u32, u32), group: Option<u32>) 
         }
     }
     dir.set_access(modes.1, group)
-}
-
-/// The user a container runs as, for the localizer: whose read permission
-/// a PRIVATE or APPLICATION resource needs, and whose group its copy gets.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ReadAs {
-    pub name: String,
-    pub uid: u32,
-    pub gid: u32,
-    /// Every group of the user, primary included.
-    pub groups: Vec<u32>,
 }
 
 #[cfg(test)]
@@ -1182,7 +1172,7 @@ mod tests {
         }
         let tmp = open_tempdir();
         let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
-        let nobody = ReadAs {
+        let nobody = RunAs {
             name: "nobody".into(),
             uid: 65534,
             gid: 65534,

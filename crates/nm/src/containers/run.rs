@@ -20,7 +20,6 @@ use tracing::{info, warn};
 use super::manager::ContainerManager;
 use super::records::{exit_status, ContainerPhase, Launch};
 use crate::launch::{self, ContainerPaths, NodeEnv, ResourceLink};
-use crate::localizer::ReadAs;
 
 /// How long the processes a container left behind may take to die.
 const LEFTOVER_KILL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -66,12 +65,7 @@ impl ContainerManager {
 
         // 1. Localize, all resources at once.
         let app = id.app();
-        let reader = run_as.as_ref().map(|u| ReadAs {
-            name: u.name.clone(),
-            uid: u.uid,
-            gid: u.gid,
-            groups: u.groups.clone(),
-        });
+        let reader = run_as.clone();
         let jobs = launch.resources.iter().cloned().map(|(link, res)| {
             let localizer = self.inner.localizer.clone();
             let user = grant.app_submitter.clone();

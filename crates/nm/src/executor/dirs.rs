@@ -27,7 +27,7 @@
 //! cache (made before the dir becomes writable) nor another container's
 //! work dir. The caches stay root's and read-only to containers (private
 //! and application copies carry the container user's group, so it can read
-//! them: see `localizer::ReadAs`); the user's
+//! them: see `Localizer::localize_as`); the user's
 //! dir `usercache/<user>` lets only the user's group in. Work and log dirs
 //! are made fresh (anything already at their path is removed first), filled
 //! while still root's, and handed over last; files are created with
