@@ -153,6 +153,7 @@ impl NodeManager {
                 dir = %s.dir().display(),
                 containers = recovered.containers.len(),
                 applications = recovered.apps.len(),
+                localized_resources = recovered.resources.len(),
                 "NodeManager recovery is on: recovering the containers a previous run recorded"
             );
         }

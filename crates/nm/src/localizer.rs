@@ -50,6 +50,11 @@
 //!   moves with every write and `chmod`); a changed one is localized anew
 //!   for the next container. For a directory (an unpacked archive) only the
 //!   directory itself is compared; the files in it rely on their modes.
+//!
+//! With `yarn.nodemanager.recovery.enabled`, every copy made is recorded in
+//! the node's recovery records ([`crate::recovery`]) and unrecorded when
+//! forgotten, and a restarted node takes back the recorded copies that
+//! pass the same check ([`Localizer::restore`]).
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -70,6 +75,7 @@ use tokio::sync::OnceCell;
 use tracing::{debug, info, warn};
 
 use crate::executor::RunAs;
+use crate::recovery::StateStore;
 use crate::unpack::{self, ArchiveFormat, Dir, Kind};
 
 /// How a resource is made available.
@@ -158,11 +164,13 @@ impl LocalResource {
     }
 }
 
-/// Who the copy belongs to.
+/// Who a cached copy belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Scope {
+pub enum Scope {
     Public,
+    /// A user's private cache.
     User(String),
+    /// An application's cache (its user, the application).
     App(String, ApplicationId),
 }
 
@@ -199,13 +207,59 @@ struct Done {
 /// What identifies a cached copy and changes when it is written to or its
 /// mode is changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Fingerprint {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    mode: u32,
+pub struct Fingerprint {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+    pub mode: u32,
+}
+
+/// One cache entry as the recovery records keep it
+/// (`yarn.nodemanager.recovery.enabled`): what was localized, for whom, and
+/// the copy as it was right after it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedResource {
+    pub scope: Scope,
+    /// The group the copy was given (see [`RunAs`]).
+    pub group: Option<u32>,
+    pub source: PathBuf,
+    pub size: i64,
+    pub timestamp: i64,
+    pub kind: ResourceType,
+    /// The local copy.
+    pub path: PathBuf,
+    /// Size of the source.
+    pub bytes: u64,
+    pub fingerprint: Fingerprint,
+}
+
+impl CachedResource {
+    fn new(key: &CacheKey, done: &Done) -> Option<CachedResource> {
+        Some(CachedResource {
+            scope: key.scope.clone(),
+            group: key.group,
+            source: key.source.clone(),
+            size: key.size,
+            timestamp: key.timestamp,
+            kind: key.kind,
+            path: done.path.clone(),
+            bytes: done.bytes,
+            fingerprint: done.fingerprint.clone()?,
+        })
+    }
+
+    fn key(&self) -> CacheKey {
+        CacheKey {
+            scope: self.scope.clone(),
+            group: self.group,
+            source: self.source.clone(),
+            size: self.size,
+            timestamp: self.timestamp,
+            kind: self.kind,
+        }
+    }
 }
 
 fn fingerprint(path: &Path) -> Option<Fingerprint> {
@@ -246,17 +300,68 @@ pub struct Localizer {
     next_dir: AtomicUsize,
     next_id: AtomicU64,
     fetches: AtomicU64,
+    /// With recovery on: every copy made is recorded, every copy forgotten
+    /// is unrecorded, so a restarted node reuses its caches.
+    store: Option<Arc<StateStore>>,
 }
 
 impl Localizer {
     pub fn new(local_dirs: Vec<PathBuf>) -> Localizer {
+        Localizer::recording(local_dirs, None)
+    }
+
+    /// A localizer that records its cache in `store` (recovery on).
+    pub fn recording(local_dirs: Vec<PathBuf>, store: Option<Arc<StateStore>>) -> Localizer {
         Localizer {
             local_dirs,
             slots: Mutex::new(HashMap::new()),
             next_dir: AtomicUsize::new(0),
             next_id: AtomicU64::new(10),
             fetches: AtomicU64::new(0),
+            store,
         }
+    }
+
+    /// Takes back the copies a previous run of the node recorded: each one
+    /// whose copy is still exactly as it was made (the same check a cached
+    /// copy passes before it is handed out again), and, for application
+    /// copies, whose application is among `live_apps`. The others are
+    /// unrecorded. Answers (taken back, dropped).
+    pub fn restore(
+        &self,
+        entries: Vec<CachedResource>,
+        live_apps: &std::collections::HashSet<ApplicationId>,
+    ) -> (usize, usize) {
+        let (mut kept, mut dropped) = (0, 0);
+        for entry in entries {
+            let live = match &entry.scope {
+                Scope::App(_, app) => live_apps.contains(app),
+                _ => true,
+            };
+            let intact = fingerprint(&entry.path).as_ref() == Some(&entry.fingerprint);
+            if live && intact {
+                let done = Done {
+                    path: entry.path.clone(),
+                    bytes: entry.bytes,
+                    fingerprint: Some(entry.fingerprint.clone()),
+                };
+                let slot: Slot = Arc::new(OnceCell::new_with(Some(Ok(done))));
+                self.lock().insert(entry.key(), slot);
+                kept += 1;
+            } else {
+                info!(
+                    path = %escaped(&entry.path.to_string_lossy()),
+                    application_finished = !live,
+                    copy_changed = !intact,
+                    "a recorded localized resource is not taken back"
+                );
+                if let Some(store) = &self.store {
+                    store.remove_resource(&entry);
+                }
+                dropped += 1;
+            }
+        }
+        (kept, dropped)
     }
 
     /// How many resources were actually copied or unpacked (not served
@@ -328,8 +433,16 @@ impl Localizer {
                         let base = this.cache_base(&key.scope);
                         let shown = res.display();
                         let started = std::time::Instant::now();
+                        let store = this.store.clone();
                         let r = tokio::task::spawn_blocking(move || {
-                            fetch(&res, &base, reader.as_ref())
+                            let done = fetch(&res, &base, reader.as_ref())?;
+                            // Recorded before any container is handed the copy.
+                            if let (Some(store), Some(entry)) =
+                                (&store, CachedResource::new(&key, &done))
+                            {
+                                store.store_resource(&entry);
+                            }
+                            Ok(done)
                         })
                         .await
                         .unwrap_or_else(|e| Err(format!("the localizer task failed: {e}")));
@@ -387,17 +500,46 @@ impl Localizer {
     }
 
     fn forget(&self, key: &CacheKey, slot: &Slot) {
-        let mut slots = self.lock();
-        if slots.get(key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
-            slots.remove(key);
+        let removed = {
+            let mut slots = self.lock();
+            if slots.get(key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+                slots.remove(key)
+            } else {
+                None
+            }
+        };
+        self.unrecord(key, removed);
+    }
+
+    /// Removes the record of a forgotten copy (with recovery on).
+    fn unrecord(&self, key: &CacheKey, slot: Option<Slot>) {
+        let (Some(store), Some(slot)) = (&self.store, slot) else {
+            return;
+        };
+        if let Some(Ok(done)) = slot.get() {
+            if let Some(entry) = CachedResource::new(key, done) {
+                store.remove_resource(&entry);
+            }
         }
     }
 
     /// Forgets the application-scoped copies of `app` (its directory is
     /// about to be deleted).
     pub fn forget_app(&self, app: ApplicationId) {
-        self.lock()
-            .retain(|k, _| !matches!(&k.scope, Scope::App(_, a) if *a == app));
+        let gone: Vec<(CacheKey, Slot)> = {
+            let mut slots = self.lock();
+            let keys: Vec<CacheKey> = slots
+                .keys()
+                .filter(|k| matches!(&k.scope, Scope::App(_, a) if *a == app))
+                .cloned()
+                .collect();
+            keys.into_iter()
+                .filter_map(|k| slots.remove(&k).map(|s| (k, s)))
+                .collect()
+        };
+        for (key, slot) in gone {
+            self.unrecord(&key, Some(slot));
+        }
     }
 
     fn cache_base(&self, scope: &Scope) -> PathBuf {
@@ -1401,5 +1543,78 @@ mod tests {
             .await
             .expect_err("a device");
         assert!(err.contains("not a regular file or a directory"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_recorded_cache_is_taken_back_by_the_next_run() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(StateStore::open(&tmp.path().join("recovery")).expect("store"));
+        let local = vec![tmp.path().join("local")];
+        let file = |name: &str, vis: LocalResourceVisibilityProto| {
+            let src = tmp.path().join(name);
+            fs::write(&src, name.as_bytes()).expect("write");
+            let (size, ts) = stat(&src);
+            let mut p = proto(
+                src.to_str().expect("utf-8"),
+                "file",
+                size,
+                ts,
+                LocalResourceTypeProto::File,
+            );
+            p.visibility = Some(vis as i32);
+            LocalResource::from_proto(&p).expect("valid")
+        };
+        let private = file("private.jar", LocalResourceVisibilityProto::Private);
+        let mine = file("app.jar", LocalResourceVisibilityProto::Application);
+        let changed = file("changed.jar", LocalResourceVisibilityProto::Private);
+        let finished = ApplicationId::new(1_700_000_000_000, 2);
+
+        let first = Arc::new(Localizer::recording(local.clone(), Some(store.clone())));
+        let p1 = first
+            .localize(&private, "alice", app())
+            .await
+            .expect("private");
+        let a1 = first.localize(&mine, "alice", app()).await.expect("app");
+        first
+            .localize(&mine, "alice", finished)
+            .await
+            .expect("the finished app's copy");
+        let c1 = first
+            .localize(&changed, "alice", app())
+            .await
+            .expect("changed");
+        assert_eq!(first.fetch_count(), 4);
+        // Someone writes to a cached copy while no NodeManager runs.
+        chmod(&c1.path, 0o600);
+        fs::write(&c1.path, b"tampered").expect("tamper");
+
+        // The next run: only the live application's copies, and only those
+        // still exactly as made, are taken back.
+        let recorded = store.load().resources;
+        assert_eq!(recorded.len(), 4);
+        let second = Arc::new(Localizer::recording(local, Some(store.clone())));
+        let live = std::collections::HashSet::from([app()]);
+        assert_eq!(second.restore(recorded, &live), (2, 2));
+        assert_eq!(store.load().resources.len(), 2);
+        let p2 = second
+            .localize(&private, "alice", app())
+            .await
+            .expect("private");
+        let a2 = second.localize(&mine, "alice", app()).await.expect("app");
+        assert!(p2.from_cache && a2.from_cache);
+        assert_eq!((&p2.path, &a2.path), (&p1.path, &a1.path));
+        let c2 = second
+            .localize(&changed, "alice", app())
+            .await
+            .expect("changed");
+        assert!(!c2.from_cache);
+        assert_ne!(c2.path, c1.path);
+        assert_eq!(second.fetch_count(), 1);
+
+        // A finished application's copies are unrecorded with it.
+        second.forget_app(app());
+        let left: Vec<_> = store.load().resources.into_iter().map(|r| r.path).collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(!left.contains(&a1.path));
     }
 }

@@ -17,6 +17,14 @@
 //! - `apps/<application id>`: the application's user and whether the
 //!   ResourceManager said it finished. Written when its first container is
 //!   accepted and when it finishes; removed once cleaned up.
+//! - `resources/<digest of the cache key>`: one localized resource (its
+//!   cache scope, source, size, timestamp and type, the local copy and the
+//!   copy's inode, size, times and mode right after it was made). Written
+//!   when the copy is made, before any container gets it; removed when the
+//!   cache forgets it (application finished, copy changed or gone). A
+//!   restarted node takes back the copies still exactly as recorded
+//!   ([`crate::localizer::Localizer::restore`]), so its containers are not
+//!   localized again.
 //!
 //! A record ends with a checksum of what precedes it; one that does not
 //! parse or check is named in a warning and skipped: that container is
@@ -38,6 +46,7 @@ use tracing::warn;
 use crate::containers::ContainerPhase;
 use crate::error::NmError;
 use crate::launch::ContainerPaths;
+use crate::localizer::{CachedResource, Fingerprint, ResourceType, Scope};
 
 /// Hadoop's `yarn.nodemanager.recovery.supervised` (default false): with
 /// recovery on, the node runs under a supervisor that starts it again, so
@@ -47,6 +56,7 @@ pub const NM_RECOVERY_SUPERVISED: &str = "yarn.nodemanager.recovery.supervised";
 const MAGIC: &str = "spindle-nm-recovery 1";
 const CONTAINERS: &str = "containers";
 const APPS: &str = "apps";
+const RESOURCES: &str = "resources";
 
 /// Whether and where the node records its containers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +124,7 @@ pub struct AppRecord {
 pub struct Recovered {
     pub containers: Vec<ContainerRecord>,
     pub apps: Vec<(ApplicationId, AppRecord)>,
+    pub resources: Vec<CachedResource>,
 }
 
 /// The records under the recovery dir.
@@ -304,6 +315,121 @@ impl AppRecord {
     }
 }
 
+fn kind_name(k: ResourceType) -> &'static str {
+    match k {
+        ResourceType::File => "file",
+        ResourceType::Archive => "archive",
+        ResourceType::Pattern => "pattern",
+    }
+}
+
+fn kind_from(s: &str) -> Option<ResourceType> {
+    Some(match s {
+        "file" => ResourceType::File,
+        "archive" => ResourceType::Archive,
+        "pattern" => ResourceType::Pattern,
+        _ => return None,
+    })
+}
+
+/// The record's scope field: `public`, `user <hex user>`, `app <hex user> <app>`.
+fn scope_text(s: &Scope) -> String {
+    match s {
+        Scope::Public => "public".into(),
+        Scope::User(u) => format!("user:{}", hex(u.as_bytes())),
+        Scope::App(u, a) => format!("app:{}:{a}", hex(u.as_bytes())),
+    }
+}
+
+fn scope_from(s: &str) -> Option<Scope> {
+    let user = |h: &str| String::from_utf8(unhex(h)?).ok();
+    let mut parts = s.split(':');
+    let scope = match (parts.next()?, parts.next(), parts.next()) {
+        ("public", None, None) => Scope::Public,
+        ("user", Some(u), None) => Scope::User(user(u)?),
+        ("app", Some(u), Some(a)) => Scope::App(user(u)?, a.parse().ok()?),
+        _ => return None,
+    };
+    parts.next().is_none().then_some(scope)
+}
+
+/// What names a resource's record: a digest of its cache key.
+fn resource_name(r: &CachedResource) -> String {
+    let key = format!(
+        "{}|{:?}|{}|{}|{}|{}",
+        scope_text(&r.scope),
+        r.group,
+        hex_path(&r.source),
+        r.size,
+        r.timestamp,
+        kind_name(r.kind)
+    );
+    format!("{:016x}", checksum(key.as_bytes()))
+}
+
+fn encode_resource(r: &CachedResource) -> String {
+    let f = &r.fingerprint;
+    seal(&[
+        ("scope", scope_text(&r.scope)),
+        ("group", r.group.map_or("-".into(), |g| g.to_string())),
+        ("source", hex_path(&r.source)),
+        ("size", r.size.to_string()),
+        ("timestamp", r.timestamp.to_string()),
+        ("kind", kind_name(r.kind).into()),
+        ("path", hex_path(&r.path)),
+        ("bytes", r.bytes.to_string()),
+        (
+            "copy",
+            format!(
+                "{} {} {} {} {} {} {} {}",
+                f.dev, f.ino, f.len, f.mtime.0, f.mtime.1, f.ctime.0, f.ctime.1, f.mode
+            ),
+        ),
+    ])
+}
+
+fn decode_resource(text: &str) -> Result<CachedResource, String> {
+    let f = unseal(text)?;
+    fn num<T: std::str::FromStr>(f: &[(&str, &str)], name: &str) -> Result<T, String> {
+        field(f, name)?
+            .parse()
+            .map_err(|_| format!("the field '{name}' is not a number"))
+    }
+    let group = match field(&f, "group")? {
+        "-" => None,
+        _ => Some(num(&f, "group")?),
+    };
+    let copy: Vec<i64> = field(&f, "copy")?
+        .split(' ')
+        .map(|v| {
+            v.parse::<i64>()
+                .map_err(|_| "the copy's fingerprint is damaged")
+        })
+        .collect::<Result<_, _>>()?;
+    let [dev, ino, len, ms, mns, cs, cns, mode] = copy[..] else {
+        return Err("the copy's fingerprint is damaged".into());
+    };
+    let unsigned = |v: i64| u64::try_from(v).map_err(|_| "the copy's fingerprint is damaged");
+    Ok(CachedResource {
+        scope: scope_from(field(&f, "scope")?).ok_or("the scope is damaged")?,
+        group,
+        source: unhex_path(field(&f, "source")?).ok_or("the source is not hex")?,
+        size: num(&f, "size")?,
+        timestamp: num(&f, "timestamp")?,
+        kind: kind_from(field(&f, "kind")?).ok_or("unknown resource type")?,
+        path: unhex_path(field(&f, "path")?).ok_or("the path is not hex")?,
+        bytes: num(&f, "bytes")?,
+        fingerprint: Fingerprint {
+            dev: unsigned(dev)?,
+            ino: unsigned(ino)?,
+            len: unsigned(len)?,
+            mtime: (ms, mns),
+            ctime: (cs, cns),
+            mode: u32::try_from(mode).map_err(|_| "the copy's fingerprint is damaged")?,
+        },
+    })
+}
+
 /// Writes `text` to `path` atomically and durably.
 fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -336,7 +462,7 @@ impl StateStore {
     /// Opens (creating) the recovery dir, owner-only.
     pub fn open(dir: &Path) -> Result<StateStore, NmError> {
         use std::os::unix::fs::DirBuilderExt;
-        for sub in [CONTAINERS, APPS] {
+        for sub in [CONTAINERS, APPS, RESOURCES] {
             fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
@@ -393,6 +519,22 @@ impl StateStore {
         }
     }
 
+    /// Records a localized resource. A failure is logged: the copy serves
+    /// on, and is localized again if the node restarts.
+    pub fn store_resource(&self, r: &CachedResource) {
+        let file = self.dir.join(RESOURCES).join(resource_name(r));
+        if let Err(e) = write_atomically(&file, &encode_resource(r)) {
+            warn!(file = %file.display(), error = %e, "cannot record a localized resource for recovery");
+        }
+    }
+
+    pub fn remove_resource(&self, r: &CachedResource) {
+        let file = self.dir.join(RESOURCES).join(resource_name(r));
+        if let Err(e) = remove_durably(&file) {
+            warn!(file = %file.display(), error = %e, "cannot remove a localized resource's recovery record");
+        }
+    }
+
     /// Reads every record. A damaged one is named in a warning and removed
     /// (its container is lost); leftover `.tmp` files of interrupted
     /// writes are removed.
@@ -432,6 +574,27 @@ impl StateStore {
                         file = %file.display(),
                         "the recovery record of application {name} cannot be used ({why}); it is \
                          rebuilt from its containers' records"
+                    );
+                    let _ = remove_durably(&file);
+                }
+            }
+        }
+        for (name, text) in self.files(RESOURCES) {
+            let file = self.dir.join(RESOURCES).join(&name);
+            let parsed = decode_resource(&text).and_then(|r| {
+                if resource_name(&r) == name {
+                    Ok(r)
+                } else {
+                    Err("its name is not the digest of its key".into())
+                }
+            });
+            match parsed {
+                Ok(r) => out.resources.push(r),
+                Err(why) => {
+                    warn!(
+                        file = %file.display(),
+                        "the recovery record of a localized resource cannot be used ({why}); \
+                         the resource is localized again when a container needs it"
                     );
                     let _ = remove_durably(&file);
                 }
@@ -558,5 +721,50 @@ mod tests {
             unseal("spindle-nm-recovery 1\nphase x\n").err().as_deref(),
             Some("no checksum line (the file is truncated)")
         );
+    }
+
+    #[test]
+    fn resource_records_round_trip_and_damage_is_named() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = StateStore::open(tmp.path()).expect("open");
+        let app: ApplicationId = "application_1795326004599_0007".parse().expect("app");
+        let entry = |scope: Scope, source: &str| CachedResource {
+            scope,
+            group: Some(1001),
+            source: source.into(),
+            size: 12,
+            timestamp: 1_700_000_000_123,
+            kind: ResourceType::Archive,
+            path: "/l/filecache/10/x.zip".into(),
+            bytes: 12,
+            fingerprint: Fingerprint {
+                dev: 1,
+                ino: 2,
+                len: 3,
+                mtime: (4, 5),
+                ctime: (6, 7),
+                mode: 0o40555,
+            },
+        };
+        let a = entry(Scope::Public, "/s/a.zip");
+        let b = entry(Scope::User("al ice".into()), "/s/b.zip");
+        let c = entry(Scope::App("bob".into(), app), "/s/c.zip");
+        for r in [&a, &b, &c] {
+            store.store_resource(r);
+        }
+        let mut got = store.load().resources;
+        got.sort_by(|x, y| x.source.cmp(&y.source));
+        assert_eq!(got, vec![a.clone(), b.clone(), c.clone()]);
+
+        // A damaged record is dropped (and named), the others stay.
+        let name = resource_name(&b);
+        let file = tmp.path().join("resources").join(&name);
+        let mut bytes = fs::read(&file).expect("read");
+        bytes[40] ^= 1;
+        fs::write(&file, bytes).expect("damage");
+        assert_eq!(store.load().resources.len(), 2);
+        assert!(!file.exists());
+        store.remove_resource(&a);
+        assert_eq!(store.load().resources, vec![c]);
     }
 }

@@ -794,3 +794,63 @@ async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
     assert_eq!(done.exit_status, exit_status::KILLED_BY_APPMASTER);
     node.nm.stop().await;
 }
+
+#[tokio::test]
+async fn a_restarted_node_with_recovery_reuses_its_localized_resources() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recovery_dir = tmp.path().join("nm-recovery");
+    // Recovery needs a fixed port (the node's id is kept across starts).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let recovery = {
+        let dir = recovery_dir.display().to_string();
+        move |c: &mut Configuration| {
+            c.set("yarn.nodemanager.recovery.enabled", "true");
+            c.set("yarn.nodemanager.recovery.dir", dir.as_str());
+            c.set(keys::NM_ADDRESS, format!("127.0.0.1:{port}"));
+        }
+    };
+    let zip = tmp.path().join("__spark_libs__7.zip");
+    write_zip(&zip, &[("a.jar", "A")]);
+    let run = |node: &Node, seq: i64| {
+        let mut c = clc(&["ls __spark_libs__ > {{PWD}}/libs"]);
+        c.local_resources.push(file_resource(
+            "__spark_libs__",
+            &zip,
+            LocalResourceTypeProto::Archive,
+            LocalResourceVisibilityProto::Private,
+        ));
+        node.start_sized(container(1, seq), 128, c)
+            .expect("started");
+    };
+    let done = |node: &Node, seq: i64| {
+        let containers = node.nm.containers().clone();
+        async move {
+            let done = containers
+                .wait_done(&container(1, seq), WAIT)
+                .await
+                .expect("done");
+            assert_eq!(done.exit_status, 0, "{done:?}");
+        }
+    };
+
+    let (node, tmp) = common::start_node_in(tmp, recovery.clone(), common::Setup::default()).await;
+    run(&node, 2);
+    done(&node, 2).await;
+    assert_eq!(node.nm.containers().localizer().fetch_count(), 1);
+    node.nm.stop().await;
+
+    // The same node again, on the same dirs: the application's next
+    // container gets the copy the first run made.
+    let (node, _tmp) = common::start_node_in(tmp, recovery, common::Setup::default()).await;
+    run(&node, 3);
+    done(&node, 3).await;
+    assert_eq!(
+        node.nm.containers().localizer().fetch_count(),
+        0,
+        "the archive was localized again"
+    );
+    node.nm.stop().await;
+}

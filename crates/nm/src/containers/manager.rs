@@ -40,7 +40,7 @@ pub(super) struct Inner {
     pub(super) page_size: u64,
     pub(super) tick_ms: f64,
     /// The recovery records, when `yarn.nodemanager.recovery.enabled`.
-    pub(super) store: Option<StateStore>,
+    pub(super) store: Option<Arc<StateStore>>,
 }
 
 /// The container side of the NodeManager. Cheap to clone.
@@ -65,9 +65,10 @@ impl ContainerManager {
         store: Option<StateStore>,
     ) -> ContainerManager {
         let (page_size, tick_ms) = procfs::system_units();
+        let store = store.map(Arc::new);
         ContainerManager {
             inner: Arc::new(Inner {
-                localizer: Arc::new(Localizer::new(cfg.local_dirs.clone())),
+                localizer: Arc::new(Localizer::recording(cfg.local_dirs.clone(), store.clone())),
                 tokens: ContainerTokenChecker::new(node_id.clone(), secrets),
                 cfg,
                 node_id,

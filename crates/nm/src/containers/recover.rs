@@ -49,6 +49,25 @@ impl ContainerManager {
     pub(crate) async fn recover(&self, recovered: Recovered) {
         let mut watch_list = Vec::new();
         let apps: Vec<_> = recovered.apps.iter().map(|(id, _)| *id).collect();
+        // The caches first: the recovered applications' next containers
+        // reuse what was localized for them.
+        let live: HashSet<_> = apps
+            .iter()
+            .copied()
+            .chain(recovered.containers.iter().map(|c| c.grant.container.app()))
+            .collect();
+        let localizer = self.inner.localizer.clone();
+        let resources = recovered.resources;
+        match tokio::task::spawn_blocking(move || localizer.restore(resources, &live)).await {
+            Ok((kept, dropped)) if kept + dropped > 0 => {
+                info!(
+                    kept,
+                    dropped, "recovered the localized resources a previous run recorded"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => warn!(error = %e, "recovering the localized resources failed"),
+        }
         {
             let mut st = self.lock();
             for (id, r) in &recovered.apps {
