@@ -85,7 +85,11 @@ async fn start_containers(
     call: CallContext,
     req: StartContainersRequestProto,
 ) -> Result<StartContainersResponseProto, RpcError> {
-    manager.start_containers(&caller(&call)?, req)
+    let resp = manager.start_containers(&caller(&call)?, req)?;
+    // With recovery on, the accepted containers are recorded before the
+    // answer leaves.
+    manager.records_flushed().await;
+    Ok(resp)
 }
 
 async fn stop_containers(

@@ -288,6 +288,9 @@ impl NodeManager {
                 task_containers.shutdown(containers_stop_timeout).await;
             }
             container_monitor.abort();
+            // The records the stop itself changed are on disk before the
+            // node says it ended.
+            task_containers.records_flushed().await;
             agent.finish(exit);
         });
 

@@ -436,7 +436,7 @@ impl Localizer {
                         let store = this.store.clone();
                         let r = tokio::task::spawn_blocking(move || {
                             let done = fetch(&res, &base, reader.as_ref())?;
-                            // Recorded before any container is handed the copy.
+                            // Recorded (by the writer thread, in order) as the copy is made.
                             if let (Some(store), Some(entry)) =
                                 (&store, CachedResource::new(&key, &done))
                             {

@@ -26,6 +26,12 @@
 //!   ([`crate::localizer::Localizer::restore`]), so its containers are not
 //!   localized again.
 //!
+//! Records are written by one writer thread, in the order they were asked
+//! for (callers ask under the container state lock, so the order is the
+//! order of the changes): no fsync runs on the runtime's workers or under
+//! that lock. A caller that must not answer before its record is durable
+//! (`startContainers`) awaits [`StateStore::flushed`].
+//!
 //! A record ends with a checksum of what precedes it; one that does not
 //! parse or check is named in a warning and skipped: that container is
 //! lost (its processes are killed at start-up, as without recovery), the
@@ -131,6 +137,65 @@ pub struct Recovered {
 #[derive(Debug)]
 pub struct StateStore {
     dir: PathBuf,
+    writer: Writer,
+}
+
+/// One job of the writer thread.
+enum Job {
+    Write {
+        file: PathBuf,
+        text: String,
+        what: &'static str,
+    },
+    Remove {
+        file: PathBuf,
+        what: &'static str,
+    },
+    /// Called once every earlier job is done.
+    Notify(Box<dyn FnOnce() + Send>),
+}
+
+/// The handle of the thread that writes the records, in order.
+struct Writer {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writer")
+    }
+}
+
+impl Writer {
+    fn start() -> io::Result<Writer> {
+        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("nm-recovery-writer".into())
+            .spawn(move || {
+                // Ends when the store is dropped, after the jobs already sent.
+                for job in rx {
+                    match job {
+                        Job::Write { file, text, what } => {
+                            if let Err(e) = write_atomically(&file, &text) {
+                                warn!(file = %file.display(), error = %e, "cannot record {what} for recovery");
+                            }
+                        }
+                        Job::Remove { file, what } => {
+                            if let Err(e) = remove_durably(&file) {
+                                warn!(file = %file.display(), error = %e, "cannot remove the recovery record of {what}");
+                            }
+                        }
+                        Job::Notify(done) => done(),
+                    }
+                }
+            })?;
+        Ok(Writer { jobs })
+    }
+
+    fn send(&self, job: Job) {
+        // The thread only ends when this sender is dropped.
+        let _ = self.jobs.send(job);
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -472,9 +537,31 @@ impl StateStore {
                     message: format!("cannot create {}: {e}", dir.join(sub).display()),
                 })?;
         }
+        let writer = Writer::start().map_err(|e| {
+            NmError::Internal(format!("cannot start the recovery record writer: {e}"))
+        })?;
         Ok(StateStore {
             dir: dir.to_path_buf(),
+            writer,
         })
+    }
+
+    /// Resolves once every record asked for before the call is written.
+    pub async fn flushed(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.writer.send(Job::Notify(Box::new(move || {
+            let _ = tx.send(());
+        })));
+        let _ = rx.await;
+    }
+
+    /// Blocks until every record asked for before the call is written.
+    pub fn flush_blocking(&self) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.writer.send(Job::Notify(Box::new(move || {
+            let _ = tx.send(());
+        })));
+        let _ = rx.recv();
     }
 
     pub fn dir(&self) -> &Path {
@@ -492,53 +579,57 @@ impl StateStore {
     /// Records a container (replacing its earlier record). A failure is
     /// logged: the container runs on, and is lost if the node restarts.
     pub fn store_container(&self, r: &ContainerRecord) {
-        let file = self.container_file(&r.grant.container);
-        if let Err(e) = write_atomically(&file, &r.encode()) {
-            warn!(file = %file.display(), error = %e, "cannot record a container for recovery");
-        }
+        self.writer.send(Job::Write {
+            file: self.container_file(&r.grant.container),
+            text: r.encode(),
+            what: "a container",
+        });
     }
 
     pub fn remove_container(&self, id: &ContainerId) {
-        let file = self.container_file(id);
-        if let Err(e) = remove_durably(&file) {
-            warn!(file = %file.display(), error = %e, "cannot remove a container's recovery record");
-        }
+        self.writer.send(Job::Remove {
+            file: self.container_file(id),
+            what: "a container",
+        });
     }
 
     pub fn store_app(&self, app: &ApplicationId, r: &AppRecord) {
-        let file = self.app_file(app);
-        if let Err(e) = write_atomically(&file, &r.encode()) {
-            warn!(file = %file.display(), error = %e, "cannot record an application for recovery");
-        }
+        self.writer.send(Job::Write {
+            file: self.app_file(app),
+            text: r.encode(),
+            what: "an application",
+        });
     }
 
     pub fn remove_app(&self, app: &ApplicationId) {
-        let file = self.app_file(app);
-        if let Err(e) = remove_durably(&file) {
-            warn!(file = %file.display(), error = %e, "cannot remove an application's recovery record");
-        }
+        self.writer.send(Job::Remove {
+            file: self.app_file(app),
+            what: "an application",
+        });
     }
 
     /// Records a localized resource. A failure is logged: the copy serves
     /// on, and is localized again if the node restarts.
     pub fn store_resource(&self, r: &CachedResource) {
-        let file = self.dir.join(RESOURCES).join(resource_name(r));
-        if let Err(e) = write_atomically(&file, &encode_resource(r)) {
-            warn!(file = %file.display(), error = %e, "cannot record a localized resource for recovery");
-        }
+        self.writer.send(Job::Write {
+            file: self.dir.join(RESOURCES).join(resource_name(r)),
+            text: encode_resource(r),
+            what: "a localized resource",
+        });
     }
 
     pub fn remove_resource(&self, r: &CachedResource) {
-        let file = self.dir.join(RESOURCES).join(resource_name(r));
-        if let Err(e) = remove_durably(&file) {
-            warn!(file = %file.display(), error = %e, "cannot remove a localized resource's recovery record");
-        }
+        self.writer.send(Job::Remove {
+            file: self.dir.join(RESOURCES).join(resource_name(r)),
+            what: "a localized resource",
+        });
     }
 
     /// Reads every record. A damaged one is named in a warning and removed
     /// (its container is lost); leftover `.tmp` files of interrupted
     /// writes are removed.
     pub fn load(&self) -> Recovered {
+        self.flush_blocking();
         let mut out = Recovered::default();
         for (name, text) in self.files(CONTAINERS) {
             let file = self.dir.join(CONTAINERS).join(&name);
@@ -682,6 +773,7 @@ mod tests {
                 finishing: true,
             },
         );
+        store.flush_blocking();
         // A truncated record, a flipped byte, an interrupted write.
         let bf = tmp
             .path()
@@ -757,6 +849,7 @@ mod tests {
         assert_eq!(got, vec![a.clone(), b.clone(), c.clone()]);
 
         // A damaged record is dropped (and named), the others stay.
+        store.flush_blocking();
         let name = resource_name(&b);
         let file = tmp.path().join("resources").join(&name);
         let mut bytes = fs::read(&file).expect("read");

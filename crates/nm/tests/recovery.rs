@@ -354,6 +354,7 @@ async fn recorded_containers_that_never_ran_or_had_ended_are_reported() {
     let (never_ran, ended) = (container(153, 2), container(153, 3));
     store.store_container(&record(2, ContainerPhase::Localizing, exit_status::INVALID));
     store.store_container(&record(3, ContainerPhase::Done, 3));
+    store.flush_blocking();
     let address = format!("127.0.0.1:{}", free_port());
     let (node, _tmp) = common::start_node_in(
         tmp,

@@ -119,6 +119,14 @@ impl ContainerManager {
         }
     }
 
+    /// Resolves once the records asked for so far are written (at once
+    /// with recovery off).
+    pub async fn records_flushed(&self) {
+        if let Some(store) = &self.inner.store {
+            store.flushed().await;
+        }
+    }
+
     pub(super) fn unpersist(&self, id: &ContainerId) {
         if let Some(store) = &self.inner.store {
             store.remove_container(id);
