@@ -170,7 +170,12 @@ impl NodeManager {
         let cfg = tokio::task::spawn_blocking(move || {
             let mut cfg = cfg;
             let (local, logs) = (cfg.local_dirs.clone(), cfg.log_dirs.clone());
-            cfg.executor.prepare(&local, &logs, &keep).map(|()| cfg)
+            // Without recovery nobody would watch this run's containers
+            // after it: they die with it.
+            let tie = !cfg.recovery.enabled;
+            cfg.executor
+                .prepare(&local, &logs, &keep, tie)
+                .map(|()| cfg)
         })
         .await
         .map_err(|e| {

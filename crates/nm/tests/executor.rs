@@ -2,8 +2,8 @@
 //! mapped users (LinuxContainerExecutor, as root) or as the NodeManager's
 //! user (default), refused users, processes that leave their process group
 //! (`setsid`) killed on container stop, on NodeManager stop and, after the
-//! NodeManager was killed with SIGKILL, by the next one started on the same
-//! local dirs; signals a NodeManager was started with ignored still reach
+//! NodeManager was killed with SIGKILL, with it (its containers) and by the
+//! next one started on the same local dirs (what escaped them); signals a NodeManager was started with ignored still reach
 //! its containers.
 //!
 //! The last three start real `spindle nodemanager` processes (the binary
@@ -441,10 +441,15 @@ async fn a_process_that_calls_setsid_dies_with_the_node_manager() {
 
 // ------------------------------------------------------------ real NodeManager processes
 
+/// Without recovery, a SIGKILLed NodeManager's containers die with it
+/// (their lifeline watchdog: the process group, and the cgroup where there
+/// is one); what escaped both (a `setsid` process without cgroups) is
+/// killed by the next NodeManager on the same local dirs before it serves.
 #[tokio::test]
-async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
-    let Some(bin) = binary_or_skip("the_next_node_manager_kills_what_a_sigkilled_one_left_running")
-    else {
+async fn a_sigkilled_node_managers_containers_die_with_it_and_the_next_one_kills_what_escaped() {
+    let Some(bin) = binary_or_skip(
+        "a_sigkilled_node_managers_containers_die_with_it_and_the_next_one_kills_what_escaped",
+    ) else {
         return;
     };
     let cgroups = cgroups_here();
@@ -459,6 +464,7 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
         Err(_) => vec![(131, vec![(ekeys::CGROUPS_ENABLED, "false")])],
     };
     for (app_n, extra) in modes {
+        let with_cgroup = extra.is_empty();
         let tmp = node_dir();
         let (rm, _server) = FakeRm::start(setup()).await;
         let conf = write_conf(tmp.path(), _server.local_addr(), &extra);
@@ -466,7 +472,12 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
         let node = rm.registered_node(0).await;
         let client = nm_client(&node, app_n, "alice").await;
         let id = container(app_n, 2);
-        start_over_ipc(&client, &node, id, ESCAPING).await;
+        // It takes a thread dump (SIGQUIT to its group) in its stride: so
+        // must its lifeline's watchdog.
+        let script = "trap 'echo dump >> {{PWD}}/quit' QUIT; \
+                      setsid sh -c 'echo \\$\\$ > {{PWD}}/escaped.pid; exec sleep 1000' & \
+                      echo $$ > {{PWD}}/main.pid; while :; do sleep 0.05; done";
+        start_over_ipc(&client, &node, id, script).await;
         let work = work_dir(tmp.path(), &id);
         let escaped: i32 = wait_file(&work.join("escaped.pid"), WAIT)
             .await
@@ -478,6 +489,18 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
             .trim()
             .parse()
             .expect("pid");
+        let _: SignalContainerResponseProto = client
+            .call(
+                "signalToContainer",
+                &SignalContainerRequestProto {
+                    container_id: spindle_nm::wire::container_id_proto(&id),
+                    command: SignalContainerCommandProto::OutputThreadDump as i32,
+                },
+            )
+            .await
+            .expect("signalToContainer");
+        assert_eq!(wait_file(&work.join("quit"), WAIT).await, "dump\n");
+        assert!(process_alive(main));
         let pid_file = tmp
             .path()
             .join("local/nmPrivate")
@@ -485,25 +508,27 @@ async fn the_next_node_manager_kills_what_a_sigkilled_one_left_running() {
             .join(id.to_string())
             .join(format!("{id}.pid"));
 
-        // SIGKILL: nothing of the NodeManager runs its cleanup.
+        // SIGKILL: nothing of the NodeManager runs its cleanup, yet its
+        // container dies with it.
         first.kill9();
-        assert!(
-            process_alive(escaped) && process_alive(main),
-            "the container should be orphaned, not killed, by the NodeManager's SIGKILL"
-        );
+        wait_dead(main, "the container of the SIGKILLed NodeManager").await;
+        if with_cgroup {
+            wait_dead(escaped, "the setsid process, in the container's cgroup").await;
+        }
 
-        // The next NodeManager on the same local dirs kills both before it
-        // serves anything.
+        // The next NodeManager on the same local dirs kills what is left
+        // (the setsid process without a cgroup) before it serves anything.
         let mut second = NmProcess::start(&bin, &conf, tmp.path().join("nm2.log"), None);
         rm.registered_node(1).await;
         wait_dead(escaped, "the setsid process of the previous run").await;
-        wait_dead(main, "the container of the previous run").await;
         assert!(!pid_file.exists(), "the pid file was left");
         let log = second.log();
-        assert!(
-            log.contains("killed what was left of a container of a previous run"),
-            "{log}"
-        );
+        if !with_cgroup {
+            assert!(
+                log.contains("killed what was left of a container of a previous run"),
+                "{log}"
+            );
+        }
         assert!(second.stop().success(), "{}", second.log());
     }
 }

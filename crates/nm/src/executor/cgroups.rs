@@ -229,6 +229,11 @@ impl ContainerCgroup {
         self.signal(Signal::SIGKILL);
     }
 
+    /// The `cgroup.kill` file, where the kernel has one.
+    pub(super) fn kill_path(&self) -> Option<PathBuf> {
+        self.kill_file.then(|| self.path.join("cgroup.kill"))
+    }
+
     /// Removes the cgroup if it has no processes left.
     pub(super) fn try_remove(&self) -> io::Result<bool> {
         if !self.pids().is_empty() {

@@ -27,6 +27,9 @@ pub(super) struct ChildSetup {
     pub(super) cgroup_procs: Option<RawFd>,
     /// uid, gid and groups to switch to.
     pub(super) user: Option<(u32, u32, Vec<libc::gid_t>)>,
+    /// A close-on-exec descriptor this child keeps across exec, under the
+    /// same number.
+    pub(super) inherit: Option<RawFd>,
 }
 
 impl ChildSetup {
@@ -51,8 +54,20 @@ impl ChildSetup {
         if let Some((uid, gid, groups)) = &self.user {
             switch_user(*uid, *gid, groups)?;
         }
+        if let Some(fd) = self.inherit {
+            keep_across_exec(fd)?;
+        }
         Ok(())
     }
+}
+
+/// Clears `FD_CLOEXEC` on `fd` (in the child only: the descriptor table
+/// is the child's own copy).
+fn keep_across_exec(fd: RawFd) -> io::Result<()> {
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Default dispositions for every signal, and no signal blocked.

@@ -157,6 +157,38 @@ struct Runtime {
     cgroup: Option<CgroupRoot>,
     local_dirs: Vec<PathBuf>,
     detached: Detached,
+    /// With recovery off: the pipe that ties every container to this
+    /// process (see [`Lifeline`]).
+    lifeline: Option<Lifeline>,
+}
+
+/// A pipe whose write end only this NodeManager holds (close-on-exec, so
+/// no child inherits it). Each container's wrapper gets the read end and
+/// a watchdog that blocks reading it: nothing is ever written, so the read
+/// ends only when the write end closes, that is when this process is gone,
+/// however it ended (SIGKILL included); the watchdog then kills the
+/// container's process group. Used with recovery off, where nobody would
+/// ever watch those containers again.
+#[derive(Debug, Clone)]
+struct Lifeline {
+    read: Arc<std::os::fd::OwnedFd>,
+    _write: Arc<std::os::fd::OwnedFd>,
+}
+
+impl Lifeline {
+    fn new() -> std::io::Result<Lifeline> {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        Ok(Lifeline {
+            read: Arc::new(read),
+            _write: Arc::new(write),
+        })
+    }
+}
+
+impl PartialEq for Lifeline {
+    fn eq(&self, _: &Lifeline) -> bool {
+        true
+    }
 }
 
 /// Set when the node stops and leaves its containers running (recovery,
@@ -282,11 +314,13 @@ impl ExecutorConfig {
     /// not, and kills what a previous NodeManager on these local dirs left
     /// running. Blocking.
     /// The containers in `keep` (recovered ones) are left alone.
+    /// `tie_to_node`: containers die with this process (recovery off).
     pub fn prepare(
         &mut self,
         local_dirs: &[PathBuf],
         log_dirs: &[PathBuf],
         keep: &HashSet<String>,
+        tie_to_node: bool,
     ) -> Result<(), NmError> {
         let euid = nix::unistd::geteuid();
         if self.kind == ExecutorKind::Linux && !euid.is_root() {
@@ -363,11 +397,19 @@ impl ExecutorConfig {
                 "cleaned up the containers a previous run of this NodeManager left"
             );
         }
+        let lifeline = if tie_to_node {
+            Some(Lifeline::new().map_err(|e| {
+                NmError::Internal(format!("cannot create the containers' lifeline pipe: {e}"))
+            })?)
+        } else {
+            None
+        };
         self.runtime = Some(Runtime {
             nm_gid: nix::unistd::getegid().as_raw(),
             cgroup,
             local_dirs: local_dirs.to_vec(),
             detached: Detached::default(),
+            lifeline,
         });
         Ok(())
     }
@@ -474,16 +516,34 @@ impl ExecutorConfig {
         // for a thread dump, ...) reach the container, and the wrapper
         // outlives them to record the script's status. Its traps are reset
         // to the defaults in the script.
+        //
+        // With recovery off, the wrapper also starts the lifeline's
+        // watchdog (`$3`: the read end's descriptor number, inherited only
+        // by this child; the script itself does not get it).
         let exit_file = pid_file
             .as_ref()
             .map(|f| tracking::exit_code_file(f).to_string_lossy().into_owned())
             .unwrap_or_default();
+        let lifeline = self
+            .runtime
+            .as_ref()
+            .and_then(|r| r.lifeline.as_ref())
+            .map(|l| l.read.as_raw_fd());
         let mut cmd = tokio::process::Command::new("/bin/bash");
         cmd.arg("-c")
             .arg(WRAPPER)
             .arg("spindle-container-wrapper")
             .arg(paths.script())
             .arg(exit_file)
+            .arg(lifeline.map(|fd| fd.to_string()).unwrap_or_default())
+            .arg(
+                cgroup
+                    .as_ref()
+                    .and_then(ContainerCgroup::kill_path)
+                    .filter(|_| lifeline.is_some())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            )
             .current_dir(&paths.work_dir)
             .env_clear()
             .envs(env)
@@ -494,6 +554,7 @@ impl ExecutorConfig {
         child::ChildSetup {
             cgroup_procs: procs.as_ref().map(|f| f.as_raw_fd()),
             user: user.map(|u| (u.uid, u.gid, u.groups.clone())),
+            inherit: lifeline,
         }
         .install(&mut cmd);
         let spawned = cmd.spawn();
@@ -577,7 +638,23 @@ impl ExecutorConfig {
 /// exit code in `$2`: a temp file renamed over it, or, where the wrapper
 /// may not create files (it runs as the container's user in root's
 /// `nmPrivate`), written into the empty file the node made for it.
-const WRAPPER: &str = "trap : INT QUIT TERM; /bin/bash \"$1\"; rc=$?; \
+///
+/// With `$3` (the lifeline's read end, see [`Lifeline`]), a watchdog
+/// subshell blocks reading it; when the read ends (end of file: the
+/// NodeManager is gone) it kills the container's cgroup through `$4` (its
+/// `cgroup.kill`, where it may write it) and the process group. The
+/// signals the group gets (trapped again: a subshell does not inherit the
+/// wrapper's traps) only interrupt the read; SIGUSR2 from the wrapper, once the script ended,
+/// ends the watchdog. The script runs without the descriptor.
+const WRAPPER: &str = "trap : INT QUIT TERM; wd=; \
+                       if [ -n \"$3\" ]; then \
+                       ( trap : INT QUIT TERM; trap 'exit 0' USR2; \
+                         while :; do read -r -u \"$3\" _; \
+                         rc=$?; [ \"$rc\" -eq 0 ] || [ \"$rc\" -gt 128 ] || \
+                         { [ -z \"$4\" ] || echo 1 > \"$4\"; kill -KILL 0; } 2>/dev/null; done ) & \
+                       wd=$!; eval \"exec $3<&-\"; fi; \
+                       /bin/bash \"$1\"; rc=$?; \
+                       if [ -n \"$wd\" ]; then kill -USR2 \"$wd\" 2>/dev/null; fi; \
                        if [ -n \"$2\" ]; then \
                        { echo \"$rc\" > \"$2.tmp\" && /bin/mv -f \"$2.tmp\" \"$2\"; } 2>/dev/null \
                        || echo \"$rc\" > \"$2\"; fi; exit \"$rc\"";
