@@ -19,7 +19,7 @@ use crate::clients::{integration_dir, running_in_ci};
 use crate::cluster::{free_port, wait_until};
 use crate::process::DaemonProcess;
 
-/// How long a started server may take to answer `ruok`.
+/// How long a started server may take to serve.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The folder of ZooKeeper jars: `$SPINDLE_ZOOKEEPER_JARS`, else
@@ -207,7 +207,7 @@ impl ZooKeeperServer {
                 exited = true;
                 return true;
             }
-            ruok(addr)
+            serving(addr)
         });
         if exited || !ready {
             let tail = process.log_tail(40);
@@ -222,18 +222,30 @@ impl ZooKeeperServer {
     }
 }
 
-/// True when the server at `addr` answers the `ruok` four-letter word with `imok`.
-pub fn ruok(addr: SocketAddr) -> bool {
+/// What the server at `addr` answers to a four-letter word (empty when it does not).
+pub fn four_letter_word(addr: SocketAddr, word: &str) -> String {
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
-        return false;
+        return String::new();
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    if stream.write_all(b"ruok").is_err() {
-        return false;
+    if stream.write_all(word.as_bytes()).is_err() {
+        return String::new();
     }
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
-    answer == "imok"
+    answer
+}
+
+/// True when the server at `addr` answers the `ruok` four-letter word with `imok` (its
+/// port is open; it may not serve sessions yet).
+pub fn ruok(addr: SocketAddr) -> bool {
+    four_letter_word(addr, "ruok") == "imok"
+}
+
+/// True when the server at `addr` serves sessions: `srvr` reports its mode (before the
+/// server runs it answers that it is not serving requests).
+pub fn serving(addr: SocketAddr) -> bool {
+    four_letter_word(addr, "srvr").contains("Mode: ")
 }
 
 /// `zoo.cfg` and `logback.xml` for a standalone server. A short tick lets tests ask for

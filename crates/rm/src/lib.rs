@@ -25,6 +25,7 @@ pub mod command;
 pub mod context;
 pub mod convert;
 pub mod core;
+pub mod ha;
 pub mod hosts;
 pub mod keys;
 pub mod launch;
