@@ -322,8 +322,8 @@ fn a_store_the_rm_cannot_use_stops_it_with_the_file_named() {
         )
         .await
         .err()
-        .expect("the ZooKeeper store is refused");
-        assert!(err.to_string().contains("not supported yet"), "{err}");
+        .expect("the ZooKeeper store without a ZooKeeper address is refused");
+        assert!(err.to_string().contains("hadoop.zk.address"), "{err}");
     });
     assert_eq!(std::fs::read(&store).expect("kept"), vec![0x33u8; 4096]);
 }
