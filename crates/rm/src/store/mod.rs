@@ -169,6 +169,33 @@ pub fn open(
     }
 }
 
+/// Wipes the configured store (`--format-state-store`), whether recovery is on or not,
+/// and says what happened: the embedded file at `spindle.resourcemanager.state-store.path`,
+/// or the ZooKeeper store's root znode when `yarn.resourcemanager.store.class` names
+/// `ZKRMStateStore`.
+pub fn format_configured(conf: &Configuration) -> Result<String, String> {
+    let class = conf
+        .get_trimmed("yarn.resourcemanager.store.class")
+        .unwrap_or_default();
+    if class == ZK_STORE_CLASS || class.ends_with(".ZKRMStateStore") {
+        let zk = ZkStoreConf::from_conf(conf)?;
+        let place = format!("zookeeper {}{}", zk.zk.address, zk.root());
+        let wiped = zk_store::format(&zk).map_err(|e| e.to_string())?;
+        return Ok(if wiped {
+            format!("state store {place} wiped")
+        } else {
+            format!("state store {place} did not exist")
+        });
+    }
+    let path = StoreConf::path(conf)?;
+    let wiped = format(&path).map_err(|e| e.to_string())?;
+    Ok(if wiped {
+        format!("state store {} wiped", path.display())
+    } else {
+        format!("state store {} did not exist", path.display())
+    })
+}
+
 /// Wipes the store at `path` (`--format-state-store`): the file goes.
 pub fn format(path: &Path) -> Result<bool, StoreError> {
     match std::fs::remove_file(path) {

@@ -430,6 +430,58 @@ impl ZkStore {
     }
 }
 
+/// Deletes `path` and everything under it; false when it did not exist.
+async fn delete_tree(client: &Client, path: &str) -> Result<bool, String> {
+    // Depth first, without recursion in async code: collect, then delete leaves first.
+    let mut order = vec![path.to_string()];
+    let mut i = 0;
+    while i < order.len() {
+        let here = order[i].clone();
+        match client.list_children(&here).await {
+            Ok(children) => order.extend(children.into_iter().map(|c| node(&here, &c))),
+            Err(zookeeper_client::Error::NoNode) if i == 0 => return Ok(false),
+            Err(zookeeper_client::Error::NoNode) => {}
+            Err(e) => return Err(format!("cannot list {here}: {e}")),
+        }
+        i += 1;
+    }
+    for path in order.iter().rev() {
+        match client.delete(path, None).await {
+            Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+            Err(e) => return Err(format!("cannot delete {path}: {e}")),
+        }
+    }
+    Ok(true)
+}
+
+/// Wipes the store (`--format-state-store`, as Hadoop's `ZKRMStateStore.deleteStore`):
+/// the root znode and everything under it go. False when there was none.
+pub fn format(conf: &ZkStoreConf) -> Result<bool, StoreError> {
+    let root = conf.root();
+    let err = |what: String| StoreError {
+        path: format!("zookeeper {}{}", conf.zk.address, root),
+        what,
+    };
+    // A runtime of its own, waited on from this thread: callable from async code too.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| err(format!("cannot start its client runtime: {e}")))?;
+    let zk = conf.zk.clone();
+    let timeout = conf.zk.session_timeout * 6 + Duration::from_secs(60);
+    let target = root.clone();
+    let wiped = run_on(&runtime, timeout, async move {
+        let client = zk
+            .connect()
+            .await
+            .map_err(|e| format!("no ZooKeeper session: {e}"))?;
+        delete_tree(&client, &target).await
+    });
+    runtime.shutdown_background();
+    wiped.map_err(err)
+}
+
 impl StateStore for ZkStore {
     fn describe(&self) -> String {
         format!("zookeeper {}{}", self.conf.zk.address, self.root)

@@ -213,3 +213,25 @@ fn no_zookeeper_is_a_clear_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn format_wipes_the_store() {
+    let Some(server) = server() else { return };
+    let conf = zk_conf(&server, &[]);
+    let (mut store, _) = open(&conf, 1).expect("open");
+    store
+        .write(&[StoreOp::PutApp(Box::new(app(
+            "application_1_0001",
+            "RUNNING",
+        )))])
+        .expect("write");
+    drop(store);
+    assert!(zk_store::format(zk(&conf)).expect("format"));
+    assert!(
+        !zk_store::format(zk(&conf)).expect("format again"),
+        "nothing left"
+    );
+    let (_store, recovered) = open(&conf, 2).expect("a new store");
+    assert_eq!(recovered.epoch, 0);
+    assert!(recovered.apps.is_empty());
+}
