@@ -239,15 +239,22 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
         .map_err(|e| format!("cannot list {apps_path}: {e}"))?;
     children.sort();
     let mut apps = HashSet::new();
-    for child in children {
-        let path = node(&apps_path, &child);
-        let Some((bytes, _)) = read(&client, &path).await? else {
-            continue;
-        };
-        let app: StoredApp = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("znode {path} is malformed: {e}"))?;
-        apps.insert(child);
-        recovered.apps.push(app);
+    // Pipelined: the client sends each request when it is made, so a window of reads is
+    // in flight at once instead of one round trip per application.
+    for window in children.chunks(256) {
+        let paths: Vec<String> = window.iter().map(|c| node(&apps_path, c)).collect();
+        let reads: Vec<_> = paths.iter().map(|p| client.get_data(p)).collect();
+        for ((child, path), read) in window.iter().zip(&paths).zip(reads) {
+            let bytes = match read.await {
+                Ok((bytes, _)) => bytes,
+                Err(zookeeper_client::Error::NoNode) => continue,
+                Err(e) => return Err(format!("cannot read {path}: {e}")),
+            };
+            let app: StoredApp = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("znode {path} is malformed: {e}"))?;
+            apps.insert(child.clone());
+            recovered.apps.push(app);
+        }
     }
     // Take the store: bump the fencing znode and record this start, atomically, and only
     // if no other RM changed the meta record since it was read.

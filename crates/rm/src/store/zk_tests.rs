@@ -235,3 +235,37 @@ fn format_wipes_the_store() {
     assert_eq!(recovered.epoch, 0);
     assert!(recovered.apps.is_empty());
 }
+
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn measure_open_with_10000_apps() {
+    let Some(server) = server() else { return };
+    let conf = zk_conf(&server, &[]);
+    let (mut store, _) = open(&conf, 1).expect("open");
+    let t = std::time::Instant::now();
+    for chunk in 0..100 {
+        let ops: Vec<StoreOp> = (0..100)
+            .map(|i| {
+                StoreOp::PutApp(Box::new(app(
+                    &format!("application_1_{:04}", chunk * 100 + i + 1),
+                    "FINISHED",
+                )))
+            })
+            .collect();
+        store.write(&ops).expect("write");
+    }
+    eprintln!("wrote 10000 apps in 100 writes: {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let mut one = app("application_1_99999", "RUNNING");
+    for _ in 0..200 {
+        one.diagnostics.push('x');
+        store
+            .write(&[StoreOp::PutApp(Box::new(one.clone()))])
+            .expect("write");
+    }
+    eprintln!("200 single-app writes: {:?} each", t.elapsed() / 200);
+    drop(store);
+    let t = std::time::Instant::now();
+    let (_store, recovered) = open(&conf, 2).expect("reopen");
+    eprintln!("open with {} apps: {:?}", recovered.apps.len(), t.elapsed());
+}
