@@ -183,3 +183,49 @@ async fn quit_hands_over_and_rejoin_competes_again() {
     );
     assert_eq!(*other_rx.borrow(), Election::Standby);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_zookeeper_session_is_a_clear_error() {
+    let Some(mut server) = start_server() else {
+        return;
+    };
+    let mut conf = elector_conf(&server, "absent", "rm1");
+    conf.session_timeout = Duration::from_secs(1);
+    server.kill().expect("kill ZooKeeper");
+    let err = Elector::start(conf)
+        .await
+        .expect_err("no session, no election");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&server.connect_string()) && msg.contains("no session"),
+        "{msg}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_holds_hadoops_active_rm_info() {
+    let Some(server) = start_server() else { return };
+    let (_elector, mut rx) = Elector::start(elector_conf(&server, "info", "rm7"))
+        .await
+        .expect("elector starts");
+    assert!(becomes(&mut rx, Election::Active).await);
+    let client = zookeeper_client::Client::connector()
+        .with_session_timeout(Duration::from_secs(4))
+        .connect(&server.connect_string())
+        .await
+        .expect("connect");
+    let (data, stat) = client
+        .get_data("/yarn-leader-election/info/ActiveStandbyElectorLock")
+        .await
+        .expect("the lock exists");
+    assert_ne!(stat.ephemeral_owner, 0, "the lock is ephemeral");
+    use prost::Message as _;
+    let info = hadoop_protos::yarn::ActiveRmInfoProto::decode(data.as_slice()).expect("proto");
+    assert_eq!(info.cluster_id.as_deref(), Some("info"));
+    assert_eq!(info.rm_id.as_deref(), Some("rm7"));
+    let (crumb, _) = client
+        .get_data("/yarn-leader-election/info/ActiveBreadCrumb")
+        .await
+        .expect("the breadcrumb exists");
+    assert_eq!(crumb, data);
+}

@@ -421,20 +421,23 @@ impl Run {
                         Err(zookeeper_client::Error::NoNode) => continue,
                         Err(e) => {
                             warn!(error = %e, "leader election: cannot read the lock");
+                            if self.pause(self.zk.retry_interval).await {
+                                return SessionEnd::Shutdown;
+                            }
                             continue;
                         }
                     }
                 }
                 Err(e) => {
                     warn!(lock = %lock, error = %e, "leader election: cannot create the lock");
-                    if matches!(
-                        e,
-                        zookeeper_client::Error::NoAuth | zookeeper_client::Error::InvalidAcl
-                    ) {
-                        self.report(Election::Standby);
-                        if self.pause(self.zk.retry_interval).await {
-                            return SessionEnd::Shutdown;
-                        }
+                    self.report(Election::Standby);
+                    if matches!(e, zookeeper_client::Error::NoNode) {
+                        // The election znode was deleted behind our back: make it again.
+                        let _ = self.zk.ensure_path(client, &self.conf.parent).await;
+                    }
+                    // Whatever it was, do not spin on it.
+                    if self.pause(self.zk.retry_interval).await {
+                        return SessionEnd::Shutdown;
                     }
                     continue;
                 }
@@ -491,13 +494,13 @@ impl Run {
             Ok(_) => return Some(true),
             Err(e) => {
                 warn!(error = %e, "leader election: cannot watch the lock");
-                return Some(true);
+                return (!self.pause(self.zk.retry_interval).await).then_some(true);
             }
         };
         if let Err(e) = self.write_breadcrumb(client).await {
             warn!(error = %e, "leader election: cannot write the breadcrumb; giving the lock up");
             let _ = client.delete(&lock, None).await;
-            return Some(true);
+            return (!self.pause(self.zk.retry_interval).await).then_some(true);
         }
         self.report(Election::Active);
         let mut neutral_until: Option<tokio::time::Instant> = None;
