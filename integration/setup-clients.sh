@@ -5,6 +5,7 @@
 #   * pyspark 3.5.3 from PyPI into a private cache directory. Its pyspark/jars/ folder holds
 #     hadoop-client-api-3.3.4.jar and hadoop-client-runtime-3.3.4.jar, which carry the YARN
 #     CLIs, plus the logging jars they need.
+#   * the ZooKeeper server jars, through integration/setup-maven.sh zookeeper (Maven).
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
 # Cache directory: $SPINDLE_CLIENT_CACHE, default ~/.cache/spindle-clients.
@@ -92,5 +93,9 @@ else
     have_jars || die "jars missing from $jars after installation"
     say "installed $(find "$jars" -name '*.jar' | wc -l) jars into $jars"
 fi
+
+# --- Maven-provided servers -------------------------------------------------------------
+# The ZooKeeper server the RM HA tests start (integration/src/zookeeper.rs).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
 
 printf '%s\n' "$jars"

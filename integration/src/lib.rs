@@ -9,6 +9,9 @@
 //!   their logs when a test panics.
 //! * [`Standalone`] starts `spindle standalone` with only its ports moved and reads the
 //!   addresses it prints.
+//! * [`ZooKeeperServer`] runs a real standalone ZooKeeper 3.8 server (jars from
+//!   `integration/setup-maven.sh zookeeper`; [`ZooKeeperJars::for_tests`] skips likewise)
+//!   that a test can stop, kill and restart on the same port and data directory.
 //! * [`cli`] parses what the CLIs print; [`descriptors`] renders protobuf schemas in a
 //!   form that can be compared with Hadoop's own descriptors.
 //!
@@ -32,6 +35,7 @@ pub mod conf;
 pub mod descriptors;
 pub mod process;
 pub mod standalone;
+pub mod zookeeper;
 
 pub use clients::{HadoopClients, YarnCommand};
 pub use cluster::{
@@ -41,3 +45,4 @@ pub use cluster::{
 pub use conf::HadoopConf;
 pub use process::CliOutput;
 pub use standalone::Standalone;
+pub use zookeeper::{ZooKeeperJars, ZooKeeperServer};

@@ -25,6 +25,7 @@ pub mod command;
 pub mod context;
 pub mod convert;
 pub mod core;
+pub mod ha;
 pub mod hosts;
 pub mod keys;
 pub mod launch;
@@ -257,10 +258,10 @@ impl ResourceManager {
         let store_conf = store::StoreConf::from_conf(conf).map_err(RmError::Invalid)?;
         let opened = match &store_conf {
             Some(sc) => {
-                let (db, recovered) = store::RedbStore::open(&sc.path, cluster_ts)?;
+                let (db, recovered) = store::open(sc, cluster_ts)?;
                 cluster_ts = recovered.cluster_ts;
                 info!(
-                    path = %sc.path.display(),
+                    store = %sc.describe(),
                     epoch = recovered.epoch,
                     apps = recovered.apps.len(),
                     "state store opened (yarn.resourcemanager.recovery.enabled)"
@@ -380,7 +381,7 @@ impl ResourceManager {
             Some(k) => KeyRing::from_stored(k).map_err(|what| store::StoreError {
                 path: store_conf
                     .as_ref()
-                    .map(|s| s.path.display().to_string())
+                    .map(|s| s.describe())
                     .unwrap_or_default(),
                 what,
             })?,
@@ -515,7 +516,7 @@ impl ResourceManager {
                 store_stats = Some(stats.clone());
                 epoch = Some(recovered.epoch);
                 Some(core::StoreDriver::new(
-                    Box::new(db),
+                    db,
                     keys_for_store,
                     stats,
                     keys_stored,

@@ -322,8 +322,111 @@ fn a_store_the_rm_cannot_use_stops_it_with_the_file_named() {
         )
         .await
         .err()
-        .expect("the ZooKeeper store is refused");
-        assert!(err.to_string().contains("not supported yet"), "{err}");
+        .expect("the ZooKeeper store without a ZooKeeper address is refused");
+        assert!(err.to_string().contains("hadoop.zk.address"), "{err}");
     });
     assert_eq!(std::fs::read(&store).expect("kept"), vec![0x33u8; 4096]);
+}
+
+/// The RM configuration for the ZooKeeper store on `server`.
+fn zk_conf(server: &spindle_integration::ZooKeeperServer) -> Configuration {
+    let dir_unused = Path::new("/nonexistent/unused.redb");
+    conf(
+        dir_unused,
+        &[
+            (
+                "yarn.resourcemanager.store.class",
+                "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+            ),
+            ("hadoop.zk.address", &server.connect_string()),
+            ("hadoop.zk.timeout-ms", "4000"),
+        ],
+    )
+}
+
+#[test]
+fn applications_survive_a_restart_on_the_zookeeper_store() {
+    let Some(jars) = spindle_integration::ZooKeeperJars::for_tests() else {
+        return;
+    };
+    let server = spindle_integration::ZooKeeperServer::start(&jars).expect("ZooKeeper starts");
+    let conf = zk_conf(&server);
+    let rt = runtime();
+    let (accepted, killed) = rt.block_on(async {
+        let rm = ResourceManager::start(&conf, None)
+            .await
+            .expect("RM starts on the ZooKeeper store");
+        assert_eq!(rm.epoch(), Some(0));
+        let c = client(&rm).await;
+        let accepted = submit(&c, false).await;
+        let killed = submit(&c, false).await;
+        kill(&c, killed).await;
+        (accepted, killed)
+    });
+    // A crash: every task dropped mid-flight.
+    drop(rt);
+    let rt = runtime();
+    rt.block_on(async {
+        let rm = ResourceManager::start(&conf, None)
+            .await
+            .expect("RM restarts on the ZooKeeper store");
+        assert_eq!(rm.epoch(), Some(1));
+        let c = client(&rm).await;
+        let apps = all_apps(&c).await;
+        assert_eq!(apps.len(), 2, "{apps:?}");
+        assert_eq!(
+            state(&report(&c, killed).await),
+            Some(pb::YarnApplicationStateProto::Killed)
+        );
+        let r = report(&c, accepted).await;
+        assert_ne!(state(&r), Some(pb::YarnApplicationStateProto::Killed));
+    });
+}
+
+#[test]
+fn an_rm_whose_zookeeper_store_was_taken_over_stops_acknowledging_changes() {
+    let Some(jars) = spindle_integration::ZooKeeperJars::for_tests() else {
+        return;
+    };
+    let server = spindle_integration::ZooKeeperServer::start(&jars).expect("ZooKeeper starts");
+    let conf = zk_conf(&server);
+    let rt = runtime();
+    rt.block_on(async {
+        let old = ResourceManager::start(&conf, None).await.expect("first RM");
+        let old_client = client(&old).await;
+        submit(&old_client, false).await;
+        // A second RM opens the store (as a new active does): the first is fenced.
+        let new = ResourceManager::start(&conf, None)
+            .await
+            .expect("second RM");
+        assert_eq!(new.epoch(), Some(1));
+        let new_app: pb::GetNewApplicationResponseProto = old_client
+            .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+            .await
+            .expect("a new id (nothing stored yet)");
+        let refused: Result<pb::SubmitApplicationResponseProto, _> = old_client
+            .call(
+                "submitApplication",
+                &pb::SubmitApplicationRequestProto {
+                    application_submission_context: Some(pb::ApplicationSubmissionContextProto {
+                        application_id: new_app.application_id,
+                        unmanaged_am: Some(true),
+                        resource: Some(pb::ResourceProto {
+                            memory: Some(1024),
+                            virtual_cores: Some(1),
+                            resource_value_map: Vec::new(),
+                        }),
+                        ..Default::default()
+                    }),
+                },
+            )
+            .await;
+        assert!(
+            refused.is_err(),
+            "the fenced RM must not acknowledge a submission: {refused:?}"
+        );
+        let new_client = client(&new).await;
+        submit(&new_client, false).await;
+        assert_eq!(all_apps(&new_client).await.len(), 2);
+    });
 }

@@ -252,13 +252,7 @@ async fn run_rm(args: RmArgs) -> Result<(), String> {
     let mut shutdown = Shutdown::catch();
     let (conf, dir) = args.conf.load()?;
     if args.format_state_store {
-        let path = spindle_rm::store::StoreConf::path(&conf)?;
-        let wiped = spindle_rm::store::format(&path).map_err(|e| e.to_string())?;
-        if wiped {
-            println!("state store {} wiped", path.display());
-        } else {
-            println!("state store {} did not exist", path.display());
-        }
+        println!("{}", spindle_rm::store::format_configured(&conf)?);
         return Ok(());
     }
     let rm = spindle_rm::ResourceManager::start(&conf, dir)

@@ -118,6 +118,16 @@ pub const RM_WORK_PRESERVING_RECOVERY_ENABLED: &str =
 pub const RM_STORE_CLASS: &str = "yarn.resourcemanager.store.class";
 /// Spindle: the embedded state store's file.
 pub const RM_STATE_STORE_PATH: &str = "spindle.resourcemanager.state-store.path";
+// ZooKeeper (core-default.xml's hadoop.zk.*; the RM's ZooKeeper store and leader election)
+pub const HADOOP_ZK_ADDRESS: &str = "hadoop.zk.address";
+pub const HADOOP_ZK_NUM_RETRIES: &str = "hadoop.zk.num-retries";
+pub const HADOOP_ZK_RETRY_INTERVAL_MS: &str = "hadoop.zk.retry-interval-ms";
+pub const HADOOP_ZK_TIMEOUT_MS: &str = "hadoop.zk.timeout-ms";
+pub const HADOOP_ZK_ACL: &str = "hadoop.zk.acl";
+pub const RM_ZK_STATE_STORE_PARENT_PATH: &str = "yarn.resourcemanager.zk-state-store.parent-path";
+pub const RM_ZK_MAX_ZNODE_SIZE_BYTES: &str = "yarn.resourcemanager.zk-max-znode-size.bytes";
+pub const RM_HA_AUTOMATIC_FAILOVER_ZK_BASE_PATH: &str =
+    "yarn.resourcemanager.ha.automatic-failover.zk-base-path";
 pub const RM_HA_ENABLED: &str = "yarn.resourcemanager.ha.enabled";
 pub const RM_HA_RM_IDS: &str = "yarn.resourcemanager.ha.rm-ids";
 pub const YARN_FAIL_FAST: &str = "yarn.fail-fast";
@@ -303,6 +313,14 @@ pub const ALL: &[&str] = &[
     RM_WORK_PRESERVING_RECOVERY_ENABLED,
     RM_STORE_CLASS,
     RM_STATE_STORE_PATH,
+    HADOOP_ZK_ADDRESS,
+    HADOOP_ZK_NUM_RETRIES,
+    HADOOP_ZK_RETRY_INTERVAL_MS,
+    HADOOP_ZK_TIMEOUT_MS,
+    HADOOP_ZK_ACL,
+    RM_ZK_STATE_STORE_PARENT_PATH,
+    RM_ZK_MAX_ZNODE_SIZE_BYTES,
+    RM_HA_AUTOMATIC_FAILOVER_ZK_BASE_PATH,
     RM_HA_ENABLED,
     RM_HA_RM_IDS,
     YARN_FAIL_FAST,
@@ -384,6 +402,7 @@ pub const NO_DEFAULT: &[&str] = &[
     RM_CLUSTER_ID,
     RM_HA_RM_IDS,
     NM_CONTAINER_MONITOR_INTERVAL_MS,
+    HADOOP_ZK_ADDRESS,
 ];
 
 /// What Hadoop components use when [`RM_CLUSTER_ID`] is not set.

@@ -8,14 +8,18 @@
 //! what changed. On start the store hands back everything it holds
 //! ([`Recovered`]) with a new RM epoch.
 //!
-//! [`StateStore`] is the seam for other stores (ZooKeeper for HA); the one
-//! built is [`RedbStore`], an embedded `redb` file on local disk.
+//! [`StateStore`] has two stores behind it, chosen by [`open`] from [`StoreConf`]:
+//! [`RedbStore`], an embedded `redb` file on local disk (the default), and
+//! [`ZkStore`] in ZooKeeper (when `yarn.resourcemanager.store.class` names Hadoop's
+//! `ZKRMStateStore`; for RMs in HA), whose writes are fenced against a deposed active.
 
 mod records;
 mod redb_store;
+pub mod zk_store;
 
 pub use records::{StoredApp, StoredAttempt, StoredKeys, StoredLaunch, StoredSecret};
 pub use redb_store::{RedbStore, FORMAT_VERSION};
+pub use zk_store::{ZkStore, ZkStoreConf};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,15 +70,23 @@ pub trait StateStore: Send {
     fn write(&mut self, ops: &[StoreOp]) -> Result<(), StoreError>;
 }
 
-/// Hadoop's ZooKeeper store class, which Spindle does not provide yet.
+/// Hadoop's ZooKeeper store class: it selects [`ZkStore`].
 pub const ZK_STORE_CLASS: &str =
     "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore";
+
+/// Which store holds the state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// The embedded store at `spindle.resourcemanager.state-store.path`.
+    Embedded { path: PathBuf },
+    /// The ZooKeeper store.
+    ZooKeeper(ZkStoreConf),
+}
 
 /// The store settings the RM reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConf {
-    /// `spindle.resourcemanager.state-store.path`.
-    pub path: PathBuf,
+    pub backend: StoreBackend,
     /// `yarn.resourcemanager.state-store.max-completed-applications`, at most
     /// `yarn.resourcemanager.max-completed-applications` (as Hadoop's RMAppManager).
     pub max_completed: usize,
@@ -93,7 +105,7 @@ impl StoreConf {
     }
 
     /// `None` when `yarn.resourcemanager.recovery.enabled` is false; an
-    /// error for a store class Spindle cannot stand in for.
+    /// error for settings the chosen store cannot work with.
     pub fn from_conf(conf: &Configuration) -> Result<Option<StoreConf>, String> {
         let enabled = conf
             .get_bool("yarn.resourcemanager.recovery.enabled")
@@ -103,31 +115,85 @@ impl StoreConf {
         }
         let class_key = "yarn.resourcemanager.store.class";
         let class = conf.get_trimmed(class_key).unwrap_or_default();
-        if class == ZK_STORE_CLASS || class.ends_with(".ZKRMStateStore") {
-            return Err(format!(
-                "{class_key} = {class}: the ZooKeeper state store is not supported yet; \
-                 leave the key unset for Spindle's embedded store"
-            ));
-        }
-        let path = StoreConf::path(conf)?;
+        let zookeeper = class == ZK_STORE_CLASS || class.ends_with(".ZKRMStateStore");
         let number = |key: &str| -> Result<usize, String> {
             Ok(conf.get_i64(key).map_err(|e| e.to_string())?.max(0) as usize)
         };
         let in_memory = number("yarn.resourcemanager.max-completed-applications")?;
         let max_completed =
             number("yarn.resourcemanager.state-store.max-completed-applications")?.min(in_memory);
-        if !class.is_empty() {
-            tracing::info!(
-                class = %class,
-                path = %path.display(),
-                "the embedded state store stands in for {class_key}"
-            );
-        }
+        let backend = if zookeeper {
+            StoreBackend::ZooKeeper(
+                ZkStoreConf::from_conf(conf).map_err(|e| format!("{class_key} = {class}: {e}"))?,
+            )
+        } else {
+            let path = StoreConf::path(conf)?;
+            if !class.is_empty() {
+                tracing::info!(
+                    class = %class,
+                    path = %path.display(),
+                    "the embedded state store stands in for {class_key}"
+                );
+            }
+            StoreBackend::Embedded { path }
+        };
         Ok(Some(StoreConf {
-            path,
+            backend,
             max_completed,
         }))
     }
+
+    /// Where the store is, for messages.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            StoreBackend::Embedded { path } => path.display().to_string(),
+            StoreBackend::ZooKeeper(zk) => format!("zookeeper {}{}", zk.zk.address, zk.root()),
+        }
+    }
+}
+
+/// Opens the configured store for an RM starting with cluster timestamp `cluster_ts`.
+pub fn open(
+    conf: &StoreConf,
+    cluster_ts: i64,
+) -> Result<(Box<dyn StateStore>, Recovered), StoreError> {
+    match &conf.backend {
+        StoreBackend::Embedded { path } => {
+            let (db, recovered) = RedbStore::open(path, cluster_ts)?;
+            Ok((Box::new(db), recovered))
+        }
+        StoreBackend::ZooKeeper(zk) => {
+            let (db, recovered) = ZkStore::open(zk, cluster_ts)?;
+            Ok((Box::new(db), recovered))
+        }
+    }
+}
+
+/// Wipes the configured store (`--format-state-store`), whether recovery is on or not,
+/// and says what happened: the embedded file at `spindle.resourcemanager.state-store.path`,
+/// or the ZooKeeper store's root znode when `yarn.resourcemanager.store.class` names
+/// `ZKRMStateStore`.
+pub fn format_configured(conf: &Configuration) -> Result<String, String> {
+    let class = conf
+        .get_trimmed("yarn.resourcemanager.store.class")
+        .unwrap_or_default();
+    if class == ZK_STORE_CLASS || class.ends_with(".ZKRMStateStore") {
+        let zk = ZkStoreConf::from_conf(conf)?;
+        let place = format!("zookeeper {}{}", zk.zk.address, zk.root());
+        let wiped = zk_store::format(&zk).map_err(|e| e.to_string())?;
+        return Ok(if wiped {
+            format!("state store {place} wiped")
+        } else {
+            format!("state store {place} did not exist")
+        });
+    }
+    let path = StoreConf::path(conf)?;
+    let wiped = format(&path).map_err(|e| e.to_string())?;
+    Ok(if wiped {
+        format!("state store {} wiped", path.display())
+    } else {
+        format!("state store {} did not exist", path.display())
+    })
 }
 
 /// Wipes the store at `path` (`--format-state-store`): the file goes.
@@ -215,3 +281,5 @@ impl StoreStats {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zk_tests;

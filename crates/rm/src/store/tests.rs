@@ -5,7 +5,7 @@ use spindle_common::ids::ApplicationId;
 use super::redb_store::{META, VERSION_KEY};
 use super::*;
 
-fn app(id: &str, state: &str) -> StoredApp {
+pub(super) fn app(id: &str, state: &str) -> StoredApp {
     StoredApp {
         id: id.into(),
         user: "alice".into(),
@@ -52,7 +52,7 @@ fn app(id: &str, state: &str) -> StoredApp {
     }
 }
 
-fn keys() -> StoredKeys {
+pub(super) fn keys() -> StoredKeys {
     let s = |id: i32| StoredSecret {
         current: (id, vec![id as u8; 20]),
         previous: Some((id - 1, vec![0; 20])),
