@@ -65,6 +65,14 @@ pub struct Settings {
     pub am_expiry_ms: u64,
     /// Bounds on submissions, AM calls and diagnostics.
     pub limits: Limits,
+    /// `yarn.resourcemanager.work-preserving-recovery.enabled` (read with
+    /// the state store on): a restart keeps unfinished applications'
+    /// current attempts and takes back what nodes still run for them.
+    pub work_preserving: bool,
+    /// `yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms`:
+    /// after a work-preserving restart that recovered applications, nothing
+    /// new is allocated for this long.
+    pub scheduling_wait_ms: u64,
 }
 
 impl Settings {
@@ -76,6 +84,8 @@ impl Settings {
             max_application_priority: 0,
             am_expiry_ms: 600_000,
             limits: Limits::default(),
+            work_preserving: true,
+            scheduling_wait_ms: 10_000,
         }
     }
 }
@@ -114,6 +124,9 @@ pub struct RmState {
     /// ended: their containers, reported by re-registering nodes, are
     /// orphans (killed, and kept from the scheduler until gone).
     restart_ended: std::collections::BTreeSet<ApplicationAttemptId>,
+    /// Attempts a work-preserving restart kept: re-registering nodes'
+    /// containers of theirs are taken back (see `heartbeat.rs`).
+    recovered_attempts: std::collections::BTreeSet<ApplicationAttemptId>,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -153,6 +166,7 @@ impl RmState {
             outbox: Vec::new(),
             persist: None,
             restart_ended: Default::default(),
+            recovered_attempts: Default::default(),
         }
     }
 
