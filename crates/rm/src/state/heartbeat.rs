@@ -137,6 +137,18 @@ impl RmState {
                         h.ran_on.insert(node.clone());
                     }
                     self.apply(d, now);
+                    if self.pending_releases.remove(&st.container) {
+                        info!(container = %st.container, "container released by its AM before it was recovered; released now");
+                        let released = self.cluster.update_asks(
+                            attempt_id,
+                            Vec::new(),
+                            vec![st.container],
+                            Vec::new(),
+                            Vec::new(),
+                            now.mono_ms,
+                        );
+                        self.apply_or_warn("AsksUpdated", released, now);
+                    }
                 }
                 Err(e) => {
                     warn!(container = %st.container, error = %e, "container not recovered");

@@ -32,7 +32,7 @@ pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
 use std::collections::BTreeMap;
 
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 
 use crate::access::AccessControl;
 use crate::acl::Acl;
@@ -127,6 +127,10 @@ pub struct RmState {
     /// Attempts a work-preserving restart kept: re-registering nodes'
     /// containers of theirs are taken back (see `heartbeat.rs`).
     recovered_attempts: std::collections::BTreeSet<ApplicationAttemptId>,
+    /// Containers of recovered attempts that their AM released before a
+    /// node reported them (Hadoop's pending-release cache): released as
+    /// soon as they are taken back.
+    pending_releases: std::collections::BTreeSet<ContainerId>,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -167,6 +171,7 @@ impl RmState {
             persist: None,
             restart_ended: Default::default(),
             recovered_attempts: Default::default(),
+            pending_releases: Default::default(),
         }
     }
 
@@ -279,6 +284,20 @@ impl RmState {
         self.expire_silent_ams(now);
         self.schedule_pass(now);
         self.forget_ended();
+        self.forget_recovered();
+    }
+
+    /// Lets go of the recovery bookkeeping of attempts that ended.
+    fn forget_recovered(&mut self) {
+        if self.recovered_attempts.is_empty() {
+            return;
+        }
+        let attempts = &self.attempts;
+        let live = |a: &ApplicationAttemptId| attempts.get(a).is_some_and(|a| !a.state.is_final());
+        self.recovered_attempts.retain(live);
+        let recovered = &self.recovered_attempts;
+        self.pending_releases
+            .retain(|c| recovered.contains(&c.attempt));
     }
 
     /// Lets go of the AM launch context of a finished application (only a

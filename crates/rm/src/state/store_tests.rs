@@ -520,3 +520,78 @@ fn an_attempt_still_waiting_for_its_am_container_asks_for_it_again() {
     after.heartbeat(&node, Vec::new(), 10_101);
     assert_eq!(after.launched(), [ApplicationAttemptId::new(app, 1)]);
 }
+
+#[test]
+fn a_container_released_before_its_node_came_back_is_released_when_it_does() {
+    let (_before, app, am, task, stored) = running_app_with_a_task();
+    let attempt = ApplicationAttemptId::new(app, 1);
+    let mut after = fresh();
+    after.recover(stored.values().cloned().collect(), Now::at(5000));
+    after
+        .run(
+            5100,
+            RegisterApplicationMaster {
+                attempt,
+                host: "amhost".into(),
+                rpc_port: 7000,
+                tracking_url: String::new(),
+            },
+        )
+        .expect("register");
+    // The AM gives the task container back before the node re-registers
+    // (Hadoop's AMRMClient resends unconfirmed releases after a resync).
+    let key = after.tokens.current_amrm_key_id();
+    after
+        .run(
+            5200,
+            Allocate {
+                attempt,
+                amrm_key_id: key,
+                request: AllocateRequest {
+                    response_id: 0,
+                    releases: vec![task],
+                    ..Default::default()
+                },
+            },
+        )
+        .expect("allocate");
+    let node = NodeId::new("h1", 4040);
+    after.run(
+        6000,
+        RegisterNode {
+            registration: registration("h1"),
+            containers: vec![running(am), running(task)],
+            running_apps: vec![app],
+        },
+    );
+    // Only the AM container is held; the task is to be killed, and its AM
+    // hears it completed.
+    assert_eq!(
+        after.cluster.scheduler().node(&node).map(|n| n.used),
+        Some(Resource::new(1024, 1))
+    );
+    let answer = after.heartbeat(&node, vec![running(am), running(task)], 6500);
+    assert!(
+        answer.work.cleanup_containers.contains(&task),
+        "{:?}",
+        answer.work
+    );
+    let next = after
+        .run(
+            6600,
+            Allocate {
+                attempt,
+                amrm_key_id: key,
+                request: AllocateRequest {
+                    response_id: 1,
+                    ..Default::default()
+                },
+            },
+        )
+        .expect("allocate");
+    assert!(
+        next.completed.iter().any(|f| f.container == task),
+        "{:?}",
+        next.completed
+    );
+}
