@@ -27,13 +27,19 @@ fn status(cluster: &Cluster, id: &str) -> (Vec<(String, String)>, CliOutput) {
 }
 
 #[test]
-fn applications_survive_a_kill_9_of_the_resourcemanager() {
+fn without_work_preserving_recovery_applications_survive_a_kill_9_of_the_resourcemanager() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
     let mut cluster = match Cluster::builder()
         .nodemanagers(1)
         .rm_property("yarn.resourcemanager.recovery.enabled", true)
+        // This test is about the restart without work-preserving recovery:
+        // the unfinished application gets a new attempt.
+        .rm_property(
+            "yarn.resourcemanager.work-preserving-recovery.enabled",
+            false,
+        )
         .start(&clients)
     {
         Ok(c) => c,

@@ -49,6 +49,12 @@ fn spark_submit(
     args: &[&str],
     timeout: Duration,
 ) -> CliOutput {
+    run_with_timeout(spark_submit_command(cluster, clients, args), timeout)
+        .expect("spark-submit runs")
+}
+
+/// The `spark-submit` command [`spark_submit`] runs.
+fn spark_submit_command(cluster: &Cluster, clients: &HadoopClients, args: &[&str]) -> Command {
     let home = spark_home(clients);
     let mut cmd = Command::new(home.join("bin/spark-submit"));
     cmd.env("SPARK_HOME", &home)
@@ -73,7 +79,7 @@ fn spark_submit(
         ])
         .args(["--conf", "spark.executor.instances=2"])
         .args(args);
-    run_with_timeout(cmd, timeout).expect("spark-submit runs")
+    cmd
 }
 
 fn app_id_in(output: &CliOutput) -> Option<String> {
@@ -608,4 +614,152 @@ fn stopped_queue_refuses_submissions_and_refresh_queues_applies_or_rejects_files
     );
     let a = queue_status(&cluster, "a");
     assert_eq!(report_value(&a, "Capacity"), Some("60.00%"), "{a:?}");
+}
+
+/// S9: `kill -9` of the ResourceManager (embedded store, work-preserving
+/// recovery, Hadoop's default) while a Spark pi job runs in cluster mode; a
+/// new RM process on the same store: the NodeManager keeps the containers and
+/// re-registers with them, Spark's AM (Hadoop's AMRMClient) registers again
+/// by itself, and the job finishes SUCCEEDED in its one attempt. An
+/// application that finished before the crash is still listed.
+#[test]
+fn spark_job_survives_a_kill_9_of_the_resourcemanager() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let builder = Cluster::builder()
+        .rm_property("yarn.resourcemanager.recovery.enabled", true)
+        .rm_property(
+            "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms",
+            2000,
+        )
+        // The NodeManager and the AM wait for the RM to come back (the
+        // harness's clients otherwise give up after 5 s).
+        .rm_property("yarn.resourcemanager.connect.max-wait.ms", 180_000);
+    let mut cluster = start_cluster_with(&clients, 1, builder);
+
+    // An application that ends before the crash.
+    let finished = match cluster.submit_app(&spindle_integration::AppSubmission::new(
+        "finished-before-the-crash",
+        "sleep 300",
+    )) {
+        Ok(id) => id,
+        Err(e) => panic!("submission failed: {e:#}\n{}", cluster.log_report()),
+    };
+    cluster
+        .yarn(["application", "-kill", finished.as_str()])
+        .assert_success();
+
+    let pi = spark_home(&clients).join("examples/src/main/python/pi.py");
+    let cmd = spark_submit_command(
+        &cluster,
+        &clients,
+        &[
+            "--deploy-mode",
+            "cluster",
+            pi.to_str().unwrap_or_default(),
+            // Long enough to be running when its executors' JVMs start.
+            "100",
+        ],
+    );
+    let job = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)));
+
+    // Executors of this cluster's pi job are running: kill the RM.
+    let root = cluster.root().display().to_string();
+    let executing = spindle_integration::wait_until(
+        Duration::from_secs(300),
+        Duration::from_millis(200),
+        || !processes_mentioning(&[&root, "CoarseGrainedExecutorBackend"]).is_empty(),
+    );
+    assert!(
+        executing,
+        "no executor of the pi job ever ran:\n{}",
+        cluster.log_report()
+    );
+    if let Err(e) = cluster.kill_rm() {
+        panic!("kill -9 of the RM: {e:#}");
+    }
+    let killed_at = std::time::Instant::now();
+    if let Err(e) = cluster.restart_rm(Duration::from_secs(60)) {
+        panic!(
+            "the RM did not start again: {e:#}\n{}",
+            cluster.log_report()
+        );
+    }
+    let serving = killed_at.elapsed();
+
+    // The AM registers again with the new RM (logged as `rm-<n>`) by itself.
+    let log_dir = cluster.log_dir().to_path_buf();
+    let log = |what: &str| {
+        std::fs::read_dir(&log_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with("rm-") && name.ends_with(".stderr")
+            })
+            .any(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .contains(what)
+            })
+    };
+    let reregistered = spindle_integration::wait_until(
+        Duration::from_secs(120),
+        Duration::from_millis(100),
+        || log("ApplicationMaster registered"),
+    );
+    let reregistration = killed_at.elapsed();
+    assert!(
+        reregistered,
+        "the AM never registered with the new RM:\n{}",
+        cluster.log_report()
+    );
+    assert!(
+        log("container recovered"),
+        "the node's containers were not taken back:\n{}",
+        cluster.log_report()
+    );
+    eprintln!(
+        "kill -9 to the new RM serving: {serving:?}; to the AM registered again: {reregistration:?}"
+    );
+
+    let out = match job.join() {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => panic!("spark-submit did not run: {e:#}"),
+        Err(_) => panic!("the spark-submit thread panicked"),
+    };
+    assert!(
+        out.success(),
+        "spark-submit failed:\n{out}\n{}",
+        cluster.log_report()
+    );
+    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
+    let report = status_of(&cluster, &app);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("SUCCEEDED"),
+        "{report:?}"
+    );
+    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
+    attempts.assert_success();
+    assert!(
+        attempts
+            .stdout
+            .contains("Total number of application attempts :1"),
+        "one attempt expected:\n{attempts}\n{}",
+        cluster.log_report()
+    );
+    let all = cluster.yarn(["application", "-list", "-appStates", "ALL"]);
+    all.assert_success();
+    assert!(
+        all.stdout.contains(finished.as_str()) && all.stdout.contains(app.as_str()),
+        "both applications listed:\n{all}"
+    );
 }

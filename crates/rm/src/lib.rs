@@ -47,7 +47,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::conf::{keys as conf_keys, ConfError, Configuration};
 use spindle_common::resource::Resource;
 use spindle_ipc::{Mechanism, RpcServer, ServerConfig, Service};
 use spindle_scheduler::{
@@ -266,12 +266,6 @@ impl ResourceManager {
                     apps = recovered.apps.len(),
                     "state store opened (yarn.resourcemanager.recovery.enabled)"
                 );
-                if conf.get_bool("yarn.resourcemanager.work-preserving-recovery.enabled")? {
-                    tracing::warn!(
-                        "work-preserving recovery is not built yet: unfinished applications \
-                         get a new attempt after a restart"
-                    );
-                }
                 Some((db, recovered))
             }
             None => None,
@@ -334,6 +328,10 @@ impl ResourceManager {
         // AM containers are started through the NMProxy settings; a bad one stops start-up.
         let launcher = launcher::Launcher::new(conf)?;
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
+        let work_preserving = conf.get_bool(conf_keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
+        let scheduling_wait_ms = conf
+            .get_i64(conf_keys::RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS)?
+            .max(0) as u64;
         let container_token_expiry_ms = positive(
             conf,
             "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
@@ -487,6 +485,8 @@ impl ResourceManager {
                 max_application_priority,
                 am_expiry_ms,
                 limits: limits.clone(),
+                work_preserving,
+                scheduling_wait_ms,
                 ..Settings::new(cluster_ts)
             },
             Cluster::new(nodes, scheduler),

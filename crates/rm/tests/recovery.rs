@@ -3,19 +3,21 @@
 //! would (no shutdown step), and a new RM starts on the same store file.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hadoop_protos::yarn as pb;
+use spindle_am::{AmRmClient, AmRmConfig, ContainerRequest, FinalStatus};
 use spindle_common::conf::Configuration;
-use spindle_common::ids::ApplicationId;
-use spindle_common::proto::app_id_to_pb;
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
+use spindle_common::proto::{app_id_to_pb, container_id_to_pb};
+use spindle_common::resource::Resource;
 use spindle_common::security::Token;
 use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
 mod common;
-use common::{report, submit, RM_ADDRESS_KEYS};
+use common::{report, submit, FakeNm, RM_ADDRESS_KEYS};
 
 fn conf(store: &Path, extra: &[(&str, &str)]) -> Configuration {
     let mut conf = Configuration::with_defaults();
@@ -132,10 +134,16 @@ struct Before {
 }
 
 #[test]
-fn applications_states_and_keys_survive_a_restart() {
+fn without_work_preserving_recovery_applications_states_and_keys_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = dir.path().join("rmstore/spindle.redb");
-    let conf = conf(&store, &[]);
+    let conf = conf(
+        &store,
+        &[(
+            "yarn.resourcemanager.work-preserving-recovery.enabled",
+            "false",
+        )],
+    );
 
     let rt = runtime();
     let before = rt.block_on(async {
@@ -429,4 +437,220 @@ fn an_rm_whose_zookeeper_store_was_taken_over_stops_acknowledging_changes() {
         submit(&new_client, false).await;
         assert_eq!(all_apps(&new_client).await.len(), 2);
     });
+}
+
+/// Four free loopback addresses (bound, then let go), so that a restarted
+/// RM serves where its predecessor did and the AM and NM find it again.
+fn fixed_addresses() -> Vec<(&'static str, String)> {
+    let listeners: Vec<std::net::TcpListener> = RM_ADDRESS_KEYS
+        .iter()
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind"))
+        .collect();
+    RM_ADDRESS_KEYS
+        .iter()
+        .zip(&listeners)
+        .map(|(k, l)| (*k, l.local_addr().expect("addr").to_string()))
+        .collect()
+}
+
+fn nm_status(container: ContainerId) -> pb::NmContainerStatusProto {
+    pb::NmContainerStatusProto {
+        container_id: Some(container_id_to_pb(&container)),
+        container_state: Some(pb::ContainerStateProto::CRunning as i32),
+        resource: Some(pb::ResourceProto {
+            memory: Some(1024),
+            virtual_cores: Some(1),
+            resource_value_map: Vec::new(),
+        }),
+        ..Default::default()
+    }
+}
+
+fn running_ids(containers: &[ContainerId]) -> Vec<pb::ContainerIdProto> {
+    containers.iter().map(container_id_to_pb).collect()
+}
+
+/// What the application holds, as its report says (memory MB,
+/// containers), and the default queue's used share of the cluster.
+async fn usage(client: &IpcClient, app: ApplicationId) -> (i64, i32, f32) {
+    let r = report(client, app).await;
+    let u = r.app_resource_usage.unwrap_or_default();
+    let queue: pb::GetQueueInfoResponseProto = client
+        .call(
+            "getQueueInfo",
+            &pb::GetQueueInfoRequestProto {
+                queue_name: Some("default".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("queue info");
+    (
+        u.used_resources.and_then(|r| r.memory).unwrap_or(0),
+        u.num_used_containers.unwrap_or(0),
+        queue
+            .queue_info
+            .and_then(|q| q.current_capacity)
+            .unwrap_or(0.0),
+    )
+}
+
+/// Heartbeats the AM and the node (reporting `running`) until the AM has
+/// been granted `n` containers, or the deadline.
+async fn grant(
+    am: &mut AmRmClient,
+    nm: &mut FakeNm,
+    running: &[ContainerId],
+    n: usize,
+) -> Vec<ContainerId> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut granted = Vec::new();
+    while granted.len() < n {
+        assert!(Instant::now() < deadline, "granted only {granted:?}");
+        let mut all: Vec<ContainerId> = running.to_vec();
+        all.extend(&granted);
+        nm.heartbeat_with(&running_ids(&all)).await;
+        let allocation = am.allocate(0.5).await.expect("allocate");
+        for c in allocation.allocated {
+            am.container_granted(&c);
+            granted.push(c.id);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    granted
+}
+
+/// Work-preserving restart (`yarn.resourcemanager.work-preserving-recovery.enabled`,
+/// Hadoop's default): the RM goes down as in a crash while an AM is
+/// registered and holds containers on a node; the restarted RM keeps the
+/// attempt, the node re-registers with its containers and they are counted
+/// again, the AM (our AMRMClient) is told to register again, does, resends
+/// its asks, gets more containers once the scheduling wait is over and
+/// finishes SUCCEEDED in its one attempt.
+#[test]
+fn a_work_preserving_restart_keeps_the_running_application_and_its_containers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("spindle.redb");
+    let addresses = fixed_addresses();
+    let mut extra: Vec<(&str, &str)> = addresses.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    extra.push((
+        "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms",
+        "2000",
+    ));
+    let conf = conf(&store, &extra);
+
+    // The AM and the node run on their own runtime, which outlives both RMs.
+    let outside = runtime();
+    let rm_runtime = runtime();
+    let rm = rm_runtime
+        .block_on(ResourceManager::start(&conf, None))
+        .expect("RM starts");
+    let (client_addr, scheduler_addr, tracker) = (
+        rm.addresses().client,
+        rm.addresses().scheduler.to_string(),
+        rm.addresses().resource_tracker,
+    );
+    let (mut am, app, held) = outside.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = IpcClient::connect(
+                &client_addr.to_string(),
+                ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
+            )
+            .await
+            .expect("client");
+            let mut nm = FakeNm::register(tracker, "h1", 8192).await;
+            let app = submit(&c, true).await;
+            let token = report(&c, app)
+                .await
+                .am_rm_token
+                .map(Token::from_proto)
+                .expect("AMRMToken");
+            let attempt = ApplicationAttemptId::new(app, 1);
+            let mut am = AmRmClient::new(AmRmConfig::new(scheduler_addr.clone(), attempt, token));
+            am.register("am-host", -1, "").await.expect("register");
+            am.add_request(&ContainerRequest::new(1, Resource::new(1024, 1)))
+                .expect("ask");
+            am.add_request(&ContainerRequest::new(1, Resource::new(1024, 1)))
+                .expect("ask");
+            let held = grant(&mut am, &mut nm, &[], 2).await;
+            assert_eq!(usage(&c, app).await, (2048, 2, 0.25));
+            (am, app, held)
+        })
+        .await
+        .expect("in time")
+    });
+    // The RM goes down as in a crash.
+    drop(rm_runtime);
+    drop(rm);
+
+    let restarted = std::time::Instant::now();
+    let rm_runtime = runtime();
+    let rm = rm_runtime
+        .block_on(ResourceManager::start(&conf, None))
+        .expect("RM starts again");
+    assert_eq!(rm.epoch(), Some(1));
+    outside.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            let c = IpcClient::connect(
+                &client_addr.to_string(),
+                ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
+            )
+            .await
+            .expect("client");
+            let before = report(&c, app).await;
+            assert_eq!(
+                state(&before),
+                Some(pb::YarnApplicationStateProto::Accepted),
+                "ACCEPTED until the AM registers again"
+            );
+            assert_eq!(attempt_no(&before), Some(1));
+            // The node re-registers still running both containers: they
+            // are counted again.
+            let statuses = held.iter().copied().map(nm_status).collect();
+            let mut nm =
+                FakeNm::register_holding(tracker, "h1", 8192, statuses, vec![app_id_to_pb(&app)])
+                    .await;
+            assert_eq!(usage(&c, app).await, (2048, 2, 0.25));
+            let answer = nm.heartbeat_with(&running_ids(&held)).await;
+            assert!(
+                answer.containers_to_cleanup.is_empty()
+                    && answer.applications_to_cleanup.is_empty(),
+                "{answer:?}"
+            );
+
+            // The AM's next heartbeat is refused; it registers again (with
+            // the AMRMToken from before the restart) and resends its table.
+            am.add_request(&ContainerRequest::new(1, Resource::new(1024, 1)))
+                .expect("ask");
+            let more = grant(&mut am, &mut nm, &held, 1).await;
+            let waited = restarted.elapsed();
+            assert!(!held.contains(&more[0]), "{more:?} {held:?}");
+            assert_eq!(more[0].epoch(), 1, "{}", more[0]);
+            let running = report(&c, app).await;
+            assert_eq!(
+                state(&running),
+                Some(pb::YarnApplicationStateProto::Running)
+            );
+            let mut all = held.clone();
+            all.extend(&more);
+            nm.heartbeat_with(&running_ids(&all)).await;
+            assert_eq!(usage(&c, app).await, (3072, 3, 0.375));
+            eprintln!("restart to the first container granted after it: {waited:?}");
+
+            am.finish(FinalStatus::Succeeded, "", "")
+                .await
+                .expect("finish");
+            let done = report(&c, app).await;
+            assert_eq!(state(&done), Some(pb::YarnApplicationStateProto::Finished));
+            assert_eq!(
+                done.final_application_status,
+                Some(pb::FinalApplicationStatusProto::AppSucceeded as i32)
+            );
+            assert_eq!(attempt_no(&done), Some(1), "one attempt");
+        })
+        .await
+        .expect("in time")
+    });
+    drop(rm_runtime);
+    drop(rm);
 }

@@ -186,6 +186,38 @@ pub enum Input {
         attempt: ApplicationAttemptId,
         priority: i32,
     },
+    /// An attempt that already ran under an earlier RM, taken back by a
+    /// restarted RM (work-preserving recovery): as [`Input::AppAdded`],
+    /// except that none of its new containers is its AM's (its AM container,
+    /// if it has one, comes back with [`Input::ContainerRecovered`]).
+    AppRecovered {
+        attempt: ApplicationAttemptId,
+        queue: String,
+        user: String,
+        priority: i32,
+        unmanaged_am: bool,
+    },
+    /// A container of a recovered attempt that a re-registering node still
+    /// runs: the node, the attempt, its queue and user hold `resource` again
+    /// (even past the node's capability: nothing new is placed there until
+    /// usage fits). `am` marks the attempt's AM container. Refused for an
+    /// unknown node or attempt, a container already live, a container id
+    /// from a later epoch than the core's, or an empty size. Its id keeps
+    /// its epoch; ids the core hands out carry its own epoch, so they never
+    /// collide.
+    ContainerRecovered {
+        container: ContainerId,
+        node: NodeId,
+        resource: Resource,
+        priority: i32,
+        am: bool,
+    },
+    /// No allocation before `until_ms` (Hadoop's
+    /// `yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms`
+    /// after a restart, so nodes can report what still runs before new
+    /// containers are placed). Asks are still taken; heartbeats and passes
+    /// place nothing until then. A later input may move it again.
+    HoldAllocations { until_ms: u64 },
     /// Time passed. Only moves the core's clock: delay scheduling counts
     /// missed heartbeats, not milliseconds.
     Tick,
@@ -204,6 +236,9 @@ impl Input {
             Input::ContainerCompleted { .. } => "ContainerCompleted",
             Input::QueuesReconfigured { .. } => "QueuesReconfigured",
             Input::AppPriorityUpdated { .. } => "AppPriorityUpdated",
+            Input::AppRecovered { .. } => "AppRecovered",
+            Input::ContainerRecovered { .. } => "ContainerRecovered",
+            Input::HoldAllocations { .. } => "HoldAllocations",
             Input::Tick => "Tick",
         }
     }

@@ -76,14 +76,16 @@ impl Scheduler {
                 "attempt {} does not list its container {id}",
                 id.attempt
             );
+            // Containers recovered after a restart keep an earlier epoch.
             ensure!(
-                id.epoch() == self.config.epoch,
+                id.epoch() <= self.config.epoch,
                 "container {id} has epoch {} but the scheduler runs epoch {}",
                 id.epoch(),
                 self.config.epoch
             );
             ensure!(
-                app.is_some_and(|a| id.sequence() >= 1 && id.sequence() < a.next_sequence),
+                id.epoch() < self.config.epoch
+                    || app.is_some_and(|a| id.sequence() >= 1 && id.sequence() < a.next_sequence),
                 "container {id} has a sequence number the attempt has not handed out"
             );
             ensure!(

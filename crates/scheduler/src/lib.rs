@@ -24,6 +24,9 @@
 //! | [`Input::ContainerCompleted`] | NM (or RM) says a container ended | the completion, with its exit status |
 //! | [`Input::QueuesReconfigured`] | new queue tree, delay rule and per-heartbeat caps, all or nothing | — |
 //! | [`Input::AppPriorityUpdated`] | the attempt moves in its leaf's order | — |
+//! | [`Input::AppRecovered`] | an attempt of an earlier RM rejoins (work-preserving restart); its next container is not an AM's | — |
+//! | [`Input::ContainerRecovered`] | a re-registering node's live container of a recovered attempt is held again (node, queue, user, app) | — |
+//! | [`Input::HoldAllocations`] | no allocation before a time (scheduling wait after a restart) | — |
 //! | [`Input::Tick`] | time passes | — |
 //! | [`Scheduler::schedule`] | continuous pass, at most `max_containers` | allocations anywhere |
 //!
@@ -70,8 +73,7 @@
 //! O(log n) rather than a scan; every sort key ends in a unique id and no
 //! hash order reaches a decision.
 //!
-//! Not yet here: reservations, preemption, and recovering containers of a
-//! restarted RM.
+//! Not yet here: reservations and preemption.
 //!
 //! # Example
 //!

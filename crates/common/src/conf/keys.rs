@@ -115,6 +115,8 @@ pub const RM_APPLICATION_TIMEOUTS_MONITOR_INTERVAL_MS: &str =
 pub const RM_RECOVERY_ENABLED: &str = "yarn.resourcemanager.recovery.enabled";
 pub const RM_WORK_PRESERVING_RECOVERY_ENABLED: &str =
     "yarn.resourcemanager.work-preserving-recovery.enabled";
+pub const RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS: &str =
+    "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms";
 pub const RM_STORE_CLASS: &str = "yarn.resourcemanager.store.class";
 /// Spindle: the embedded state store's file.
 pub const RM_STATE_STORE_PATH: &str = "spindle.resourcemanager.state-store.path";
@@ -311,6 +313,7 @@ pub const ALL: &[&str] = &[
     RM_APPLICATION_TIMEOUTS_MONITOR_INTERVAL_MS,
     RM_RECOVERY_ENABLED,
     RM_WORK_PRESERVING_RECOVERY_ENABLED,
+    RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
     RM_STORE_CLASS,
     RM_STATE_STORE_PATH,
     HADOOP_ZK_ADDRESS,

@@ -377,6 +377,56 @@ impl Cluster {
         self.scheduler.handle(now_ms, input)
     }
 
+    /// An attempt kept by a work-preserving restart rejoins its queue (see
+    /// `Input::AppRecovered`).
+    pub fn recover_app(
+        &mut self,
+        attempt: ApplicationAttemptId,
+        queue: String,
+        user: String,
+        priority: i32,
+        unmanaged_am: bool,
+        now_ms: u64,
+    ) -> Result<Decisions, SchedulerError> {
+        let input = Input::AppRecovered {
+            attempt,
+            queue,
+            user,
+            priority,
+            unmanaged_am,
+        };
+        self.scheduler.handle(now_ms, input)
+    }
+
+    /// A container of a recovered attempt that a re-registering node still
+    /// runs is held again (see `Input::ContainerRecovered`).
+    pub fn recover_container(
+        &mut self,
+        container: ContainerId,
+        node: NodeId,
+        resource: Resource,
+        am: bool,
+        now_ms: u64,
+    ) -> Result<Decisions, SchedulerError> {
+        let input = Input::ContainerRecovered {
+            container,
+            node,
+            resource,
+            priority: 0,
+            am,
+        };
+        self.scheduler.handle(now_ms, input)
+    }
+
+    /// No allocation before `until_ms` (the scheduling wait after a
+    /// work-preserving restart).
+    pub fn hold_allocations(&mut self, until_ms: u64, now_ms: u64) {
+        let input = Input::HoldAllocations { until_ms };
+        if let Err(e) = self.scheduler.handle(now_ms, input) {
+            warn!(error = %e, "scheduler refused to hold allocations");
+        }
+    }
+
     /// The attempt ended: its containers complete and are killed, its asks go.
     pub fn remove_app(
         &mut self,

@@ -151,6 +151,16 @@ impl RmState {
                 self.apply_or_warn("AsksUpdated", released, now);
             }
         }
+        if self.recovered_attempts.contains(&attempt_id) {
+            // Containers nodes have not reported since the restart yet.
+            let scheduler = self.cluster.scheduler();
+            let unknown: Vec<ContainerId> = releases
+                .iter()
+                .filter(|c| scheduler.container(c).is_none())
+                .copied()
+                .collect();
+            self.pending_releases.extend(unknown);
+        }
         let updated = self.cluster.update_asks(
             attempt_id,
             request.asks,

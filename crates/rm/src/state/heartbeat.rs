@@ -8,6 +8,7 @@ use spindle_common::text::escaped;
 use tracing::{info, warn};
 
 use super::RmState;
+use crate::attempts::LiveContainer;
 use crate::cluster::nodes::{ContainerStatus, NodeAction, NodeWork, RegisterOutcome};
 use crate::command::{
     HeartbeatAnswer, NodeHeartbeat, NodeRegistration, RegisterNode, UnregisterNode,
@@ -20,8 +21,10 @@ impl RmState {
     /// gets the master keys it verifies tokens with; or it is told to shut
     /// down (excluded, or smaller than the minimum allocation).
     ///
-    /// Without work-preserving recovery the RM takes none of the node's
-    /// containers back. Those of applications it does not know (a node
+    /// After a work-preserving restart, the node's containers of the
+    /// attempts the restart kept are taken back (see `recover_containers`).
+    /// Without it the RM takes none of the node's containers back. Those of
+    /// applications it does not know, or of attempts it ended (a node
     /// that outlived an RM restart) are orphans: as Hadoop's `RMNodeImpl`
     /// does (`handleRunningAppOnNode`), their applications, and the
     /// running applications the node names that the RM does not know, are
@@ -61,9 +64,96 @@ impl RmState {
                         .extend(unknown_apps);
                 }
                 self.track_orphans(&id, &containers, now);
+                self.recover_containers(&id, &containers, now);
                 NodeRegistration::Accepted(self.tokens.nm_master_keys())
             }
             RegisterOutcome::Rejected(reason) => NodeRegistration::Rejected(reason),
+        }
+    }
+
+    /// Work-preserving recovery, as Hadoop's
+    /// `AbstractYarnScheduler.recoverContainersOnNode`: each container a
+    /// re-registering node still holds for an attempt the restart kept is
+    /// held again by the scheduler (node, queue, user and attempt usage),
+    /// the attempt's AM container recognised as such. An AM container the
+    /// node reports complete ended while the RM was down: its attempt ends
+    /// as it would have.
+    fn recover_containers(&mut self, node: &NodeId, statuses: &[ContainerStatus], now: Now) {
+        if self.recovered_attempts.is_empty() {
+            return;
+        }
+        for st in statuses {
+            let attempt_id = st.container.attempt;
+            if !self.recovered_attempts.contains(&attempt_id)
+                || self.cluster.scheduler().container(&st.container).is_some()
+            {
+                continue;
+            }
+            let Some(attempt) = self.attempts.get(&attempt_id) else {
+                continue;
+            };
+            if attempt.state.is_final() {
+                continue;
+            }
+            let am = attempt.am_container == Some(st.container);
+            if st.complete {
+                if am {
+                    warn!(attempt = %attempt_id, container = %st.container, "the AM container ended while the RM was down");
+                    self.am_container_completed(
+                        attempt_id,
+                        st.exit_status,
+                        st.diagnostics.clone(),
+                        now,
+                    );
+                }
+                continue;
+            }
+            let recovered = self.cluster.recover_container(
+                st.container,
+                node.clone(),
+                st.resource,
+                am,
+                now.mono_ms,
+            );
+            match recovered {
+                Ok(d) => {
+                    info!(
+                        container = %st.container,
+                        node = %escaped(&node.to_string()),
+                        resource = %st.resource,
+                        am,
+                        "container recovered"
+                    );
+                    if let Some(a) = self.attempts.get_mut(&attempt_id) {
+                        a.live.insert(
+                            st.container,
+                            LiveContainer {
+                                node: node.clone(),
+                                allocated_wall_ms: now.wall_ms,
+                            },
+                        );
+                    }
+                    if let Some(h) = self.history.get_mut(&attempt_id.app) {
+                        h.ran_on.insert(node.clone());
+                    }
+                    self.apply(d, now);
+                    if self.pending_releases.remove(&st.container) {
+                        info!(container = %st.container, "container released by its AM before it was recovered; released now");
+                        let released = self.cluster.update_asks(
+                            attempt_id,
+                            Vec::new(),
+                            vec![st.container],
+                            Vec::new(),
+                            Vec::new(),
+                            now.mono_ms,
+                        );
+                        self.apply_or_warn("AsksUpdated", released, now);
+                    }
+                }
+                Err(e) => {
+                    warn!(container = %st.container, error = %e, "container not recovered");
+                }
+            }
         }
     }
 

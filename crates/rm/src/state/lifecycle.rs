@@ -267,13 +267,7 @@ impl RmState {
         let Some(app) = self.apps.get(&app_id) else {
             return;
         };
-        let (queue, user, priority, am_resource, unmanaged) = (
-            app.queue.clone(),
-            app.user.clone(),
-            app.priority,
-            app.am_resource,
-            app.unmanaged_am,
-        );
+        let (am_resource, unmanaged) = (app.am_resource, app.unmanaged_am);
         let Some(history) = self.history.get_mut(&app_id) else {
             return;
         };
@@ -282,6 +276,23 @@ impl RmState {
         self.attempts
             .insert(attempt_id, Attempt::new(attempt_id, am_resource, now));
         info!(attempt = %attempt_id, unmanaged, "application attempt started");
+        self.schedule_attempt(attempt_id, now);
+    }
+
+    /// Hands a new (SCHEDULED) attempt to the scheduler with its AM
+    /// container ask; an unmanaged AM's attempt is LAUNCHED at once.
+    pub(super) fn schedule_attempt(&mut self, attempt_id: ApplicationAttemptId, now: Now) {
+        let app_id = attempt_id.app;
+        let Some(app) = self.apps.get(&app_id) else {
+            return;
+        };
+        let (queue, user, priority, am_resource, unmanaged) = (
+            app.queue.clone(),
+            app.user.clone(),
+            app.priority,
+            app.am_resource,
+            app.unmanaged_am,
+        );
         // An unmanaged AM holds no container, so it does not count
         // against the queue's AM limits.
         let added = self

@@ -32,7 +32,7 @@ pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
 use std::collections::BTreeMap;
 
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 
 use crate::access::AccessControl;
 use crate::acl::Acl;
@@ -65,6 +65,14 @@ pub struct Settings {
     pub am_expiry_ms: u64,
     /// Bounds on submissions, AM calls and diagnostics.
     pub limits: Limits,
+    /// `yarn.resourcemanager.work-preserving-recovery.enabled` (read with
+    /// the state store on): a restart keeps unfinished applications'
+    /// current attempts and takes back what nodes still run for them.
+    pub work_preserving: bool,
+    /// `yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms`:
+    /// after a work-preserving restart that recovered applications, nothing
+    /// new is allocated for this long.
+    pub scheduling_wait_ms: u64,
 }
 
 impl Settings {
@@ -76,6 +84,8 @@ impl Settings {
             max_application_priority: 0,
             am_expiry_ms: 600_000,
             limits: Limits::default(),
+            work_preserving: true,
+            scheduling_wait_ms: 10_000,
         }
     }
 }
@@ -114,6 +124,13 @@ pub struct RmState {
     /// ended: their containers, reported by re-registering nodes, are
     /// orphans (killed, and kept from the scheduler until gone).
     restart_ended: std::collections::BTreeSet<ApplicationAttemptId>,
+    /// Attempts a work-preserving restart kept: re-registering nodes'
+    /// containers of theirs are taken back (see `heartbeat.rs`).
+    recovered_attempts: std::collections::BTreeSet<ApplicationAttemptId>,
+    /// Containers of recovered attempts that their AM released before a
+    /// node reported them (Hadoop's pending-release cache): released as
+    /// soon as they are taken back.
+    pending_releases: std::collections::BTreeSet<ContainerId>,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -153,6 +170,8 @@ impl RmState {
             outbox: Vec::new(),
             persist: None,
             restart_ended: Default::default(),
+            recovered_attempts: Default::default(),
+            pending_releases: Default::default(),
         }
     }
 
@@ -265,6 +284,20 @@ impl RmState {
         self.expire_silent_ams(now);
         self.schedule_pass(now);
         self.forget_ended();
+        self.forget_recovered();
+    }
+
+    /// Lets go of the recovery bookkeeping of attempts that ended.
+    fn forget_recovered(&mut self) {
+        if self.recovered_attempts.is_empty() {
+            return;
+        }
+        let attempts = &self.attempts;
+        let live = |a: &ApplicationAttemptId| attempts.get(a).is_some_and(|a| !a.state.is_final());
+        self.recovered_attempts.retain(live);
+        let recovered = &self.recovered_attempts;
+        self.pending_releases
+            .retain(|c| recovered.contains(&c.attempt));
     }
 
     /// Lets go of the AM launch context of a finished application (only a

@@ -23,9 +23,10 @@ use crate::launch::{AmLaunchContext, AppAccess};
 use crate::store::{StoreOp, StoredApp, StoredAttempt, StoredLaunch};
 use crate::time::Now;
 
-/// The diagnostics of an attempt that was running when the RM stopped.
+/// The diagnostics of an attempt that was running when the RM stopped and
+/// that a restart without work-preserving recovery ended.
 pub const RESTART_DIAGNOSTICS: &str =
-    "ResourceManager restarted: the attempt did not survive it (work-preserving recovery is not built yet)";
+    "ResourceManager restarted without work-preserving recovery: the attempt did not survive it";
 
 /// The state store's bookkeeping in the state.
 #[derive(Debug, Default)]
@@ -54,6 +55,10 @@ pub struct RecoverySummary {
     pub finished: usize,
     /// Unfinished applications, each with a new attempt.
     pub restarted: usize,
+    /// Unfinished applications whose current attempt was kept
+    /// (work-preserving recovery): it waits for its AM to register again,
+    /// or for its AM container (if it had none yet).
+    pub kept: usize,
     /// Unfinished applications ended instead: unmanaged-AM ones failed
     /// (their AM is gone), those whose queue is gone killed (as Hadoop).
     pub failed: usize,
@@ -224,8 +229,22 @@ impl RmState {
     /// Hadoop does without work-preserving recovery; an unfinished
     /// unmanaged-AM application fails (its AM cannot be started again), and
     /// one whose queue no longer exists is killed, as Hadoop does.
+    ///
+    /// With work-preserving recovery (`Settings::work_preserving`) an
+    /// unfinished application keeps its current attempt instead: one that
+    /// had its AM container is LAUNCHED again, waiting for its AM to
+    /// register again (or for AM liveness to expire it), and what nodes
+    /// report still running for it is taken back as they re-register; one
+    /// still waiting for its AM container asks for it again. And, as
+    /// Hadoop's `setSchedulerRecoveryStartAndWaitTime`, when the store held
+    /// applications nothing new is allocated for
+    /// `Settings::scheduling_wait_ms`.
     pub fn recover(&mut self, mut stored: Vec<StoredApp>, now: Now) -> RecoverySummary {
         let mut summary = RecoverySummary::default();
+        if self.settings.work_preserving && !stored.is_empty() {
+            let until = now.mono_ms.saturating_add(self.settings.scheduling_wait_ms);
+            self.cluster.hold_allocations(until, now.mono_ms);
+        }
         // Finished applications in the order they finished, then the rest.
         stored.sort_by_key(|a| {
             let open = a.state.parse::<AppState>().map_or(true, |s| !s.is_final());
@@ -236,6 +255,7 @@ impl RmState {
                 Ok(outcome) => match outcome {
                     Recovered::Finished => summary.finished += 1,
                     Recovered::Restarted => summary.restarted += 1,
+                    Recovered::Kept => summary.kept += 1,
                     Recovered::Failed => summary.failed += 1,
                 },
                 Err(what) => {
@@ -248,6 +268,7 @@ impl RmState {
         info!(
             finished = summary.finished,
             restarted = summary.restarted,
+            kept = summary.kept,
             failed = summary.failed,
             unreadable = summary.unreadable,
             "applications recovered from the state store"
@@ -302,7 +323,30 @@ impl RmState {
         let mut diagnostics = r.diagnostics.clone();
         let mut finish_ms = r.finish_ms;
         let mut outcome = Recovered::Finished;
-        if open {
+        let mut kept = None;
+        let queue_exists = self.queues.tree.resolve_leaf(&r.queue).is_some();
+        let keep = open
+            && queue_exists
+            && self.settings.work_preserving
+            && attempts.last().is_some_and(|a| {
+                !a.state.is_final()
+                    && (a.am_container.is_some() || r.unmanaged_am || r.launch.is_some())
+            });
+        if keep {
+            if let Some(last) = attempts.last_mut() {
+                last.last_contact_ms = now.mono_ms;
+                if last.am_container.is_some() || r.unmanaged_am {
+                    last.state = AttemptState::Launched;
+                    kept = Some(Kept::Launched(last.id));
+                } else {
+                    last.state = AttemptState::Scheduled;
+                    kept = Some(Kept::Scheduled(last.id));
+                }
+            }
+            // As Hadoop: ACCEPTED until the attempt's AM registers again.
+            state = AppState::Accepted;
+            outcome = Recovered::Kept;
+        } else if open {
             if let Some(last) = attempts.last_mut().filter(|a| !a.state.is_final()) {
                 last.end(
                     AttemptState::Failed,
@@ -316,7 +360,7 @@ impl RmState {
                 diagnostics = format!("Application {id} failed: {RESTART_DIAGNOSTICS}");
                 finish_ms = now.wall_ms;
                 outcome = Recovered::Failed;
-            } else if self.queues.tree.resolve_leaf(&r.queue).is_none() {
+            } else if !queue_exists {
                 // Hadoop's words (CapacityScheduler.addApplication, without fail-fast).
                 state = AppState::Killed;
                 final_status = FinalStatus::Killed;
@@ -365,8 +409,12 @@ impl RmState {
         history.failed = r.failed_attempts;
         history.ids = attempts.iter().map(|a| a.id).collect();
         // Containers of attempts from before the restart that nodes still
-        // report are not this RM's to account for.
-        self.restart_ended.extend(history.ids.iter().copied());
+        // report are not this RM's to account for, except the kept one's.
+        let kept_id = kept.map(|k| match k {
+            Kept::Launched(a) | Kept::Scheduled(a) => a,
+        });
+        self.restart_ended
+            .extend(history.ids.iter().copied().filter(|a| Some(*a) != kept_id));
         for a in attempts {
             self.attempts.insert(a.id, a);
         }
@@ -384,6 +432,26 @@ impl RmState {
                 p.watched.insert(id, w);
             }
         }
+        match kept {
+            Some(Kept::Launched(attempt)) => {
+                info!(%attempt, "attempt kept: waiting for its ApplicationMaster to register again");
+                self.recovered_attempts.insert(attempt);
+                let recovered = self.cluster.recover_app(
+                    attempt,
+                    r.queue.clone(),
+                    r.user.clone(),
+                    r.priority,
+                    r.unmanaged_am,
+                    now.mono_ms,
+                );
+                self.apply_or_warn("AppRecovered", recovered, now);
+            }
+            Some(Kept::Scheduled(attempt)) => {
+                info!(%attempt, "attempt kept: its AM container is asked for again");
+                self.schedule_attempt(attempt, now);
+            }
+            None => {}
+        }
         if matches!(outcome, Recovered::Restarted) {
             self.start_attempt(id, now);
         }
@@ -394,5 +462,15 @@ impl RmState {
 enum Recovered {
     Finished,
     Restarted,
+    Kept,
     Failed,
+}
+
+/// The attempt a work-preserving restart keeps, and how.
+#[derive(Clone, Copy)]
+enum Kept {
+    /// It had its AM container: LAUNCHED, its AM expected back.
+    Launched(ApplicationAttemptId),
+    /// It was still waiting for its AM container: asked for again.
+    Scheduled(ApplicationAttemptId),
 }

@@ -43,6 +43,7 @@ impl Scheduler {
         user: String,
         priority: i32,
         unmanaged_am: bool,
+        am_pending: bool,
     ) -> Result<Decisions, SchedulerError> {
         if self.apps.contains_key(&attempt) {
             return Err(SchedulerError::AttemptExists(attempt));
@@ -90,6 +91,7 @@ impl Scheduler {
                 next_sequence: 1,
                 unmanaged_am,
                 am_container: None,
+                am_pending,
                 runnable: false,
                 parked: false,
                 active_key: None,

@@ -2,7 +2,7 @@
 //! cluster usage, the request table and delay state), and finishing a
 //! live container for whatever reason, reporting it once.
 
-use spindle_common::{ApplicationAttemptId, ContainerId, NodeId};
+use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
 
 use super::{ContainerState, Scheduler, MAX_CONTAINER_SEQUENCE};
 use crate::asks::RequestKey;
@@ -83,6 +83,73 @@ impl Scheduler {
         })
     }
 
+    /// Takes back a container a re-registering node still runs for a
+    /// recovered attempt (see [`crate::Input::ContainerRecovered`]).
+    pub(super) fn recover_container(
+        &mut self,
+        container: ContainerId,
+        node_id: NodeId,
+        resource: Resource,
+        priority: i32,
+        am: bool,
+    ) -> Result<Decisions, SchedulerError> {
+        let attempt = container.attempt;
+        let invalid = |reason: String| SchedulerError::InvalidApp { attempt, reason };
+        if self.containers.contains_key(&container) {
+            return Err(invalid(format!("container {container} is already live")));
+        }
+        if container.epoch() > self.config.epoch {
+            return Err(invalid(format!(
+                "container {container} is from epoch {}, after this RM's {}",
+                container.epoch(),
+                self.config.epoch
+            )));
+        }
+        if resource.any_negative() || resource.is_zero() {
+            return Err(invalid(format!(
+                "container {container} has size {resource}"
+            )));
+        }
+        let Some(node) = self.nodes.get_mut(&node_id) else {
+            return Err(SchedulerError::UnknownNode(node_id));
+        };
+        let Some(app) = self.apps.get_mut(&attempt) else {
+            return Err(SchedulerError::UnknownAttempt(attempt));
+        };
+        let am = am && !app.unmanaged_am && app.am_container.is_none();
+        if am {
+            app.am_container = Some(container);
+            app.am_pending = false;
+        }
+        if container.epoch() == self.config.epoch && container.sequence() >= app.next_sequence {
+            app.next_sequence = container.sequence() + 1;
+        }
+        app.used += resource;
+        app.containers.insert(container);
+        let (leaf, user) = (app.leaf, app.user.clone());
+        node.used += resource;
+        node.containers.insert(container);
+        if !node.used.fits_in(&node.capability) {
+            node.over_capacity = true;
+        }
+        self.tree.charge(leaf, &user, resource, true, am);
+        self.used += resource;
+        self.containers.insert(
+            container,
+            ContainerState {
+                node: node_id.clone(),
+                resource,
+                priority,
+                allocation_request_id: -1,
+                locality: Locality::OffSwitch,
+                allocated_at_ms: self.now_ms,
+            },
+        );
+        self.reindex_node(&node_id);
+        self.refresh_app(attempt);
+        Ok(Decisions::default())
+    }
+
     /// Commits one container of `key` for `attempt` on `node`.
     pub(super) fn allocate(
         &mut self,
@@ -124,9 +191,10 @@ impl Scheduler {
             delay::allocated(&self.config.locality, state, locality);
         }
         let container = ContainerId::with_epoch(attempt, epoch, app.next_sequence);
-        let am = !app.unmanaged_am && app.next_sequence == 1;
+        let am = app.am_pending;
         if am {
             app.am_container = Some(container);
+            app.am_pending = false;
         }
         app.next_sequence += 1;
         app.used += resource;

@@ -84,6 +84,9 @@ pub(crate) struct AppState {
     pub unmanaged_am: bool,
     /// The attempt's AM container while it is live.
     pub am_container: Option<ContainerId>,
+    /// The attempt's next container is its AM's: a managed attempt's first
+    /// (not one recovered after an RM restart).
+    pub am_pending: bool,
     /// Counted against running-application limits; an attempt that is not
     /// runnable waits, unscheduled.
     pub runnable: bool,
@@ -149,6 +152,8 @@ pub struct Scheduler {
     pub(crate) used: Resource,
     /// The node count the selection policy was last told of.
     pub(crate) told_schedulable: usize,
+    /// Nothing is allocated before this time ([`Input::HoldAllocations`]).
+    pub(crate) hold_until_ms: u64,
 }
 
 impl Scheduler {
@@ -194,6 +199,7 @@ impl Scheduler {
             capacity: Resource::ZERO,
             used: Resource::ZERO,
             told_schedulable: 0,
+            hold_until_ms: 0,
         })
     }
 
@@ -240,7 +246,25 @@ impl Scheduler {
                 user,
                 priority,
                 unmanaged_am,
-            } => self.add_app(attempt, queue, user, priority, unmanaged_am),
+            } => self.add_app(attempt, queue, user, priority, unmanaged_am, !unmanaged_am),
+            Input::AppRecovered {
+                attempt,
+                queue,
+                user,
+                priority,
+                unmanaged_am,
+            } => self.add_app(attempt, queue, user, priority, unmanaged_am, false),
+            Input::ContainerRecovered {
+                container,
+                node,
+                resource,
+                priority,
+                am,
+            } => self.recover_container(container, node, resource, priority, am),
+            Input::HoldAllocations { until_ms } => {
+                self.hold_until_ms = until_ms;
+                Ok(Decisions::default())
+            }
             Input::AppRemoved { attempt } => self.remove_app(attempt),
             Input::AsksUpdated {
                 attempt,

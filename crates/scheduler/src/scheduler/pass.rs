@@ -54,6 +54,9 @@ impl Scheduler {
         node: Option<&NodeId>,
         max: usize,
     ) -> Result<Vec<Allocation>, SchedulerError> {
+        if self.now_ms < self.hold_until_ms {
+            return Ok(Vec::new());
+        }
         let mut parked = Parked::default();
         let result = self.run_rounds(node, max, &mut parked);
         for attempt in parked.apps {
@@ -160,7 +163,7 @@ impl Scheduler {
         let mut choice = None;
         for key in app.asks.active_keys() {
             let ask = key.capability();
-            let am = !app.unmanaged_am && app.next_sequence == 1;
+            let am = app.am_pending;
             if !limits_allow(
                 &self.tree,
                 self.config.minimum_allocation,
@@ -250,7 +253,7 @@ impl Scheduler {
             if app.blacklists(&id.host, &node.rack) {
                 continue;
             }
-            let am = !app.unmanaged_am && app.next_sequence == 1;
+            let am = app.am_pending;
             let AppState {
                 asks,
                 delay: states,
