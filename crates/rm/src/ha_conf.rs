@@ -23,16 +23,24 @@ pub const RM_HA_ID: &str = "yarn.resourcemanager.ha.id";
 pub const AUTO_FAILOVER_ENABLED: &str = "yarn.resourcemanager.ha.automatic-failover.enabled";
 pub const AUTO_FAILOVER_EMBEDDED: &str = "yarn.resourcemanager.ha.automatic-failover.embedded";
 
-/// `YarnConfiguration.getServiceAddressConfKeys` (with HTTPS's webapp key
-/// too: Spindle serves no web UI, so both are carried over).
-pub const SERVICE_ADDRESS_KEYS: [&str; 6] = [
-    common_keys::RM_ADDRESS,
-    common_keys::RM_SCHEDULER_ADDRESS,
-    common_keys::RM_ADMIN_ADDRESS,
-    common_keys::RM_RESOURCE_TRACKER_ADDRESS,
-    common_keys::RM_WEBAPP_ADDRESS,
-    common_keys::RM_WEBAPP_HTTPS_ADDRESS,
-];
+/// `YarnConfiguration.getServiceAddressConfKeys`: the four RPC addresses and
+/// the web address of `yarn.http.policy` (`HTTPS_ONLY`: the HTTPS one).
+pub fn service_address_keys(conf: &Configuration) -> [&'static str; 5] {
+    let https = conf
+        .get_trimmed("yarn.http.policy")
+        .is_some_and(|p| p.eq_ignore_ascii_case("HTTPS_ONLY"));
+    [
+        common_keys::RM_ADDRESS,
+        common_keys::RM_SCHEDULER_ADDRESS,
+        common_keys::RM_ADMIN_ADDRESS,
+        common_keys::RM_RESOURCE_TRACKER_ADDRESS,
+        if https {
+            common_keys::RM_WEBAPP_HTTPS_ADDRESS
+        } else {
+            common_keys::RM_WEBAPP_ADDRESS
+        },
+    ]
+}
 
 /// Hadoop's `HAUtil.BAD_CONFIG_MESSAGE_PREFIX`.
 const BAD_CONFIG: &str = "Invalid configuration! ";
@@ -89,7 +97,7 @@ impl HaConf {
             )));
         }
         for id in &rm_ids {
-            for key in SERVICE_ADDRESS_KEYS {
+            for key in service_address_keys(conf) {
                 yarn_conf::rm_instance_address(conf, key, id).map_err(|_| {
                     bad(format!(
                         "{}.{id} or {key}.{id} needs to be set in an HA configuration.",
@@ -149,7 +157,7 @@ impl HaConf {
     /// (`yarn.resourcemanager.address` = `yarn.resourcemanager.address.<rm-id>`, …).
     pub fn instance_conf(&self, conf: &Configuration) -> Result<Configuration, RmError> {
         let mut own = conf.clone();
-        for key in SERVICE_ADDRESS_KEYS {
+        for key in service_address_keys(conf) {
             let addr = yarn_conf::rm_instance_address(conf, key, &self.rm_id)?;
             own.set(key, addr);
         }
