@@ -113,12 +113,10 @@ async fn to_standby(admin: &IpcClient, source: hc::HaRequestSource) -> Result<()
         .map(|_| ())
 }
 
-fn within<F: std::future::Future>(f: F) -> impl std::future::Future<Output = F::Output> {
-    async move {
-        tokio::time::timeout(Duration::from_secs(60), f)
-            .await
-            .expect("in time")
-    }
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(60), f)
+        .await
+        .expect("in time")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
