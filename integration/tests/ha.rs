@@ -85,6 +85,7 @@ fn manual_failover_hands_the_applications_to_the_other_rm() {
 
     rmadmin(&cluster, &["-transitionToActive", "rm1"]);
     assert_eq!(service_state(&cluster, "rm1"), "active");
+    rmadmin(&cluster, &["-checkHealth", "rm1"]);
     let (states, out) = all_states(&cluster);
     assert!(
         states.contains(&(rm1_admin, "active".into()))

@@ -116,16 +116,16 @@ async fn transition_to_standby(
     Ok(pb::TransitionToStandbyResponseProto {})
 }
 
-/// A ResourceManager has no observer state.
+/// A ResourceManager has no observer state (AdminService refuses before
+/// any check).
 async fn transition_to_observer(
-    control: Arc<RmControl>,
-    call: CallContext,
+    _control: Arc<RmControl>,
+    _call: CallContext,
     _req: pb::TransitionToObserverRequestProto,
 ) -> Result<pb::TransitionToObserverResponseProto, RpcError> {
-    authorize(control.context(), &call, "transitionToObserver").await?;
     Err(RpcError::new(
         SERVICE_FAILED,
-        "A ResourceManager does not support transition to Observer",
+        "Does not support transition to Observer",
     ))
 }
 

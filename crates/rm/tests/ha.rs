@@ -272,6 +272,24 @@ async fn automatic_failover_refuses_manual_transitions_unless_forced() {
             .await
             .expect("forced");
         assert_eq!(rm.service_state(), ServiceState::Active);
+        let _: hc::MonitorHealthResponseProto = ha
+            .call("monitorHealth", &hc::MonitorHealthRequestProto {})
+            .await
+            .expect("healthy");
+        let observer = ha
+            .call::<_, hc::TransitionToObserverResponseProto>(
+                "transitionToObserver",
+                &hc::TransitionToObserverRequestProto {
+                    req_info: req_info(hc::HaRequestSource::RequestByUserForced),
+                },
+            )
+            .await
+            .expect_err("no observer RM");
+        assert_eq!(
+            remote_class(&observer),
+            Some("org.apache.hadoop.ha.ServiceFailedException"),
+            "{observer}"
+        );
         to_standby(&ha, hc::HaRequestSource::RequestByZkfc)
             .await
             .expect("a failover controller's request");
