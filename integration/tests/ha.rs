@@ -7,13 +7,22 @@
 //! (integration/setup-clients.sh) the tests print `SKIP:` and pass, except
 //! under CI, where they fail.
 
-use spindle_integration::cli::AppList;
+use std::time::Duration;
+
+use spindle_integration::cli::{AppList, NodeList};
+use spindle_integration::cluster::wait_until;
 use spindle_integration::{AppSubmission, CliOutput, Cluster, HadoopClients};
 
-fn pair(clients: &HadoopClients, automatic_failover: bool) -> Cluster {
+const TIMEOUT: Duration = Duration::from_secs(90);
+const POLL: Duration = Duration::from_millis(500);
+
+fn pair(clients: &HadoopClients, automatic_failover: bool, nodemanagers: usize) -> Cluster {
     match Cluster::builder()
         .ha_pair(automatic_failover)
+        .nodemanagers(nodemanagers)
         .rm_property("yarn.resourcemanager.recovery.enabled", true)
+        // The NodeManagers keep trying while both RMs are standby.
+        .rm_property("yarn.resourcemanager.connect.max-wait.ms", 120_000)
         .start(clients)
     {
         Ok(c) => c,
@@ -57,6 +66,27 @@ fn all_states(cluster: &Cluster) -> (Vec<(u16, String)>, CliOutput) {
     (states, out)
 }
 
+/// How many NodeManagers `yarn node -list` shows RUNNING (on the active RM).
+fn running_nodes(cluster: &Cluster) -> Option<usize> {
+    let out = cluster.yarn(["node", "-list"]);
+    if !out.success() {
+        return None;
+    }
+    NodeList::parse(&out.stdout)
+        .ok()
+        .map(|l| l.nodes.iter().filter(|n| n.state == "RUNNING").count())
+}
+
+#[track_caller]
+fn wait_for_running_node(cluster: &Cluster, what: &str) {
+    if !wait_until(TIMEOUT, POLL, || running_nodes(cluster) == Some(1)) {
+        panic!(
+            "the NodeManager is not RUNNING on {what}\n{}",
+            cluster.log_report()
+        );
+    }
+}
+
 #[track_caller]
 fn app_list(cluster: &Cluster) -> AppList {
     let out = cluster.yarn(["application", "-list", "-appStates", "ALL"]);
@@ -72,7 +102,7 @@ fn manual_failover_hands_the_applications_to_the_other_rm() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
-    let cluster = pair(&clients, false);
+    let cluster = pair(&clients, false, 1);
     let rm1_admin = cluster.rm().admin.port();
     let rm2_admin = match cluster.rm2() {
         Some(rm2) => rm2.admin.port(),
@@ -86,6 +116,8 @@ fn manual_failover_hands_the_applications_to_the_other_rm() {
     rmadmin(&cluster, &["-transitionToActive", "rm1"]);
     assert_eq!(service_state(&cluster, "rm1"), "active");
     rmadmin(&cluster, &["-checkHealth", "rm1"]);
+    // The NodeManager, failing over on StandbyException, registers with rm1.
+    wait_for_running_node(&cluster, "rm1");
     let (states, out) = all_states(&cluster);
     assert!(
         states.contains(&(rm1_admin, "active".into()))
@@ -116,6 +148,8 @@ fn manual_failover_hands_the_applications_to_the_other_rm() {
         "{app} is not listed after the failover\n{}",
         cluster.log_report()
     );
+    // The NodeManager follows to rm2.
+    wait_for_running_node(&cluster, "rm2");
 
     // The CLI refuses to make a second RM active while one is.
     let out = cluster.yarn(["rmadmin", "-transitionToActive", "rm1"]);
@@ -129,7 +163,7 @@ fn with_automatic_failover_only_a_forced_manual_transition_is_done() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
-    let cluster = pair(&clients, true);
+    let cluster = pair(&clients, true, 0);
     let out = cluster.yarn(["rmadmin", "-transitionToActive", "rm1"]);
     assert!(!out.success(), "{out}");
     assert!(
