@@ -103,12 +103,7 @@ fn check_active(ctx: &RmContext) -> Result<(), RpcError> {
     if ctx.core.is_serving() {
         Ok(())
     } else {
-        let id = ctx
-            .rm_id
-            .as_deref()
-            .map(|i| format!("{i} "))
-            .unwrap_or_default();
-        Err(CoreStopped::Standby(id).into())
+        Err(ctx.core.standby_refusal().into())
     }
 }
 

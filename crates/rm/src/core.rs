@@ -119,13 +119,18 @@ impl CoreHandle {
         if self.is_serving() {
             CoreStopped::ShuttingDown
         } else {
-            let id = if self.rm_id.is_empty() {
-                String::new()
-            } else {
-                format!("{} ", self.rm_id)
-            };
-            CoreStopped::Standby(id)
+            self.standby_refusal()
         }
+    }
+
+    /// [`CoreStopped::Standby`] naming this RM.
+    pub fn standby_refusal(&self) -> CoreStopped {
+        let id = if self.rm_id.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.rm_id)
+        };
+        CoreStopped::Standby(id)
     }
 
     async fn send(&self, message: Message) -> Result<(), CoreStopped> {

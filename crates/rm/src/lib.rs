@@ -262,6 +262,14 @@ impl ResourceManager {
                     automatic_failover = h.automatic_failover,
                     "ResourceManager HA enabled"
                 );
+                if h.automatic_failover {
+                    tracing::warn!(
+                        "automatic failover (leader election on ZooKeeper) is not built yet: \
+                         this RM stays standby until `yarn rmadmin -transitionToActive \
+                         --forcemanual {}`",
+                        h.rm_id
+                    );
+                }
                 &instance_conf
             }
             None => conf,
