@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
-use crate::process::{run_with_timeout, CliOutput};
+use crate::process::{run_with_input, run_with_timeout, CliOutput};
 
 /// The pyspark release whose `pyspark/jars/` folder provides the Hadoop client.
 pub const PYSPARK_VERSION: &str = "3.5.3";
@@ -126,6 +126,7 @@ impl HadoopClients {
             extra_classpath: Vec::new(),
             timeout: DEFAULT_CLI_TIMEOUT,
             env: Vec::new(),
+            stdin: None,
         }
     }
 
@@ -208,6 +209,7 @@ pub struct YarnCommand {
     extra_classpath: Vec<PathBuf>,
     timeout: Duration,
     env: Vec<(String, String)>,
+    stdin: Option<Vec<u8>>,
 }
 
 impl YarnCommand {
@@ -233,6 +235,13 @@ impl YarnCommand {
     /// Sets an environment variable for the JVM (e.g. `HADOOP_USER_NAME`).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Feeds `input` to the CLI's standard input (e.g. `Y\n` for a confirmation
+    /// prompt); without it the CLI reads end-of-file.
+    pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(input.into());
         self
     }
 
@@ -269,7 +278,7 @@ impl YarnCommand {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        run_with_timeout(cmd, self.timeout)
+        run_with_input(cmd, self.timeout, self.stdin.as_deref())
             .with_context(|| format!("running {}", launcher.display()))
     }
 }

@@ -144,6 +144,8 @@ pub struct ClusterBuilder {
     rm_properties: HadoopConf,
     extra_files: Vec<(String, String)>,
     startup_timeout: Duration,
+    /// `Some(automatic failover)`: an HA pair of ResourceManagers.
+    ha_pair: Option<bool>,
 }
 
 impl Default for ClusterBuilder {
@@ -157,6 +159,7 @@ impl Default for ClusterBuilder {
             rm_properties: HadoopConf::new(),
             extra_files: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            ha_pair: None,
         }
     }
 }
@@ -215,6 +218,20 @@ impl ClusterBuilder {
         self
     }
 
+    /// Two ResourceManager processes, `rm1` and `rm2`, as an HA pair
+    /// (`yarn.resourcemanager.ha.enabled`, `ha.rm-ids=rm1,rm2`, per-id
+    /// addresses, `yarn.resourcemanager.ha.automatic-failover.enabled` as
+    /// given) on one state store (set `yarn.resourcemanager.recovery.enabled`
+    /// to share the applications). Both start standby. The shared
+    /// configuration directory ([`Cluster::conf_dir`], the CLI's and the
+    /// NodeManagers') names both; each RM reads its own copy with
+    /// `yarn.resourcemanager.ha.id` (both are on 127.0.0.1, so the id cannot
+    /// be found by the local address).
+    pub fn ha_pair(mut self, automatic_failover: bool) -> Self {
+        self.ha_pair = Some(automatic_failover);
+        self
+    }
+
     /// How long to wait for each daemon to open its ports.
     pub fn startup_timeout(mut self, timeout: Duration) -> Self {
         self.startup_timeout = timeout;
@@ -249,12 +266,10 @@ impl ClusterBuilder {
         }
 
         let rm_ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
-        let rm = RmAddresses {
-            client: SocketAddr::new(rm_ip, free_port(rm_ip)?),
-            scheduler: SocketAddr::new(rm_ip, free_port(rm_ip)?),
-            resource_tracker: SocketAddr::new(rm_ip, free_port(rm_ip)?),
-            admin: SocketAddr::new(rm_ip, free_port(rm_ip)?),
-            webapp: SocketAddr::new(rm_ip, free_port(rm_ip)?),
+        let rm = RmAddresses::free(rm_ip)?;
+        let rm2 = match self.ha_pair {
+            Some(_) => Some(RmAddresses::free(rm_ip)?),
+            None => None,
         };
         let include_path = conf_dir.join("nodes.include");
         let exclude_path = conf_dir.join("nodes.exclude");
@@ -310,6 +325,31 @@ impl ClusterBuilder {
         if let Some(ms) = self.liveness_expiry_ms {
             yarn.set("yarn.nm.liveness-monitor.expiry-interval-ms", ms);
         }
+        if let (Some(automatic), Some(rm2)) = (self.ha_pair, rm2) {
+            yarn.set("yarn.resourcemanager.ha.enabled", true)
+                .set("yarn.resourcemanager.ha.rm-ids", "rm1,rm2")
+                .set(
+                    "yarn.resourcemanager.ha.automatic-failover.enabled",
+                    automatic,
+                );
+            for (id, a) in [("rm1", rm), ("rm2", rm2)] {
+                yarn.set(format!("yarn.resourcemanager.hostname.{id}"), rm_ip)
+                    .set(format!("yarn.resourcemanager.address.{id}"), a.client)
+                    .set(
+                        format!("yarn.resourcemanager.scheduler.address.{id}"),
+                        a.scheduler,
+                    )
+                    .set(
+                        format!("yarn.resourcemanager.resource-tracker.address.{id}"),
+                        a.resource_tracker,
+                    )
+                    .set(format!("yarn.resourcemanager.admin.address.{id}"), a.admin)
+                    .set(
+                        format!("yarn.resourcemanager.webapp.address.{id}"),
+                        a.webapp,
+                    );
+            }
+        }
         yarn.extend_from(&self.rm_properties);
 
         let mut core = HadoopConf::new();
@@ -325,9 +365,40 @@ impl ClusterBuilder {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
 
+        // Each RM of an HA pair reads its own copy naming its id.
+        let rm_conf_dir = |id: &str| -> anyhow::Result<PathBuf> {
+            let dir = root.join(format!("conf-{id}"));
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let mut own = yarn.clone();
+            own.set("yarn.resourcemanager.ha.id", id);
+            own.write(&dir.join("yarn-site.xml"))?;
+            core.write(&dir.join("core-site.xml"))?;
+            for (name, contents) in &self.extra_files {
+                let path = dir.join(name);
+                std::fs::write(&path, contents)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            Ok(dir)
+        };
+        let (rm_name, rm_conf) = match rm2 {
+            Some(_) => ("rm1", rm_conf_dir("rm1")?),
+            None => ("rm", conf_dir.clone()),
+        };
         let mut rm_cmd = spindle_command(&binary);
-        rm_cmd.arg("resourcemanager").arg("--conf").arg(&conf_dir);
-        let rm_process = DaemonProcess::spawn("rm", rm_cmd, &log_dir)?;
+        rm_cmd.arg("resourcemanager").arg("--conf").arg(&rm_conf);
+        let rm_process = DaemonProcess::spawn(rm_name, rm_cmd, &log_dir)?;
+        let second = match rm2 {
+            Some(addresses) => {
+                let dir = rm_conf_dir("rm2")?;
+                let mut cmd = spindle_command(&binary);
+                cmd.arg("resourcemanager").arg("--conf").arg(&dir);
+                Some(SecondRm {
+                    addresses,
+                    process: DaemonProcess::spawn("rm2", cmd, &log_dir)?,
+                })
+            }
+            None => None,
+        };
 
         let mut cluster = Cluster {
             clients,
@@ -338,7 +409,9 @@ impl ClusterBuilder {
             include_path,
             exclude_path,
             rm,
+            rm_conf_dir: rm_conf,
             rm_process,
+            rm2: second,
             rm_starts: 1,
             nodemanagers: Vec::new(),
             dir: Some(dir),
@@ -351,6 +424,11 @@ impl ClusterBuilder {
                 ("admin", rm.admin),
             ] {
                 wait_for_port(&mut cluster.rm_process, what, addr, self.startup_timeout)?;
+            }
+            if let Some(rm2) = &mut cluster.rm2 {
+                for (what, addr) in rm2.addresses.ports() {
+                    wait_for_port(&mut rm2.process, what, addr, self.startup_timeout)?;
+                }
             }
             for (index, spec) in self.nodemanagers.iter().enumerate() {
                 cluster.start_nodemanager(index, spec, &yarn, &core, self.startup_timeout)?;
@@ -425,6 +503,36 @@ pub struct RmAddresses {
     pub admin: SocketAddr,
     /// `yarn.resourcemanager.webapp.address`.
     pub webapp: SocketAddr,
+}
+
+impl RmAddresses {
+    /// Free ports on `ip`.
+    fn free(ip: IpAddr) -> anyhow::Result<RmAddresses> {
+        Ok(RmAddresses {
+            client: SocketAddr::new(ip, free_port(ip)?),
+            scheduler: SocketAddr::new(ip, free_port(ip)?),
+            resource_tracker: SocketAddr::new(ip, free_port(ip)?),
+            admin: SocketAddr::new(ip, free_port(ip)?),
+            webapp: SocketAddr::new(ip, free_port(ip)?),
+        })
+    }
+
+    /// The four RPC ports, named.
+    fn ports(&self) -> [(&'static str, SocketAddr); 4] {
+        [
+            ("client", self.client),
+            ("resource-tracker", self.resource_tracker),
+            ("scheduler", self.scheduler),
+            ("admin", self.admin),
+        ]
+    }
+}
+
+/// The second ResourceManager (`rm2`) of an HA pair.
+#[derive(Debug)]
+struct SecondRm {
+    addresses: RmAddresses,
+    process: DaemonProcess,
 }
 
 /// One running (or stopped) NodeManager of a [`Cluster`].
@@ -512,7 +620,11 @@ pub struct Cluster {
     include_path: PathBuf,
     exclude_path: PathBuf,
     rm: RmAddresses,
+    /// The ResourceManager's configuration directory (an HA pair's rm1: its own).
+    rm_conf_dir: PathBuf,
     rm_process: DaemonProcess,
+    /// An HA pair's rm2.
+    rm2: Option<SecondRm>,
     /// How many ResourceManager processes this cluster has started.
     rm_starts: usize,
     nodemanagers: Vec<NodeManager>,
@@ -566,9 +678,19 @@ impl Cluster {
         &self.rm
     }
 
-    /// The ResourceManager daemon.
+    /// The ResourceManager daemon (an HA pair's rm1).
     pub fn rm_process(&mut self) -> &mut DaemonProcess {
         &mut self.rm_process
+    }
+
+    /// An HA pair's rm2 addresses (`None` without [`ClusterBuilder::ha_pair`]).
+    pub fn rm2(&self) -> Option<&RmAddresses> {
+        self.rm2.as_ref().map(|r| &r.addresses)
+    }
+
+    /// An HA pair's rm2 daemon.
+    pub fn rm2_process(&mut self) -> Option<&mut DaemonProcess> {
+        self.rm2.as_mut().map(|r| &mut r.process)
     }
 
     /// Kills the ResourceManager with SIGKILL: no shutdown step of any kind.
@@ -583,7 +705,9 @@ impl Cluster {
     pub fn restart_rm(&mut self, timeout: Duration) -> anyhow::Result<()> {
         self.rm_starts += 1;
         let mut cmd = spindle_command(&self.binary);
-        cmd.arg("resourcemanager").arg("--conf").arg(&self.conf_dir);
+        cmd.arg("resourcemanager")
+            .arg("--conf")
+            .arg(&self.rm_conf_dir);
         self.rm_process =
             DaemonProcess::spawn(&format!("rm-{}", self.rm_starts), cmd, &self.log_dir)?;
         let rm = self.rm;
@@ -716,6 +840,9 @@ impl Cluster {
             self.log_dir.display()
         );
         out.push_str(&self.rm_process.log_tail(LOG_TAIL_LINES));
+        if let Some(rm2) = &self.rm2 {
+            out.push_str(&rm2.process.log_tail(LOG_TAIL_LINES));
+        }
         for nm in &self.nodemanagers {
             out.push_str(&nm.process.log_tail(LOG_TAIL_LINES));
         }
@@ -797,6 +924,9 @@ impl Drop for Cluster {
             let _ = nm.process.kill();
         }
         let _ = self.rm_process.kill();
+        if let Some(rm2) = &mut self.rm2 {
+            let _ = rm2.process.kill();
+        }
         if std::env::var_os("SPINDLE_TEST_KEEP").is_some_and(|v| !v.is_empty() && v != "0") {
             if let Some(dir) = self.dir.take() {
                 eprintln!(

@@ -284,16 +284,38 @@ impl fmt::Display for CliOutput {
 
 /// Runs `command` to completion, capturing its output; kills its whole process group
 /// if it runs longer than `timeout`.
-pub fn run_with_timeout(mut command: Command, timeout: Duration) -> anyhow::Result<CliOutput> {
+pub fn run_with_timeout(command: Command, timeout: Duration) -> anyhow::Result<CliOutput> {
+    run_with_input(command, timeout, None)
+}
+
+/// [`run_with_timeout`], with `input` written to the command's standard input
+/// (then closed); `None`: no input at all.
+pub fn run_with_input(
+    mut command: Command,
+    timeout: Duration,
+    input: Option<&[u8]>,
+) -> anyhow::Result<CliOutput> {
     let description = describe(&command);
     command
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let mut child = command
         .spawn()
         .with_context(|| format!("starting {description}"))?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let input = input.to_vec();
+        // A writer of its own: a child that does not read cannot block us.
+        thread::spawn(move || {
+            use std::io::Write as _;
+            let _ = stdin.write_all(&input);
+        });
+    }
     let stdout_reader = spawn_reader(child.stdout.take());
     let stderr_reader = spawn_reader(child.stderr.take());
 

@@ -70,6 +70,13 @@ pub trait TokenVerifier: Send + Sync {
     /// The token kind, e.g. `YARN_AM_RM_TOKEN` or `NMToken`.
     fn kind(&self) -> &str;
     fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String>;
+    /// `Some(message)` while the server is a standby that holds no keys:
+    /// negotiation then fails with `org.apache.hadoop.ipc.StandbyException`
+    /// (as Hadoop's server sends a secret manager's StandbyException), so
+    /// that clients fail over instead of giving up on a refused token.
+    fn standby(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The authentication methods a server offers, in preference order.
@@ -178,6 +185,11 @@ impl SaslServer {
             awaiting_response: false,
             finished: false,
         }
+    }
+
+    /// The first token verifier's standby message (see [`TokenVerifier::standby`]).
+    pub fn standby(&self) -> Option<String> {
+        self.verifiers().find_map(|v| v.standby())
     }
 
     fn verifiers(&self) -> impl Iterator<Item = &Arc<dyn TokenVerifier>> {

@@ -1022,6 +1022,15 @@ async fn handle_sasl(
     }
     let msg: RpcSaslProto = decode_delimited(&mut body)
         .map_err(|e| unauthorized(format!("cannot decode the SASL message: {e}")))?;
+    if let Some(message) = sasl.standby() {
+        return Err(Fatal::new(
+            call_id::SASL,
+            &[],
+            class::STANDBY,
+            message,
+            RpcErrorCodeProto::FatalUnauthorized,
+        ));
+    }
     let reply = match sasl.step(&msg).map_err(|e| unauthorized(e.0))? {
         SaslStep::Reply(r) => Some(r),
         SaslStep::Done(r, auth) => {

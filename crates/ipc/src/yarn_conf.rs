@@ -303,7 +303,8 @@ fn optional_i64(conf: &Configuration, key: &str) -> Result<Option<i64>, ConfErro
     }
 }
 
-fn ha_enabled(conf: &Configuration) -> Result<bool, ConfError> {
+/// `yarn.resourcemanager.ha.enabled` (unset: false).
+pub fn ha_enabled(conf: &Configuration) -> Result<bool, ConfError> {
     if is_set(conf, common_keys::RM_HA_ENABLED) {
         conf.get_bool(common_keys::RM_HA_ENABLED)
     } else {
@@ -397,35 +398,42 @@ pub fn rm_addresses(conf: &Configuration, address_key: &str) -> Result<Vec<Strin
             ),
         ));
     }
-    let mut addrs = Vec::with_capacity(ids.len());
-    for id in ids {
-        let addr_key = format!("{address_key}.{id}");
-        let host_key = format!("{}.{id}", common_keys::RM_HOSTNAME);
-        if is_set(conf, &addr_key) {
-            let (host, port) = conf.get_socket_addr(&addr_key)?;
-            addrs.push(join_host_port(&host, port));
-            continue;
-        }
-        let host = conf.get_trimmed(&host_key).filter(|h| !h.is_empty());
-        let port = match rm_default_port(address_key) {
-            Some(p) => Some(p),
-            // Not one of Hadoop's RM addresses: the port of the plain key.
-            None => conf.get_socket_addr(address_key).ok().map(|(_, p)| p),
-        };
-        match (host, port) {
-            (Some(h), Some(p)) => addrs.push(join_host_port(&h, p)),
-            _ => {
-                return Err(conf.invalid_value(
-                    common_keys::RM_HA_RM_IDS,
-                    &format!(
-                        "names ResourceManager '{id}', but neither {addr_key} nor {host_key} is \
-                         set; one of them needs to be set in an HA configuration"
-                    ),
-                ))
-            }
-        }
+    ids.iter()
+        .map(|id| rm_instance_address(conf, address_key, id))
+        .collect()
+}
+
+/// The address `address_key` of ResourceManager `id` in an HA configuration:
+/// `<address_key>.<id>`, else `yarn.resourcemanager.hostname.<id>` with the
+/// default port of the address (`HAUtil.checkAndSetRMRPCAddress`); an error
+/// naming both keys when neither is set.
+pub fn rm_instance_address(
+    conf: &Configuration,
+    address_key: &str,
+    id: &str,
+) -> Result<String, ConfError> {
+    let addr_key = format!("{address_key}.{id}");
+    let host_key = format!("{}.{id}", common_keys::RM_HOSTNAME);
+    if is_set(conf, &addr_key) {
+        let (host, port) = conf.get_socket_addr(&addr_key)?;
+        return Ok(join_host_port(&host, port));
     }
-    Ok(addrs)
+    let host = conf.get_trimmed(&host_key).filter(|h| !h.is_empty());
+    let port = match rm_default_port(address_key) {
+        Some(p) => Some(p),
+        // Not one of Hadoop's RM addresses: the port of the plain key.
+        None => conf.get_socket_addr(address_key).ok().map(|(_, p)| p),
+    };
+    match (host, port) {
+        (Some(h), Some(p)) => Ok(join_host_port(&h, p)),
+        _ => Err(conf.invalid_value(
+            common_keys::RM_HA_RM_IDS,
+            &format!(
+                "names ResourceManager '{id}', but neither {addr_key} nor {host_key} is \
+                 set; one of them needs to be set in an HA configuration"
+            ),
+        )),
+    }
 }
 
 /// A client of the ResourceManager at `address_key` (`ClientRMProxy`): every

@@ -21,6 +21,7 @@ use crate::command::{
 };
 use crate::context::RmContext;
 use crate::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
+use crate::core::CoreStopped;
 use crate::hosts::HostFiles;
 use crate::refusal::Refusal;
 
@@ -69,9 +70,18 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         .into()
 }
 
-/// Checks the caller against `yarn.admin.acl`; `op` names the method in the refusal.
-async fn authorize(ctx: &RmContext, call: &CallContext, op: &str) -> Result<(), RpcError> {
-    let acl = ctx.core.query(|s| s.admin_acl().clone()).await?;
+/// Checks the caller against `yarn.admin.acl`; `op` names the method in the
+/// refusal. A standby checks the ACL it keeps while no state exists.
+pub(crate) async fn authorize(
+    ctx: &RmContext,
+    call: &CallContext,
+    op: &str,
+) -> Result<(), RpcError> {
+    let acl = match ctx.core.query(|s| s.admin_acl().clone()).await {
+        Ok(acl) => acl,
+        Err(CoreStopped::Standby(_)) => ctx.standby_admin_acl(),
+        Err(e) => return Err(e.into()),
+    };
     if acl.allows_everyone() {
         return Ok(());
     }
@@ -85,6 +95,16 @@ async fn authorize(ctx: &RmContext, call: &CallContext, op: &str) -> Result<(), 
         operation: op.to_string(),
     }
     .into())
+}
+
+/// `AdminService.checkRMStatus`: a standby refuses the refreshes with a
+/// StandbyException (the methods that reach the state refuse by themselves).
+fn check_active(ctx: &RmContext) -> Result<(), RpcError> {
+    if ctx.core.is_serving() {
+        Ok(())
+    } else {
+        Err(ctx.core.standby_refusal().into())
+    }
 }
 
 /// Re-reads core-site.xml and yarn-site.xml from the configuration directory.
@@ -111,6 +131,7 @@ async fn refresh_queues(
     _req: pb::RefreshQueuesRequestProto,
 ) -> Result<pb::RefreshQueuesResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshQueues").await?;
+    check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let dir = ctx.conf_dir.clone();
     let kind = ctx.scheduler_kind;
@@ -132,6 +153,7 @@ async fn refresh_nodes(
     req: pb::RefreshNodesRequestProto,
 ) -> Result<pb::RefreshNodesResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshNodes").await?;
+    check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let files = HostFiles::from_conf(&conf);
     let hosts = off_runtime(move || files.read().map_err(RpcError::yarn)).await?;
@@ -158,6 +180,7 @@ async fn refresh_admin_acls(
     _req: pb::RefreshAdminAclsRequestProto,
 ) -> Result<pb::RefreshAdminAclsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshAdminAcls").await?;
+    check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let acl = admin_acl(
         conf.get("yarn.admin.acl").as_deref(),
@@ -177,6 +200,7 @@ async fn refresh_super_user_groups_configuration(
     _req: pb::RefreshSuperUserGroupsConfigurationRequestProto,
 ) -> Result<pb::RefreshSuperUserGroupsConfigurationResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshSuperUserGroupsConfiguration").await?;
+    check_active(&ctx)?;
     reload_conf(&ctx).await?;
     Ok(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
 }
@@ -187,6 +211,7 @@ async fn refresh_user_to_groups_mappings(
     _req: pb::RefreshUserToGroupsMappingsRequestProto,
 ) -> Result<pb::RefreshUserToGroupsMappingsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshUserToGroupsMappings").await?;
+    check_active(&ctx)?;
     reload_conf(&ctx).await?;
     ctx.groups.clear();
     Ok(pb::RefreshUserToGroupsMappingsResponseProto {})
@@ -198,6 +223,7 @@ async fn refresh_service_acls(
     _req: pb::RefreshServiceAclsRequestProto,
 ) -> Result<pb::RefreshServiceAclsResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshServiceAcls").await?;
+    check_active(&ctx)?;
     reload_conf(&ctx).await?;
     Ok(pb::RefreshServiceAclsResponseProto {})
 }
@@ -208,6 +234,7 @@ async fn refresh_cluster_max_priority(
     _req: pb::RefreshClusterMaxPriorityRequestProto,
 ) -> Result<pb::RefreshClusterMaxPriorityResponseProto, RpcError> {
     authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
+    check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let max_priority =
         crate::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;

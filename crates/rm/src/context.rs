@@ -1,23 +1,32 @@
 //! What every protocol handler shares.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::RwLock;
 
 use spindle_common::resource::Resource;
 use spindle_scheduler::SchedulerKind;
 
 use crate::access::Caller;
-use crate::acl::GroupCache;
+use crate::acl::{Acl, GroupCache};
 use crate::core::CoreHandle;
 use crate::topology::Topology;
 
 /// The handlers' context: the way to the state, and what they need to
 /// convert requests and answers without asking it.
 pub struct RmContext {
+    /// The way to the current activation's state (standby: none).
     pub core: CoreHandle,
+    /// `yarn.resourcemanager.ha.id` with HA.
+    pub rm_id: Option<String>,
+    /// The admin ACL while no state holds it (standby): read at start-up,
+    /// then the one in force when the RM last stepped down.
+    pub standby_admin_acl: RwLock<Acl>,
     /// Where refreshes re-read configuration from.
     pub conf_dir: Option<PathBuf>,
-    /// The RM's start time: cluster timestamp in ids and NM `rm_identifier`.
-    pub cluster_ts: i64,
+    /// The current activation's cluster timestamp (in ids and the NM's
+    /// `rm_identifier`); see [`RmContext::cluster_ts`].
+    pub cluster_ts: AtomicI64,
     pub rm_version: String,
     pub min_allocation: Resource,
     pub max_allocation: Resource,
@@ -40,6 +49,19 @@ pub struct RmContext {
 }
 
 impl RmContext {
+    /// The cluster timestamp of the RM's current (or last) activation.
+    pub fn cluster_ts(&self) -> i64 {
+        self.cluster_ts.load(Ordering::Relaxed)
+    }
+
+    /// The admin ACL for a standby's checks.
+    pub fn standby_admin_acl(&self) -> Acl {
+        self.standby_admin_acl
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The caller of a client-protocol method, with its groups when ACLs
     /// are checked (looking them up starts a process; without ACLs nothing
     /// needs them).

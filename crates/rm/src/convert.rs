@@ -186,10 +186,15 @@ impl From<Refusal> for RpcError {
     }
 }
 
-/// Hadoop clients retry a RetriableException (the RM is going away).
+/// Hadoop clients retry a RetriableException (the RM is going away), and
+/// fail over to another RM on a StandbyException (this one is standby).
 impl From<CoreStopped> for RpcError {
     fn from(e: CoreStopped) -> RpcError {
-        RpcError::new(class::RETRIABLE, e.to_string())
+        let class = match e {
+            CoreStopped::ShuttingDown => class::RETRIABLE,
+            CoreStopped::Standby(_) => class::STANDBY,
+        };
+        RpcError::new(class, e.to_string())
     }
 }
 

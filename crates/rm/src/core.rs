@@ -6,10 +6,11 @@
 //! ([`CoreHandle::query`]). There is no lock: every change happens in
 //! `RmState::handle`, in arrival order, and only this task reads the clock.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 use tracing::{debug, error, info};
 
 use crate::command::{Command, Reply, Request, Tick};
@@ -28,47 +29,121 @@ enum Message {
 }
 
 /// A handle to the task that owns the [`RmState`].
+///
+/// The handle the protocol handlers share follows the RM's activations
+/// (`crate::active`): it reaches the owner task of the current activation,
+/// and while the RM is standby (no state exists) every call fails with
+/// [`CoreStopped::Standby`]. A handle [`CoreInbox::pinned`] to one activation
+/// (the ticker's, the launcher's) never reaches a later one.
 #[derive(Clone)]
 pub struct CoreHandle {
-    tx: mpsc::Sender<Message>,
+    slot: Arc<RwLock<Option<mpsc::Sender<Message>>>>,
+    /// `yarn.resourcemanager.ha.rm-id` with HA (for the standby message).
+    rm_id: Arc<str>,
 }
 
-/// The receiving end of a [`CoreHandle`], until the owner task starts.
+/// The receiving end of one activation's channel, until its owner task starts.
 pub struct CoreInbox {
     rx: mpsc::Receiver<Message>,
-    handle: CoreHandle,
+    pinned: CoreHandle,
 }
 
-/// The owner has stopped (the RM is shutting down).
-#[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error("the ResourceManager is shutting down")]
-pub struct CoreStopped;
+/// Why a call reached no owner task.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CoreStopped {
+    /// The owner has stopped (the RM is shutting down, or stopped serving
+    /// after a failed store write).
+    #[error("the ResourceManager is shutting down")]
+    ShuttingDown,
+    /// The RM is standby: no state exists here (Hadoop's StandbyException).
+    #[error("ResourceManager {0}is not Active!")]
+    Standby(String),
+}
 
 /// Capacity of the command channel: callers wait (back-pressure) beyond it.
 const COMMAND_QUEUE: usize = 4096;
 
+fn write_slot<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
 impl CoreHandle {
-    /// A handle whose calls wait until [`CoreInbox::spawn`] starts the owner
-    /// (so that the RM's servers can be bound before the state, which needs
-    /// their addresses, exists).
-    pub fn new() -> (CoreHandle, CoreInbox) {
+    /// A handle that reaches no owner yet (a standby RM's); `rm_id` names
+    /// the RM in the standby refusal.
+    pub fn standby(rm_id: Option<&str>) -> CoreHandle {
+        CoreHandle {
+            slot: Arc::new(RwLock::new(None)),
+            rm_id: Arc::from(rm_id.unwrap_or("")),
+        }
+    }
+
+    /// A fresh channel for one activation: the handle's calls wait in it
+    /// once [`CoreHandle::serve`] points the handle at it, until
+    /// [`CoreInbox::spawn`] starts the owner (so that the state can be
+    /// built after the handle exists).
+    pub fn channel(&self) -> CoreInbox {
         let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
-        let handle = CoreHandle { tx };
-        let inbox = CoreInbox {
-            rx,
-            handle: handle.clone(),
+        let pinned = CoreHandle {
+            slot: Arc::new(RwLock::new(Some(tx))),
+            rm_id: self.rm_id.clone(),
         };
-        (handle, inbox)
+        CoreInbox { rx, pinned }
+    }
+
+    /// Points this handle (and every clone) at `inbox`'s activation.
+    pub fn serve(&self, inbox: &CoreInbox) {
+        *write_slot(&self.slot) = inbox.pinned.sender();
+    }
+
+    /// Detaches this handle (and every clone) from any activation: calls
+    /// fail with [`CoreStopped::Standby`] from now on.
+    pub fn withdraw(&self) {
+        *write_slot(&self.slot) = None;
+    }
+
+    /// Whether the handle reaches an activation.
+    pub fn is_serving(&self) -> bool {
+        self.slot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn sender(&self) -> Option<mpsc::Sender<Message>> {
+        self.slot.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The refusal of a call that reached no owner: standby when the handle
+    /// is withdrawn (also when it was withdrawn while the call waited).
+    fn stopped(&self) -> CoreStopped {
+        if self.is_serving() {
+            CoreStopped::ShuttingDown
+        } else {
+            self.standby_refusal()
+        }
+    }
+
+    /// [`CoreStopped::Standby`] naming this RM.
+    pub fn standby_refusal(&self) -> CoreStopped {
+        let id = if self.rm_id.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.rm_id)
+        };
+        CoreStopped::Standby(id)
+    }
+
+    async fn send(&self, message: Message) -> Result<(), CoreStopped> {
+        let tx = self.sender().ok_or_else(|| self.stopped())?;
+        tx.send(message).await.map_err(|_| self.stopped())
     }
 
     /// Sends `request` as a command, in order with every other, and answers its reply.
     pub async fn call<R: Request>(&self, request: R) -> Result<R::Reply, CoreStopped> {
         let (reply_tx, reply_rx) = oneshot::channel();
-        self.tx
-            .send(Message::Command(Box::new(request.into()), reply_tx))
-            .await
-            .map_err(|_| CoreStopped)?;
-        let reply = reply_rx.await.map_err(|_| CoreStopped)?;
+        self.send(Message::Command(Box::new(request.into()), reply_tx))
+            .await?;
+        let reply = reply_rx.await.map_err(|_| self.stopped())?;
         // `RmState::handle` answers each command with its own variant.
         Ok(R::reply(reply).unwrap_or_else(|| {
             unreachable!(
@@ -89,11 +164,8 @@ impl CoreHandle {
         let query: Query = Box::new(move |state| {
             let _ = tx.send(f(state));
         });
-        self.tx
-            .send(Message::Query(query))
-            .await
-            .map_err(|_| CoreStopped)?;
-        rx.await.map_err(|_| CoreStopped)
+        self.send(Message::Query(query)).await?;
+        rx.await.map_err(|_| self.stopped())
     }
 }
 
@@ -182,9 +254,48 @@ impl StoreDriver {
     }
 }
 
+/// How an owner task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerExit {
+    /// [`Owner::stop`] asked it to.
+    Stopped,
+    /// Every handle to it went away.
+    Closed,
+    /// A state store write failed: the state is dropped, the RM stops serving.
+    StoreFailed,
+}
+
+/// A running owner task and its ticker.
+pub struct Owner {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<OwnerExit>,
+}
+
+impl Owner {
+    /// Stops the owner task and its ticker and waits until the state (and
+    /// the store it writes to) is dropped. Commands still queued are
+    /// dropped unanswered: their callers see the handle's refusal.
+    pub async fn stop(self) -> OwnerExit {
+        let _ = self.stop.send(true);
+        match self.task.await {
+            Ok(exit) => exit,
+            Err(e) => {
+                error!(error = %e, "the ResourceManager's owner task failed");
+                OwnerExit::Closed
+            }
+        }
+    }
+}
+
 impl CoreInbox {
+    /// A handle to this activation only (it never reaches a later one).
+    pub fn pinned(&self) -> CoreHandle {
+        self.pinned.clone()
+    }
+
     /// Starts the owner task on `state`, and a ticker that sends a [`Tick`]
-    /// every `tick`. Effects the state asks for go to `effects`.
+    /// every `tick`. Effects the state asks for go to `effects`. When a
+    /// store write fails, `store_failed` is told (the task has ended then).
     pub fn spawn(
         self,
         state: RmState,
@@ -192,19 +303,37 @@ impl CoreInbox {
         tick: Duration,
         effects: mpsc::UnboundedSender<Effect>,
         mut store: Option<StoreDriver>,
-    ) {
-        let CoreInbox { mut rx, handle } = self;
-        tokio::spawn(async move {
+        store_failed: Option<oneshot::Sender<()>>,
+    ) -> Owner {
+        let CoreInbox { mut rx, pinned } = self;
+        let (stop_tx, mut stop) = watch::channel(false);
+        let mut ticker_stop = stop.clone();
+        let task = tokio::spawn(async move {
             let mut state = state;
+            let mut store_failed = store_failed;
+            let mut failed = move |e: StoreError| {
+                error!(error = %e, "state store write failed: the ResourceManager stops serving");
+                if let Some(tx) = store_failed.take() {
+                    let _ = tx.send(());
+                }
+                OwnerExit::StoreFailed
+            };
             if let Some(store) = &mut store {
                 // What recovery changed (new attempts, the keys) is stored
                 // before the first command.
                 if let Err(e) = store.persist(&mut state).await {
-                    error!(error = %e, "state store write failed: the ResourceManager stops serving");
-                    return;
+                    return failed(e);
                 }
             }
-            while let Some(message) = rx.recv().await {
+            loop {
+                let message = tokio::select! {
+                    biased;
+                    _ = stop.wait_for(|s| *s) => return OwnerExit::Stopped,
+                    m = rx.recv() => m,
+                };
+                let Some(message) = message else {
+                    return OwnerExit::Closed;
+                };
                 match message {
                     Message::Command(command, reply_to) => {
                         let (reply, out) = state.handle(clock.now(), *command);
@@ -212,8 +341,7 @@ impl CoreInbox {
                             // Durable before answered: a change the store
                             // could not keep is never acknowledged.
                             if let Err(e) = store.persist(&mut state).await {
-                                error!(error = %e, "state store write failed: the ResourceManager stops serving");
-                                return;
+                                return failed(e);
                             }
                         }
                         // The reply is handed over before the effects, so that the
@@ -231,11 +359,18 @@ impl CoreInbox {
             let mut interval = tokio::time::interval(tick);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                interval.tick().await;
-                if handle.call(Tick).await.is_err() {
+                tokio::select! {
+                    _ = ticker_stop.wait_for(|s| *s) => return,
+                    _ = interval.tick() => {}
+                }
+                if pinned.call(Tick).await.is_err() {
                     return;
                 }
             }
         });
+        Owner {
+            stop: stop_tx,
+            task,
+        }
     }
 }

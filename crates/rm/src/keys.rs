@@ -121,17 +121,58 @@ fn roll(lock: &RwLock<SecretManager>) {
     }
 }
 
-/// Checks AMRMTokens on the scheduler port; the connection's user becomes the attempt.
-pub struct AmrmVerifier(pub Arc<KeyRing>);
+/// The keys of the RM's current activation (`crate::active`): none while
+/// the RM is standby. The scheduler port's [`AmrmVerifier`] reads them.
+#[derive(Clone, Default)]
+pub struct KeySlot {
+    keys: Arc<RwLock<Option<Arc<KeyRing>>>>,
+    /// The standby refusal.
+    standby_message: Arc<str>,
+}
+
+impl KeySlot {
+    /// An empty slot; `standby_message` is what a standby answers.
+    pub fn new(standby_message: String) -> KeySlot {
+        KeySlot {
+            keys: Arc::default(),
+            standby_message: Arc::from(standby_message),
+        }
+    }
+
+    /// Installs (or, with `None`, removes) the activation's keys.
+    pub fn set(&self, keys: Option<Arc<KeyRing>>) {
+        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys;
+    }
+
+    pub fn get(&self) -> Option<Arc<KeyRing>> {
+        read(&self.keys).clone()
+    }
+}
+
+/// Checks AMRMTokens on the scheduler port; the connection's user becomes the
+/// attempt. A standby (no keys) refuses with a StandbyException.
+pub struct AmrmVerifier(pub KeySlot);
 
 impl TokenVerifier for AmrmVerifier {
     fn kind(&self) -> &str {
         kind::AM_RM
     }
 
+    fn standby(&self) -> Option<String> {
+        if self.0.get().is_none() {
+            Some(self.0.standby_message.to_string())
+        } else {
+            None
+        }
+    }
+
     fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
         let ident = AmRmTokenIdentifier::decode(identifier).map_err(|e| e.to_string())?;
-        let password = read(&self.0.amrm)
+        let keys = self
+            .0
+            .get()
+            .ok_or_else(|| self.0.standby_message.to_string())?;
+        let password = read(&keys.amrm)
             .retrieve_password(identifier, ident.key_id)
             .map_err(|e| format!("AMRMToken for {} refused: {e}", ident.attempt))?;
         Ok(VerifiedToken {

@@ -14,6 +14,7 @@
 
 pub mod access;
 pub mod acl;
+pub mod active;
 pub mod admin_service;
 pub mod amrm;
 pub mod ams_service;
@@ -26,6 +27,8 @@ pub mod context;
 pub mod convert;
 pub mod core;
 pub mod ha;
+pub mod ha_conf;
+pub mod haservice;
 pub mod hosts;
 pub mod keys;
 pub mod launch;
@@ -56,16 +59,15 @@ use spindle_scheduler::{
 use tracing::info;
 
 use crate::acl::GroupCache;
-use crate::apps::AppTable;
-use crate::cluster::nodes::{NodeConfig, NodeTable};
-use crate::cluster::Cluster;
+use crate::cluster::nodes::NodeConfig;
 use crate::core::CoreHandle;
 use crate::hosts::HostFiles;
-use crate::keys::{AmrmVerifier, KeyRing, KeyRolling, TokenIssuer};
-use crate::state::{RmState, Settings};
+use crate::keys::{AmrmVerifier, KeyRolling, KeySlot};
+use crate::state::Settings;
 use crate::time::Clock;
 use crate::topology::Topology;
 
+pub use crate::active::{RmControl, ServiceState};
 pub use crate::context::RmContext;
 
 /// Why the RM could not start.
@@ -105,10 +107,7 @@ pub struct RmAddresses {
 pub struct ResourceManager {
     addresses: RmAddresses,
     context: Arc<RmContext>,
-    /// Store write counts and times, with recovery on.
-    store_stats: Option<Arc<store::StoreStats>>,
-    /// This start's RM epoch, with recovery on.
-    epoch: Option<u64>,
+    control: Arc<RmControl>,
     _servers: Vec<RpcServer>,
 }
 
@@ -246,30 +245,44 @@ pub fn ipc_server_config(conf: &Configuration, name: &str) -> Result<ServerConfi
 }
 
 impl ResourceManager {
-    /// Reads the configuration, binds the four RM ports and starts serving.
+    /// Reads the configuration, binds the four RM ports and starts serving:
+    /// without HA the RM activates at once; with
+    /// `yarn.resourcemanager.ha.enabled` it starts standby (see [`active`]).
     pub async fn start(
         conf: &Configuration,
         conf_dir: Option<PathBuf>,
     ) -> Result<ResourceManager, RmError> {
-        let clock = Clock::start();
-        let mut cluster_ts = clock.now().wall_ms as i64;
-        // The state store first: a store this RM cannot use stops it before
-        // it serves anything.
-        let store_conf = store::StoreConf::from_conf(conf).map_err(RmError::Invalid)?;
-        let opened = match &store_conf {
-            Some(sc) => {
-                let (db, recovered) = store::open(sc, cluster_ts)?;
-                cluster_ts = recovered.cluster_ts;
+        let ha = ha_conf::HaConf::from_conf(conf)?;
+        let instance_conf;
+        let conf = match &ha {
+            Some(h) => {
+                instance_conf = h.instance_conf(conf)?;
                 info!(
-                    store = %sc.describe(),
-                    epoch = recovered.epoch,
-                    apps = recovered.apps.len(),
-                    "state store opened (yarn.resourcemanager.recovery.enabled)"
+                    rm_id = %h.rm_id,
+                    rm_ids = ?h.rm_ids,
+                    automatic_failover = h.automatic_failover,
+                    "ResourceManager HA enabled"
                 );
-                Some((db, recovered))
+                if h.automatic_failover {
+                    tracing::warn!(
+                        "automatic failover (leader election on ZooKeeper) is not built yet: \
+                         this RM stays standby until `yarn rmadmin -transitionToActive \
+                         --forcemanual {}`",
+                        h.rm_id
+                    );
+                }
+                &instance_conf
             }
-            None => None,
+            None => conf,
         };
+        let rm_id = ha.as_ref().map(|h| h.rm_id.clone());
+        let clock = Clock::start();
+        // A store configuration this RM cannot use stops it before it serves.
+        let store_conf = store::StoreConf::from_conf(conf).map_err(RmError::Invalid)?;
+        let work_preserving = conf.get_bool(conf_keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
+        let scheduling_wait_ms = conf
+            .get_i64(conf_keys::RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS)?
+            .max(0) as u64;
         let min_allocation = Resource::new(
             positive(conf, "yarn.scheduler.minimum-allocation-mb")?,
             positive(conf, "yarn.scheduler.minimum-allocation-vcores")? as i32,
@@ -328,10 +341,6 @@ impl ResourceManager {
         // AM containers are started through the NMProxy settings; a bad one stops start-up.
         let launcher = launcher::Launcher::new(conf)?;
         let am_expiry_ms = positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64;
-        let work_preserving = conf.get_bool(conf_keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
-        let scheduling_wait_ms = conf
-            .get_i64(conf_keys::RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS)?
-            .max(0) as u64;
         let container_token_expiry_ms = positive(
             conf,
             "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
@@ -351,7 +360,7 @@ impl ResourceManager {
             ..KeyRolling::daily(clock.now().mono_ms)
         };
         let (node_selection, packing) = placement_settings(conf, scheduler_kind)?;
-        let scheduler = Scheduler::new(SchedulerConfig {
+        let scheduler_config = SchedulerConfig {
             queues: queue_file.tree.clone(),
             locality: queue_file.locality,
             heartbeat: queue_file.heartbeat,
@@ -359,14 +368,11 @@ impl ResourceManager {
             maximum_allocation: max_allocation,
             node_selection,
             packing,
-            // Container ids carry the epoch (`container_e<epoch>_…`) as
-            // Hadoop's do after a restart with recovery.
-            epoch: opened.as_ref().map_or(0, |(_, r)| {
-                (r.epoch % (spindle_scheduler::MAX_EPOCH as u64 + 1)) as i64
-            }),
             ..SchedulerConfig::default()
-        })
-        .map_err(|e| RmError::Invalid(e.to_string()))?;
+        };
+        // A configuration the scheduler refuses stops start-up (each
+        // activation builds its scheduler from it again).
+        Scheduler::new(scheduler_config.clone()).map_err(|e| RmError::Invalid(e.to_string()))?;
         info!(
             scheduler = %scheduler_kind,
             queues = queue_file.tree.root.walk().len(),
@@ -374,28 +380,18 @@ impl ResourceManager {
             racks = %topology.describe(),
             "scheduler configured"
         );
-        let stored_keys = opened.as_ref().and_then(|(_, r)| r.keys.as_ref());
-        let keys = Arc::new(match stored_keys {
-            Some(k) => KeyRing::from_stored(k).map_err(|what| store::StoreError {
-                path: store_conf
-                    .as_ref()
-                    .map(|s| s.describe())
-                    .unwrap_or_default(),
-                what,
-            })?,
-            None => KeyRing::generate(),
-        });
-        let keys_stored = stored_keys.is_some();
-        let keys_for_store = keys.clone();
 
-        // The handlers get the handle now; the state, which needs the
-        // scheduler port's address for its AMRMTokens, starts once the
-        // ports are bound (calls wait for it in the channel).
-        let (core, inbox) = CoreHandle::new();
+        let standby_message = match &rm_id {
+            Some(id) => format!("ResourceManager {id} is not Active!"),
+            None => "ResourceManager is not Active!".to_string(),
+        };
+        let keys = KeySlot::new(standby_message);
         let context = Arc::new(RmContext {
-            core,
+            core: CoreHandle::standby(rm_id.as_deref()),
+            rm_id: rm_id.clone(),
+            standby_admin_acl: std::sync::RwLock::new(admin_acl),
             conf_dir,
-            cluster_ts,
+            cluster_ts: std::sync::atomic::AtomicI64::new(clock.now().wall_ms as i64),
             rm_version: format!("spindle-{}", env!("CARGO_PKG_VERSION")),
             min_allocation,
             max_allocation,
@@ -406,13 +402,20 @@ impl ResourceManager {
             daemon_user,
             max_reply_bytes,
         });
+        // Without HA, calls that arrive before the state exists wait for it
+        // in the first activation's channel (as they always did).
+        let first = ha.is_none().then(|| {
+            let inbox = context.core.channel();
+            context.core.serve(&inbox);
+            inbox
+        });
 
         let bind_key = "yarn.resourcemanager.bind-host";
-        let bind = |key: &'static str, addr: SocketAddr, service: Service, name: &str| {
+        let bind = |key: &'static str, addr: SocketAddr, services: Vec<Service>, name: &str| {
             let cfg = ipc_server_config(conf, name);
             async move {
                 let cfg = cfg?;
-                RpcServer::bind(addr, vec![service], cfg)
+                RpcServer::bind(addr, services, cfg)
                     .await
                     .map_err(|source| RmError::Bind {
                         key: key.to_string(),
@@ -425,7 +428,7 @@ impl ResourceManager {
         let client = bind(
             client_key,
             listen_addr(conf, client_key, bind_key).await?,
-            client_service::service(context.clone()),
+            vec![client_service::service(context.clone())],
             "rm-client",
         )
         .await?;
@@ -456,21 +459,16 @@ impl ResourceManager {
         let tracker = bind(
             tracker_key,
             listen_addr(conf, tracker_key, bind_key).await?,
-            tracker_service::service(context.clone()),
+            vec![tracker_service::service(context.clone())],
             "rm-tracker",
         )
         .await?;
-        let admin_key = "yarn.resourcemanager.admin.address";
-        let admin = bind(
-            admin_key,
-            listen_addr(conf, admin_key, bind_key).await?,
-            admin_service::service(context.clone()),
-            "rm-admin",
-        )
-        .await?;
 
-        let nodes = NodeTable::new(
-            NodeConfig {
+        let active_conf = active::ActiveConf {
+            clock,
+            store: store_conf,
+            scheduler: scheduler_config,
+            nodes: NodeConfig {
                 liveness_expiry_ms: expiry_ms,
                 heartbeat_interval_ms: heartbeat_ms,
                 min_allocation,
@@ -478,67 +476,56 @@ impl ResourceManager {
                 default_rack: "/default-rack".into(),
             },
             hosts,
-        );
-        let state = RmState::new(
-            Settings {
+            settings: Settings {
                 acl_enabled,
                 max_application_priority,
                 am_expiry_ms,
-                limits: limits.clone(),
+                limits,
                 work_preserving,
                 scheduling_wait_ms,
-                ..Settings::new(cluster_ts)
+                ..Settings::new(0)
             },
-            Cluster::new(nodes, scheduler),
-            AppTable::new(cluster_ts, max_completed, max_allocation, am_max_attempts)
-                .with_limits(limits),
             queue_file,
-            admin_acl,
-            TokenIssuer::new(
-                keys.clone(),
-                key_rolling,
-                scheduler_service,
-                cluster_ts,
-                container_token_expiry_ms,
-            ),
-        );
-        // Check liveness often enough that expiry is noticed within a tenth of its interval.
-        let tick = Duration::from_millis((expiry_ms / 10).clamp(50, 1000));
-        let (effects_tx, effects_rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut state = state;
-        let mut store_stats = None;
-        let mut epoch = None;
-        let store_driver = match (opened, &store_conf) {
-            (Some((db, recovered)), Some(sc)) => {
-                state.enable_store(sc.max_completed);
-                state.recover(recovered.apps, clock.now());
-                let stats = Arc::new(store::StoreStats::default());
-                store_stats = Some(stats.clone());
-                epoch = Some(recovered.epoch);
-                Some(core::StoreDriver::new(
-                    db,
-                    keys_for_store,
-                    stats,
-                    keys_stored,
-                ))
-            }
-            _ => None,
+            max_completed,
+            am_max_attempts,
+            key_rolling,
+            container_token_expiry_ms,
+            scheduler_service,
+            // Check liveness often enough that expiry is noticed within a
+            // tenth of its interval.
+            tick: Duration::from_millis((expiry_ms / 10).clamp(50, 1000)),
+            launcher,
         };
-        inbox.spawn(state, clock, tick, effects_tx, store_driver);
-        tokio::spawn(launcher.run(context.core.clone(), effects_rx));
+        let control = active::RmControl::new(context.clone(), keys, active_conf, ha.clone());
 
+        // The admin port serves HAServiceProtocol with HA, as Hadoop's AdminService.
+        let mut admin_services = vec![admin_service::service(context.clone())];
+        if ha.is_some() {
+            admin_services.push(haservice::service(control.clone()));
+        }
+        let admin_key = "yarn.resourcemanager.admin.address";
+        let admin = bind(
+            admin_key,
+            listen_addr(conf, admin_key, bind_key).await?,
+            admin_services,
+            "rm-admin",
+        )
+        .await?;
+
+        if let Some(inbox) = first {
+            control.activate_first(inbox).await?;
+        }
         let addresses = RmAddresses {
             client: client.local_addr(),
             scheduler: scheduler_server.local_addr(),
             resource_tracker: tracker.local_addr(),
             admin: admin.local_addr(),
         };
-        info!(?addresses, cluster_ts, "ResourceManager started");
+        info!(?addresses, state = %control.service_state(), "ResourceManager started");
         Ok(ResourceManager {
             addresses,
             context,
-            store_stats,
-            epoch,
+            control,
             _servers: vec![client, scheduler_server, tracker, admin],
         })
     }
@@ -547,18 +534,38 @@ impl ResourceManager {
         self.addresses
     }
 
-    /// The state store's write figures (`None` with recovery off).
+    /// The state store's write figures of the current (or last) activation
+    /// (`None` with recovery off).
     pub fn store_figures(&self) -> Option<store::StoreFigures> {
-        self.store_stats.as_ref().map(|s| s.figures())
+        self.control.store_figures()
     }
 
-    /// This start's RM epoch (`None` with recovery off).
+    /// The RM epoch of the current (or last) activation (`None` with recovery off).
     pub fn epoch(&self) -> Option<u64> {
-        self.epoch
+        self.control.epoch()
     }
 
     pub fn context(&self) -> &Arc<RmContext> {
         &self.context
+    }
+
+    /// The active/standby switch, for a driver (an elector) to hold.
+    pub fn control(&self) -> &Arc<RmControl> {
+        &self.control
+    }
+
+    /// See [`RmControl::transition_to_active`].
+    pub async fn transition_to_active(&self) -> Result<(), RmError> {
+        self.control.transition_to_active().await
+    }
+
+    /// See [`RmControl::transition_to_standby`].
+    pub async fn transition_to_standby(&self) -> Result<(), RmError> {
+        self.control.transition_to_standby().await
+    }
+
+    pub fn service_state(&self) -> ServiceState {
+        self.control.service_state()
     }
 }
 

@@ -68,7 +68,7 @@ async fn register_node_manager(
         })
         .await?;
     let mut resp = pb::RegisterNodeManagerResponseProto {
-        rm_identifier: Some(ctx.cluster_ts),
+        rm_identifier: Some(ctx.cluster_ts()),
         rm_version: Some(ctx.rm_version.clone()),
         ..Default::default()
     };

@@ -246,6 +246,21 @@ fn print_rm(rm: &spindle_rm::ResourceManager) {
         "ResourceManager admin address (yarn.resourcemanager.admin.address): {}",
         a.admin
     );
+    if let Some(ha) = rm.control().ha() {
+        println!(
+            "ResourceManager {} of {} (yarn.resourcemanager.ha.rm-ids) is {} \
+             (`yarn rmadmin -transitionToActive{} {}` makes it active)",
+            ha.rm_id,
+            ha.rm_ids.join(","),
+            rm.service_state(),
+            if ha.automatic_failover {
+                " --forcemanual"
+            } else {
+                ""
+            },
+            ha.rm_id
+        );
+    }
 }
 
 async fn run_rm(args: RmArgs) -> Result<(), String> {
