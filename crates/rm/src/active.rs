@@ -274,11 +274,7 @@ impl RmControl {
         let stored_keys = opened.as_ref().and_then(|(_, r)| r.keys.as_ref());
         let keys = Arc::new(match stored_keys {
             Some(k) => KeyRing::from_stored(k).map_err(|what| store::StoreError {
-                path: c
-                    .store
-                    .as_ref()
-                    .map(|s| s.describe())
-                    .unwrap_or_default(),
+                path: c.store.as_ref().map(|s| s.describe()).unwrap_or_default(),
                 what,
             })?,
             None => KeyRing::generate(),
@@ -323,12 +319,7 @@ impl RmControl {
                     stats: Some(stats.clone()),
                     epoch: Some(recovered.epoch),
                 };
-                Some(StoreDriver::new(
-                    db,
-                    keys.clone(),
-                    stats,
-                    keys_stored,
-                ))
+                Some(StoreDriver::new(db, keys.clone(), stats, keys_stored))
             }
             _ => None,
         };

@@ -26,6 +26,7 @@ pub mod command;
 pub mod context;
 pub mod convert;
 pub mod core;
+pub mod failover;
 pub mod ha;
 pub mod ha_conf;
 pub mod haservice;
@@ -108,6 +109,8 @@ pub struct ResourceManager {
     addresses: RmAddresses,
     context: Arc<RmContext>,
     control: Arc<RmControl>,
+    /// The leader election, with automatic failover.
+    _failover: Option<failover::Failover>,
     _servers: Vec<RpcServer>,
 }
 
@@ -263,11 +266,11 @@ impl ResourceManager {
                     automatic_failover = h.automatic_failover,
                     "ResourceManager HA enabled"
                 );
-                if h.automatic_failover {
+                if h.automatic_failover && !h.embedded {
                     tracing::warn!(
-                        "automatic failover (leader election on ZooKeeper) is not built yet: \
-                         this RM stays standby until `yarn rmadmin -transitionToActive \
-                         --forcemanual {}`",
+                        "yarn.resourcemanager.ha.automatic-failover.embedded is false: this RM \
+                         stays standby until a failover controller (or `yarn rmadmin \
+                         -transitionToActive --forcemanual {}`) makes it active",
                         h.rm_id
                     );
                 }
@@ -515,6 +518,14 @@ impl ResourceManager {
         if let Some(inbox) = first {
             control.activate_first(inbox).await?;
         }
+        // With automatic failover the RM's own elector makes it active when
+        // it wins the election on ZooKeeper.
+        let failover = match &ha {
+            Some(h) if h.automatic_failover && h.embedded => {
+                Some(failover::Failover::start(conf, &h.rm_id, control.clone()).await?)
+            }
+            _ => None,
+        };
         let addresses = RmAddresses {
             client: client.local_addr(),
             scheduler: scheduler_server.local_addr(),
@@ -526,6 +537,7 @@ impl ResourceManager {
             addresses,
             context,
             control,
+            _failover: failover,
             _servers: vec![client, scheduler_server, tracker, admin],
         })
     }

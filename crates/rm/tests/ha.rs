@@ -249,9 +249,11 @@ async fn automatic_failover_refuses_manual_transitions_unless_forced() {
     within(async {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = dir.path().join("spindle.redb");
-        let rm = ResourceManager::start(&conf(&store, "rm1", true), None)
-            .await
-            .expect("rm starts");
+        // Automatic failover by an external failover controller (not the
+        // RM's own elector, which `ha_failover.rs` tests on ZooKeeper).
+        let mut c = conf(&store, "rm1", true);
+        c.set("yarn.resourcemanager.ha.automatic-failover.embedded", "false");
+        let rm = ResourceManager::start(&c, None).await.expect("rm starts");
         let ha = connect(rm.addresses().admin, HA_SERVICE_PROTOCOL).await;
         let refused = to_active(&ha, hc::HaRequestSource::RequestByUser)
             .await
