@@ -1,13 +1,14 @@
 //! Submit latency with the state store off and on (docs/benchmarks.md):
-//! an in-process RM over real IPC, one client submitting managed
-//! applications one after another; the latency of `submitApplication` is
+//! an in-process RM over real IPC, clients submitting managed applications
+//! one after another (one client, then 16 at once); the latency of `submitApplication` is
 //! measured at the client, and the RM's own store write figures are printed.
 //!
 //! Then the start time of an RM whose store holds 10,000 finished
 //! applications, until it answers a client.
 //!
 //! `cargo bench -p spindle-rm --bench submit_store [-- N]` (N submissions per
-//! mode, 1000 by default).
+//! mode, 1000 by default, shared among the clients: one client, then 16 at
+//! once).
 
 use std::time::{Duration, Instant};
 
@@ -23,29 +24,11 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
     sorted[i]
 }
 
-async fn run(store: Option<&std::path::Path>, n: usize) -> Result<(), String> {
-    let mut conf = Configuration::with_defaults();
-    for key in [
-        "yarn.resourcemanager.address",
-        "yarn.resourcemanager.scheduler.address",
-        "yarn.resourcemanager.resource-tracker.address",
-        "yarn.resourcemanager.admin.address",
-    ] {
-        conf.set(key, "127.0.0.1:0");
-    }
-    conf.set("yarn.scheduler.capacity.maximum-applications", "100000");
-    if let Some(path) = store {
-        conf.set("yarn.resourcemanager.recovery.enabled", "true");
-        conf.set(
-            "spindle.resourcemanager.state-store.path",
-            path.display().to_string(),
-        );
-    }
-    let rm = ResourceManager::start(&conf, None)
-        .await
-        .map_err(|e| e.to_string())?;
+/// One client submitting `n` applications one after another (plus a tenth
+/// not counted, first); the latency of each counted `submitApplication`.
+async fn submitter(addr: String, n: usize) -> Result<Vec<Duration>, String> {
     let client = IpcClient::connect(
-        &rm.addresses().client.to_string(),
+        &addr,
         ClientOptions::new("bench", protocols::APPLICATION_CLIENT),
     )
     .await
@@ -85,10 +68,53 @@ async fn run(store: Option<&std::path::Path>, n: usize) -> Result<(), String> {
             took.push(started.elapsed());
         }
     }
+    Ok(took)
+}
+
+/// `clients` clients submitting `n` applications each, concurrently.
+async fn run(store: Option<&std::path::Path>, n: usize, clients: usize) -> Result<(), String> {
+    let mut conf = Configuration::with_defaults();
+    for key in [
+        "yarn.resourcemanager.address",
+        "yarn.resourcemanager.scheduler.address",
+        "yarn.resourcemanager.resource-tracker.address",
+        "yarn.resourcemanager.admin.address",
+    ] {
+        conf.set(key, "127.0.0.1:0");
+    }
+    conf.set("yarn.scheduler.capacity.maximum-applications", "1000000");
+    conf.set(
+        "yarn.scheduler.capacity.root.default.user-limit-factor",
+        "100",
+    );
+    conf.set("yarn.resourcemanager.max-completed-applications", "1000000");
+    if let Some(path) = store {
+        conf.set("yarn.resourcemanager.recovery.enabled", "true");
+        conf.set(
+            "spindle.resourcemanager.state-store.path",
+            path.display().to_string(),
+        );
+    }
+    let rm = ResourceManager::start(&conf, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = rm.addresses().client.to_string();
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| tokio::spawn(submitter(addr.clone(), n)))
+        .collect();
+    let mut took = Vec::with_capacity(n * clients);
+    for t in tasks {
+        took.extend(t.await.map_err(|e| e.to_string())??);
+    }
+    let wall = started.elapsed();
     took.sort();
+    let total = (n + n / 10) * clients;
     println!(
-        "store {}: {n} submissions, p50 {:?}, p99 {:?}, max {:?}",
+        "store {}, {clients:>2} client(s): {} submissions, {:.0}/s, p50 {:?}, p99 {:?}, max {:?}",
         if store.is_some() { "on " } else { "off" },
+        n * clients,
+        total as f64 / wall.as_secs_f64(),
         quantile(&took, 0.5),
         quantile(&took, 0.99),
         took.last().copied().unwrap_or_default(),
@@ -206,14 +232,22 @@ fn main() -> Result<(), String> {
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(1000);
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    // Each mode on its own runtime, so the first RM is gone before the second.
-    for store in [None, Some(dir.path().join("spindle.redb"))] {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        rt.block_on(run(store.as_deref(), n))?;
+    // Each run on its own runtime (and store file), so one RM is gone
+    // before the next starts. One client measures a submission's latency;
+    // 16 at once, what the RM sustains (with the store, their changes share
+    // writes: group commit).
+    for clients in [1, 16] {
+        for store in [
+            None,
+            Some(dir.path().join(format!("spindle-{clients}.redb"))),
+        ] {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(run(store.as_deref(), n / clients.min(n), clients))?;
+        }
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -60,6 +60,9 @@ pub enum CoreStopped {
     Standby(String),
 }
 
+/// The most messages one store write covers (group commit).
+const GROUP_COMMIT_MAX: usize = 256;
+
 /// Capacity of the command channel: callers wait (back-pressure) beyond it.
 const COMMAND_QUEUE: usize = 4096;
 
@@ -334,24 +337,50 @@ impl CoreInbox {
                 let Some(message) = message else {
                     return OwnerExit::Closed;
                 };
-                match message {
-                    Message::Command(command, reply_to) => {
-                        let (reply, out) = state.handle(clock.now(), *command);
-                        if let Some(store) = &mut store {
-                            // Durable before answered: a change the store
-                            // could not keep is never acknowledged.
-                            if let Err(e) = store.persist(&mut state).await {
-                                return failed(e);
-                            }
-                        }
-                        // The reply is handed over before the effects, so that the
-                        // caller's answer is on its way first.
-                        let _ = reply_to.send(reply);
-                        for effect in out {
-                            let _ = effects.send(effect);
+                // Group commit: with a store, the messages already waiting
+                // are handled with this one and their changes written in
+                // one transaction (one fsync for the lot, not one each).
+                let mut batch = vec![message];
+                if store.is_some() {
+                    while batch.len() < GROUP_COMMIT_MAX {
+                        match rx.try_recv() {
+                            Ok(m) => batch.push(m),
+                            Err(_) => break,
                         }
                     }
-                    Message::Query(query) => query(&state),
+                }
+                let mut answered = Vec::new();
+                let mut queries = Vec::new();
+                for message in batch {
+                    match message {
+                        Message::Command(command, reply_to) => {
+                            let (reply, out) = state.handle(clock.now(), *command);
+                            answered.push((reply_to, reply, out));
+                        }
+                        // Answered once the batch's changes are stored, so
+                        // that no answer shows a change the store may lose.
+                        Message::Query(query) => queries.push(query),
+                    }
+                }
+                if let Some(store) = &mut store {
+                    // Durable before answered: a change the store could
+                    // not keep is never acknowledged.
+                    if !answered.is_empty() {
+                        if let Err(e) = store.persist(&mut state).await {
+                            return failed(e);
+                        }
+                    }
+                }
+                for (reply_to, reply, out) in answered {
+                    // The reply is handed over before the effects, so that
+                    // the caller's answer is on its way first.
+                    let _ = reply_to.send(reply);
+                    for effect in out {
+                        let _ = effects.send(effect);
+                    }
+                }
+                for query in queries {
+                    query(&state);
                 }
             }
         });

@@ -56,7 +56,10 @@ async fn client(rm: &ResourceManager) -> IpcClient {
 async fn app_count(rm: &ResourceManager) -> usize {
     let apps: pb::GetApplicationsResponseProto = client(rm)
         .await
-        .call("getApplications", &pb::GetApplicationsRequestProto::default())
+        .call(
+            "getApplications",
+            &pb::GetApplicationsRequestProto::default(),
+        )
         .await
         .expect("getApplications on the active RM");
     apps.applications.len()

@@ -305,6 +305,67 @@ fn completed_applications_are_pruned_in_the_store() {
     });
 }
 
+/// Submissions from many clients at once share store writes (group
+/// commit); each is still acknowledged only once written: every one comes
+/// back after a restart.
+#[test]
+fn concurrent_submissions_are_all_kept() {
+    const CLIENTS: usize = 8;
+    const EACH: usize = 12;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("spindle.redb");
+    let conf = conf(&store, &[]);
+    let rt = runtime();
+    let mut acknowledged = rt.block_on(async {
+        let rm = ResourceManager::start(&conf, None)
+            .await
+            .expect("RM starts");
+        let addr = rm.addresses().client.to_string();
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let addr = addr.clone();
+                tokio::spawn(async move {
+                    let c = IpcClient::connect(
+                        &addr,
+                        ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
+                    )
+                    .await
+                    .expect("connect");
+                    let mut ids = Vec::new();
+                    for _ in 0..EACH {
+                        ids.push(submit(&c, false).await);
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for t in tasks {
+            ids.extend(t.await.expect("submitter"));
+        }
+        let f = rm.store_figures().expect("store figures");
+        assert!(f.writes >= 1 && f.failures == 0, "{f:?}");
+        ids
+    });
+    drop(rt);
+    let rt = runtime();
+    let mut back: Vec<ApplicationId> = rt.block_on(async {
+        let rm = ResourceManager::start(&conf, None)
+            .await
+            .expect("RM starts again");
+        all_apps(&client(&rm).await)
+            .await
+            .iter()
+            .filter_map(|r| r.application_id)
+            .map(|p| ApplicationId::new(p.cluster_timestamp.unwrap_or(0), p.id.unwrap_or(0)))
+            .collect()
+    });
+    acknowledged.sort();
+    back.sort();
+    assert_eq!(back.len(), CLIENTS * EACH);
+    assert_eq!(back, acknowledged);
+}
+
 #[test]
 fn a_store_the_rm_cannot_use_stops_it_with_the_file_named() {
     let dir = tempfile::tempdir().expect("tempdir");
