@@ -80,6 +80,9 @@ pub struct AppTable {
     max_completed: usize,
     /// Applications dropped from the table since the last `take_evicted`.
     evicted: Vec<ApplicationId>,
+    /// Applications added, changed or dropped since the last `take_changed`
+    /// (for the state store's bookkeeping).
+    changed: BTreeSet<ApplicationId>,
     max_allocation: Resource,
     global_max_attempts: i32,
     /// Applications' diagnostics are kept to this (see [`crate::limits`]).
@@ -100,6 +103,7 @@ impl AppTable {
             completed: VecDeque::new(),
             max_completed,
             evicted: Vec::new(),
+            changed: BTreeSet::new(),
             max_allocation,
             global_max_attempts,
             limits: Limits::default(),
@@ -178,6 +182,7 @@ impl AppTable {
             tracking_url: String::new(),
         };
         self.apps.insert(sub.id, app);
+        self.changed.insert(sub.id);
         Ok(&self.apps[&sub.id])
     }
 
@@ -186,6 +191,7 @@ impl AppTable {
         if let Some(app) = self.apps.get_mut(&id) {
             if app.state == AppState::Submitted {
                 app.state = AppState::Accepted;
+                self.changed.insert(id);
             }
         }
     }
@@ -216,6 +222,7 @@ impl AppTable {
         if let Some(app) = self.apps.get_mut(&id) {
             if !tracking_url.is_empty() {
                 app.tracking_url = tracking_url;
+                self.changed.insert(id);
             }
         }
         self.finish(id, state, status, diagnostics, wall_ms);
@@ -256,10 +263,12 @@ impl AppTable {
         app.diagnostics = self.limits.bound_diagnostics(diagnostics);
         app.finish_ms = wall_ms;
         app.progress = 1.0;
+        self.changed.insert(id);
         self.completed.push_back(id);
         while self.completed.len() > self.max_completed {
             if let Some(old) = self.completed.pop_front() {
                 self.apps.remove(&old);
+                self.changed.insert(old);
                 self.evicted.push(old);
             }
         }
@@ -270,11 +279,13 @@ impl AppTable {
     pub fn restore(&mut self, app: App) {
         let (id, done) = (app.id, app.state.is_final());
         self.apps.insert(id, app);
+        self.changed.insert(id);
         if done {
             self.completed.push_back(id);
             while self.completed.len() > self.max_completed {
                 if let Some(old) = self.completed.pop_front() {
                     self.apps.remove(&old);
+                    self.changed.insert(old);
                     self.evicted.push(old);
                 }
             }
@@ -291,8 +302,16 @@ impl AppTable {
         self.apps.get(id)
     }
 
+    /// The application, for a change (noted for the state store).
     pub fn get_mut(&mut self, id: &ApplicationId) -> Option<&mut App> {
-        self.apps.get_mut(id)
+        let app = self.apps.get_mut(id)?;
+        self.changed.insert(*id);
+        Some(app)
+    }
+
+    /// The applications added, changed or dropped since the last call.
+    pub fn take_changed(&mut self) -> BTreeSet<ApplicationId> {
+        std::mem::take(&mut self.changed)
     }
 
     pub fn all(&self) -> impl Iterator<Item = &App> {

@@ -27,6 +27,7 @@ mod heartbeat;
 mod lifecycle;
 mod queries;
 mod store;
+mod tracked;
 
 pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
@@ -47,6 +48,7 @@ use crate::launch::{AmLaunchContext, Effect};
 use crate::limits::Limits;
 use crate::queue_files::QueueFile;
 use crate::time::Now;
+use tracked::Tracked;
 
 /// Settings of the state that are read once at start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,9 +99,9 @@ pub struct RmState {
     /// The nodes and the scheduler core, kept in step.
     cluster: Cluster,
     apps: AppTable,
-    attempts: BTreeMap<ApplicationAttemptId, Attempt<AllocateReply>>,
+    attempts: Tracked<ApplicationAttemptId, Attempt<AllocateReply>>,
     /// Per application: its AM launch context and attempt history.
-    history: BTreeMap<ApplicationId, AppAttempts>,
+    history: Tracked<ApplicationId, AppAttempts>,
     /// The queue configuration in force: the tree (also held by the
     /// scheduler), placement rules and ACLs; replaced by `refreshQueues`.
     queues: QueueFile,
@@ -159,8 +161,8 @@ impl RmState {
             settings,
             cluster,
             apps,
-            attempts: BTreeMap::new(),
-            history: BTreeMap::new(),
+            attempts: Tracked::default(),
+            history: Tracked::default(),
             queues,
             access,
             tokens,
@@ -227,6 +229,10 @@ impl RmState {
             }
         };
         self.forget_evicted();
+        if self.persist.is_none() {
+            // Nobody asks what changed without a store.
+            self.take_changed();
+        }
         (reply, std::mem::take(&mut self.outbox))
     }
 
@@ -305,9 +311,17 @@ impl RmState {
     /// the table has forgotten go in `forget_evicted`.
     fn forget_ended(&mut self) {
         let apps = &self.apps;
-        for (id, history) in &mut self.history {
-            let ended = apps.get(id).is_some_and(|a| a.state.is_final());
-            if ended && history.launch != AmLaunchContext::default() {
+        let ended: Vec<ApplicationId> = self
+            .history
+            .iter()
+            .filter(|(id, history)| {
+                apps.get(id).is_some_and(|a| a.state.is_final())
+                    && history.launch != AmLaunchContext::default()
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ended {
+            if let Some(history) = self.history.get_mut(&id) {
                 history.launch = AmLaunchContext::default();
             }
         }

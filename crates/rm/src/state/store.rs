@@ -8,7 +8,7 @@
 //! whole. Finished applications past the store's bound are removed, oldest
 //! first, as Hadoop's RMAppManager does.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
 use spindle_common::resource::Resource;
@@ -97,6 +97,11 @@ impl RmState {
         });
     }
 
+    /// Whether `enable_store` was called.
+    pub fn store_enabled(&self) -> bool {
+        self.persist.is_some()
+    }
+
     /// Starts watching a submitted application.
     pub(super) fn watch(&mut self, id: ApplicationId, acls: &[(AppAccess, String)]) {
         if let Some(p) = &mut self.persist {
@@ -122,6 +127,32 @@ impl RmState {
             }
         }
         h.finish()
+    }
+
+    /// The applications whose table entry, attempts or history changed
+    /// since the last call.
+    pub(super) fn take_changed(&mut self) -> BTreeSet<ApplicationId> {
+        let mut changed = self.apps.take_changed();
+        changed.extend(self.attempts.take_changed());
+        changed.extend(self.history.take_changed());
+        changed
+    }
+
+    /// In tests: no watched application outside `changed` differs from what
+    /// was last stored (a change that reached the state without being
+    /// noted would never be stored).
+    #[cfg(test)]
+    fn check_unchanged(&self, persist: &Persist, changed: &BTreeSet<ApplicationId>) {
+        for (id, w) in &persist.watched {
+            if changed.contains(id) || w.last.is_none() {
+                continue;
+            }
+            let now = self.apps.get(id).map(|app| self.fingerprint(app));
+            assert_eq!(
+                now, w.last,
+                "application {id} changed without being noted for the store"
+            );
+        }
     }
 
     fn stored_app(&self, app: &App, acls: &[(String, String)]) -> StoredApp {
@@ -189,11 +220,18 @@ impl RmState {
     /// changed, written whole; finished applications past the store's bound
     /// removed.
     pub fn take_store_ops(&mut self) -> Vec<StoreOp> {
+        let changed = self.take_changed();
         let Some(mut persist) = self.persist.take() else {
             return Vec::new();
         };
+        #[cfg(test)]
+        self.check_unchanged(&persist, &changed);
         let mut ops = Vec::new();
-        let ids: Vec<ApplicationId> = persist.watched.keys().copied().collect();
+        // Only the watched applications a command touched can have changed.
+        let ids: Vec<ApplicationId> = changed
+            .into_iter()
+            .filter(|id| persist.watched.contains_key(id))
+            .collect();
         for id in ids {
             let Some(app) = self.apps.get(&id) else {
                 // Evicted from memory in the same command it ended in.

@@ -61,6 +61,9 @@ pub(crate) struct TestRm {
     pub effects: Vec<Effect>,
     /// The last heartbeat answer's response id, per node.
     response_ids: BTreeMap<NodeId, i32>,
+    /// With a store: the store operations of the commands so far, asked
+    /// for after each command as the owner task does, until taken.
+    store_ops: Vec<crate::store::StoreOp>,
 }
 
 impl Deref for TestRm {
@@ -117,6 +120,7 @@ impl TestRm {
             state,
             effects: Vec::new(),
             response_ids: BTreeMap::new(),
+            store_ops: Vec::new(),
         }
     }
 
@@ -129,7 +133,19 @@ impl TestRm {
     pub(crate) fn run_at<R: Request>(&mut self, now: Now, request: R) -> R::Reply {
         let (reply, effects) = self.state.handle(now, request.into());
         self.effects.extend(effects);
+        if self.state.store_enabled() {
+            let ops = self.state.take_store_ops();
+            self.store_ops.extend(ops);
+        }
         R::reply(reply).unwrap_or_else(|| panic!("a reply of another command"))
+    }
+
+    /// The store operations so far (those of the commands, then what
+    /// changed since, e.g. by recovery); clears them.
+    pub(crate) fn take_store_ops(&mut self) -> Vec<crate::store::StoreOp> {
+        let mut ops = std::mem::take(&mut self.store_ops);
+        ops.extend(self.state.take_store_ops());
+        ops
     }
 
     /// The effects so far; clears them.
