@@ -41,6 +41,7 @@
 //! ```
 
 pub mod agent;
+pub mod cache_entry;
 pub mod config;
 pub mod container_manager;
 pub mod containers;

@@ -74,17 +74,10 @@ use spindle_common::ApplicationId;
 use tokio::sync::OnceCell;
 use tracing::{debug, info, warn};
 
+pub use crate::cache_entry::{CachedResource, Fingerprint, ResourceType, Scope};
 use crate::executor::RunAs;
 use crate::recovery::StateStore;
 use crate::unpack::{self, ArchiveFormat, Dir, Kind};
-
-/// How a resource is made available.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ResourceType {
-    File,
-    Archive,
-    Pattern,
-}
 
 /// Who may share a localized copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -164,16 +157,6 @@ impl LocalResource {
     }
 }
 
-/// Who a cached copy belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Scope {
-    Public,
-    /// A user's private cache.
-    User(String),
-    /// An application's cache (its user, the application).
-    App(String, ApplicationId),
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     scope: Scope,
@@ -202,37 +185,6 @@ struct Done {
     bytes: u64,
     /// The copy as it was right after it was made.
     fingerprint: Option<Fingerprint>,
-}
-
-/// What identifies a cached copy and changes when it is written to or its
-/// mode is changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fingerprint {
-    pub dev: u64,
-    pub ino: u64,
-    pub len: u64,
-    pub mtime: (i64, i64),
-    pub ctime: (i64, i64),
-    pub mode: u32,
-}
-
-/// One cache entry as the recovery records keep it
-/// (`yarn.nodemanager.recovery.enabled`): what was localized, for whom, and
-/// the copy as it was right after it was made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedResource {
-    pub scope: Scope,
-    /// The group the copy was given (see [`RunAs`]).
-    pub group: Option<u32>,
-    pub source: PathBuf,
-    pub size: i64,
-    pub timestamp: i64,
-    pub kind: ResourceType,
-    /// The local copy.
-    pub path: PathBuf,
-    /// Size of the source.
-    pub bytes: u64,
-    pub fingerprint: Fingerprint,
 }
 
 impl CachedResource {

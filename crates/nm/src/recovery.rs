@@ -49,10 +49,10 @@ use spindle_common::security::ContainerTokenIdentifier;
 use spindle_common::{ApplicationId, Configuration, ContainerId};
 use tracing::warn;
 
+use crate::cache_entry::{CachedResource, Fingerprint, ResourceType, Scope};
 use crate::containers::ContainerPhase;
 use crate::error::NmError;
 use crate::launch::ContainerPaths;
-use crate::localizer::{CachedResource, Fingerprint, ResourceType, Scope};
 
 /// Hadoop's `yarn.nodemanager.recovery.supervised` (default false): with
 /// recovery on, the node runs under a supervisor that starts it again, so
