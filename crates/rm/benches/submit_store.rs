@@ -71,8 +71,9 @@ async fn submitter(addr: String, n: usize) -> Result<Vec<Duration>, String> {
     Ok(took)
 }
 
-/// `clients` clients submitting `n` applications each, concurrently.
-async fn run(store: Option<&std::path::Path>, n: usize, clients: usize) -> Result<(), String> {
+/// An RM configuration with every port on the loopback interface, chosen
+/// by the kernel.
+fn loopback_conf() -> Configuration {
     let mut conf = Configuration::with_defaults();
     for key in [
         "yarn.resourcemanager.address",
@@ -82,6 +83,12 @@ async fn run(store: Option<&std::path::Path>, n: usize, clients: usize) -> Resul
     ] {
         conf.set(key, "127.0.0.1:0");
     }
+    conf
+}
+
+/// `clients` clients submitting `n` applications each, concurrently.
+async fn run(store: Option<&std::path::Path>, n: usize, clients: usize) -> Result<(), String> {
+    let mut conf = loopback_conf();
     conf.set("yarn.scheduler.capacity.maximum-applications", "1000000");
     conf.set(
         "yarn.scheduler.capacity.root.default.user-limit-factor",
@@ -183,15 +190,7 @@ async fn restart(path: &std::path::Path, n: usize) -> Result<(), String> {
             .collect();
         store.write(&ops).map_err(|e| e.to_string())?;
     }
-    let mut conf = Configuration::with_defaults();
-    for key in [
-        "yarn.resourcemanager.address",
-        "yarn.resourcemanager.scheduler.address",
-        "yarn.resourcemanager.resource-tracker.address",
-        "yarn.resourcemanager.admin.address",
-    ] {
-        conf.set(key, "127.0.0.1:0");
-    }
+    let mut conf = loopback_conf();
     conf.set("yarn.resourcemanager.recovery.enabled", "true");
     conf.set(
         "yarn.resourcemanager.max-completed-applications",
