@@ -351,14 +351,22 @@ fn automatic_failover_on_zookeeper_after_a_kill_9_and_a_lost_zookeeper() {
             .all(|states| states.iter().filter(|(_, s)| s == "active").count() <= 1),
         "two active RMs: {seen:?}"
     );
-    // No RM serves the client protocol: the CLI fails over until it gives up.
-    let out = cluster.yarn([
+    // No RM serves the client protocol: the CLI fails over until it gives up
+    // (the same command succeeds once an RM is active again, below).
+    let short_client = [
         "application",
         "-D",
         "yarn.resourcemanager.connect.max-wait.ms=3000",
         "-list",
-    ]);
+        "-appStates",
+        "ALL",
+    ];
+    let out = cluster.yarn(short_client);
     assert!(!out.success(), "a client found an active RM:\n{out}");
+    assert!(
+        out.stderr.contains("StandbyException") || out.stderr.contains("is not Active"),
+        "the client should have been refused by standbys:\n{out}"
+    );
 
     // ZooKeeper back: one RM is elected again and serves the application.
     if let Err(e) = zookeeper.restart() {
@@ -375,6 +383,8 @@ fn automatic_failover_on_zookeeper_after_a_kill_9_and_a_lost_zookeeper() {
         "{app} is not listed after ZooKeeper came back\n{}",
         cluster.log_report()
     );
+    let out = cluster.yarn(short_client);
+    assert!(out.success() && out.stdout.contains(&app), "{out}");
 }
 
 /// Figures, not assertions (issue S9): the failover time from `kill -9` of
