@@ -252,6 +252,18 @@ impl YarnCommand {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
+        let cmd = self.command(args)?;
+        run_with_input(cmd, self.timeout, self.stdin.as_deref())
+            .with_context(|| format!("running {}", yarn_launcher().display()))
+    }
+
+    /// The `yarn <args...>` command [`run`](Self::run) runs, for a caller that
+    /// talks to the JVM while it runs (the timeout and stdin set here do not apply).
+    pub fn command<I, S>(&self, args: I) -> anyhow::Result<Command>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
         let launcher = yarn_launcher();
         let mut cmd = Command::new("bash");
         cmd.arg(&launcher);
@@ -278,8 +290,7 @@ impl YarnCommand {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        run_with_input(cmd, self.timeout, self.stdin.as_deref())
-            .with_context(|| format!("running {}", launcher.display()))
+        Ok(cmd)
     }
 }
 

@@ -146,6 +146,9 @@ pub struct ClusterBuilder {
     startup_timeout: Duration,
     /// `Some(automatic failover)`: an HA pair of ResourceManagers.
     ha_pair: Option<bool>,
+    /// `hadoop.zk.address` of the ZooKeeper the RMs elect their leader on and
+    /// keep their state in.
+    zookeeper: Option<String>,
 }
 
 impl Default for ClusterBuilder {
@@ -160,6 +163,7 @@ impl Default for ClusterBuilder {
             extra_files: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             ha_pair: None,
+            zookeeper: None,
         }
     }
 }
@@ -229,6 +233,18 @@ impl ClusterBuilder {
     /// be found by the local address).
     pub fn ha_pair(mut self, automatic_failover: bool) -> Self {
         self.ha_pair = Some(automatic_failover);
+        self
+    }
+
+    /// The RMs use the ZooKeeper server at `connect_string` (`hadoop.zk.address`,
+    /// e.g. [`ZooKeeperServer::connect_string`](crate::ZooKeeperServer::connect_string)):
+    /// with [`ha_pair`](Self::ha_pair)`(true)` they elect the active on it (under a
+    /// `yarn.resourcemanager.cluster-id` of this cluster's own), and they keep their
+    /// state in it (`yarn.resourcemanager.store.class` = Hadoop's `ZKRMStateStore`,
+    /// recovery on). [`rm_property`](Self::rm_property) overrides any of these, e.g.
+    /// `hadoop.zk.timeout-ms` (10 s by default).
+    pub fn zookeeper(mut self, connect_string: impl Into<String>) -> Self {
+        self.zookeeper = Some(connect_string.into());
         self
     }
 
@@ -350,6 +366,19 @@ impl ClusterBuilder {
                     );
             }
         }
+        if let Some(zookeeper) = &self.zookeeper {
+            let cluster_id = root
+                .file_name()
+                .map(|n| n.to_string_lossy().replace('.', "-"))
+                .unwrap_or_else(|| "spindle-it".into());
+            yarn.set("hadoop.zk.address", zookeeper)
+                .set("yarn.resourcemanager.cluster-id", cluster_id)
+                .set("yarn.resourcemanager.recovery.enabled", true)
+                .set(
+                    "yarn.resourcemanager.store.class",
+                    "org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore",
+                );
+        }
         yarn.extend_from(&self.rm_properties);
 
         let mut core = HadoopConf::new();
@@ -395,6 +424,7 @@ impl ClusterBuilder {
                 Some(SecondRm {
                     addresses,
                     process: DaemonProcess::spawn("rm2", cmd, &log_dir)?,
+                    conf_dir: dir,
                 })
             }
             None => None,
@@ -533,6 +563,8 @@ impl RmAddresses {
 struct SecondRm {
     addresses: RmAddresses,
     process: DaemonProcess,
+    /// Its own configuration directory (`yarn.resourcemanager.ha.id=rm2`).
+    conf_dir: PathBuf,
 }
 
 /// One running (or stopped) NodeManager of a [`Cluster`].
@@ -720,6 +752,120 @@ impl Cluster {
             wait_for_port(&mut self.rm_process, what, addr, timeout)?;
         }
         Ok(())
+    }
+
+    /// The addresses of RM `id` of an HA pair (`rm1` or `rm2`; without a pair `rm1`
+    /// names the one RM).
+    pub fn rm_addresses(&self, id: &str) -> Option<&RmAddresses> {
+        match id {
+            "rm1" => Some(&self.rm),
+            "rm2" => self.rm2(),
+            _ => None,
+        }
+    }
+
+    /// Kills RM `id` (`rm1` or `rm2`) of an HA pair with SIGKILL.
+    pub fn kill_rm_id(&mut self, id: &str) -> anyhow::Result<()> {
+        match id {
+            "rm1" => self.kill_rm(),
+            "rm2" => {
+                let rm2 = self.rm2.as_mut().context("this cluster has no rm2")?;
+                rm2.process.kill()?;
+                Ok(())
+            }
+            other => bail!("no RM {other:?}: an HA pair has rm1 and rm2"),
+        }
+    }
+
+    /// Starts RM `id` (`rm1` or `rm2`) of an HA pair again on its configuration (so
+    /// the same ports, store and election), logged as `<id>-<n>`, and waits until its
+    /// four ports are open. It starts standby and joins the election, if any.
+    pub fn restart_rm_id(&mut self, id: &str, timeout: Duration) -> anyhow::Result<()> {
+        if self.rm2.is_none() {
+            bail!("restart_rm_id is for an HA pair: use restart_rm");
+        }
+        self.rm_starts += 1;
+        let name = format!("{id}-{}", self.rm_starts);
+        match id {
+            "rm1" => {
+                let mut cmd = spindle_command(&self.binary);
+                cmd.arg("resourcemanager")
+                    .arg("--conf")
+                    .arg(&self.rm_conf_dir);
+                self.rm_process = DaemonProcess::spawn(&name, cmd, &self.log_dir)?;
+                for (what, addr) in self.rm.ports() {
+                    wait_for_port(&mut self.rm_process, what, addr, timeout)?;
+                }
+            }
+            "rm2" => {
+                let rm2 = self.rm2.as_mut().context("this cluster has no rm2")?;
+                let mut cmd = spindle_command(&self.binary);
+                cmd.arg("resourcemanager").arg("--conf").arg(&rm2.conf_dir);
+                rm2.process = DaemonProcess::spawn(&name, cmd, &self.log_dir)?;
+                for (what, addr) in rm2.addresses.ports() {
+                    wait_for_port(&mut rm2.process, what, addr, timeout)?;
+                }
+            }
+            other => bail!("no RM {other:?}: an HA pair has rm1 and rm2"),
+        }
+        Ok(())
+    }
+
+    /// `yarn rmadmin -getAllServiceState` of an HA pair, as `(id, state)` per RM
+    /// (`active`, `standby`, or the first word of what the CLI printed instead, e.g.
+    /// `Failed` for an RM that does not answer), with the CLI's output. An error when
+    /// the CLI itself fails.
+    pub fn service_states(&self) -> anyhow::Result<(Vec<(String, String)>, CliOutput)> {
+        let out = self
+            .yarn_command()
+            .run(["rmadmin", "-getAllServiceState"])?;
+        if !out.success() {
+            bail!("rmadmin -getAllServiceState failed:\n{out}");
+        }
+        let ids: Vec<(u16, &str)> = [("rm1", Some(&self.rm)), ("rm2", self.rm2())]
+            .into_iter()
+            .filter_map(|(id, a)| a.map(|a| (a.admin.port(), id)))
+            .collect();
+        let states = out
+            .stdout
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let port: u16 = words.next()?.rsplit_once(':')?.1.parse().ok()?;
+                let state = words.next()?;
+                let id = ids.iter().find(|(p, _)| *p == port)?.1;
+                Some((id.to_owned(), state.to_owned()))
+            })
+            .collect();
+        Ok((states, out))
+    }
+
+    /// The ids of the RMs `-getAllServiceState` reports active (none, one, or — a split
+    /// brain — both); `None` when the CLI fails.
+    pub fn active_rms(&self) -> Option<Vec<String>> {
+        let (states, _) = self.service_states().ok()?;
+        Some(
+            states
+                .into_iter()
+                .filter(|(_, s)| s == "active")
+                .map(|(id, _)| id)
+                .collect(),
+        )
+    }
+
+    /// Waits until exactly one RM of the pair is active (and the other answers
+    /// standby) and returns its id.
+    pub fn wait_for_one_active(&self, timeout: Duration) -> Option<String> {
+        wait_for(timeout, Duration::from_millis(500), || {
+            let (states, _) = self.service_states().ok()?;
+            let active: Vec<&(String, String)> =
+                states.iter().filter(|(_, s)| s == "active").collect();
+            let standby = states.iter().filter(|(_, s)| s == "standby").count();
+            match active.as_slice() {
+                [(id, _)] if standby + 1 == states.len() && states.len() == 2 => Some(id.clone()),
+                _ => None,
+            }
+        })
     }
 
     /// All NodeManagers, in builder order.

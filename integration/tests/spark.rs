@@ -763,3 +763,164 @@ fn spark_job_survives_a_kill_9_of_the_resourcemanager() {
         "both applications listed:\n{all}"
     );
 }
+
+/// S9: an HA pair with automatic failover on a real ZooKeeper server (leader
+/// election, the ZooKeeper state store, work-preserving recovery): `kill -9`
+/// of the active RM while a Spark pi job runs in cluster mode. The standby is
+/// elected and recovers the job; the NodeManager keeps the containers and
+/// re-registers with it, Spark's AM (Hadoop's AMRMClient) and spark-submit's
+/// YarnClient fail over by themselves (they read the HA keys from the
+/// harness's configuration directory, which Spark ships to the AM), and the
+/// job finishes SUCCEEDED in its one attempt. The killed RM, started again,
+/// joins as standby.
+#[test]
+fn spark_job_survives_a_kill_9_of_the_active_rm_of_an_ha_pair() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = spindle_integration::ZooKeeperJars::for_tests() else {
+        return;
+    };
+    let zookeeper = match spindle_integration::ZooKeeperServer::start(&jars) {
+        Ok(zk) => zk,
+        Err(e) => panic!("the ZooKeeper server did not start: {e:#}"),
+    };
+    let builder = Cluster::builder()
+        .ha_pair(true)
+        .zookeeper(zookeeper.connect_string())
+        // Hadoop's default session timeout is 10 s; 4 s keeps the test short.
+        .rm_property("hadoop.zk.timeout-ms", 4000)
+        .rm_property(
+            "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms",
+            2000,
+        )
+        // The NodeManager, the AM and spark-submit keep failing over while
+        // no RM is active (the harness's clients otherwise give up after 5 s).
+        .rm_property("yarn.resourcemanager.connect.max-wait.ms", 180_000);
+    let mut cluster = start_cluster_with(&clients, 1, builder);
+    let Some(active) = cluster.wait_for_one_active(Duration::from_secs(90)) else {
+        panic!("no RM was elected active\n{}", cluster.log_report());
+    };
+    let standby = if active == "rm1" { "rm2" } else { "rm1" };
+
+    let pi = spark_home(&clients).join("examples/src/main/python/pi.py");
+    let cmd = spark_submit_command(
+        &cluster,
+        &clients,
+        &[
+            "--deploy-mode",
+            "cluster",
+            pi.to_str().unwrap_or_default(),
+            // Long enough to be running when its executors' JVMs start.
+            "100",
+        ],
+    );
+    let job = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)));
+
+    // Executors of this cluster's pi job are running: kill the active RM.
+    let root = cluster.root().display().to_string();
+    let executing = spindle_integration::wait_until(
+        Duration::from_secs(300),
+        Duration::from_millis(200),
+        || !processes_mentioning(&[&root, "CoarseGrainedExecutorBackend"]).is_empty(),
+    );
+    assert!(
+        executing,
+        "no executor of the pi job ever ran:\n{}",
+        cluster.log_report()
+    );
+    if let Err(e) = cluster.kill_rm_id(&active) {
+        panic!("kill -9 of {active}: {e:#}");
+    }
+
+    // The standby is elected; -getAllServiceState shows the change.
+    let took_over = spindle_integration::wait_until(
+        Duration::from_secs(120),
+        Duration::from_millis(500),
+        || cluster.active_rms() == Some(vec![standby.to_string()]),
+    );
+    assert!(
+        took_over,
+        "{standby} did not become active: {:?}\n{}",
+        cluster.service_states().map(|(_, out)| out.to_string()),
+        cluster.log_report()
+    );
+
+    // The AM registers again with the new active by itself, and the node's
+    // containers are taken back.
+    let log_dir = cluster.log_dir().to_path_buf();
+    let new_active_log = log_dir.join(format!("{standby}.stderr"));
+    let log_has = |what: &str| {
+        std::fs::read_to_string(&new_active_log)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    let reregistered = spindle_integration::wait_until(
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        || log_has("ApplicationMaster registered"),
+    );
+    assert!(
+        reregistered,
+        "the AM never registered with {standby}:\n{}",
+        cluster.log_report()
+    );
+    let recovered = spindle_integration::wait_until(
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        || log_has("container recovered"),
+    );
+    assert!(
+        recovered,
+        "the node's containers were not taken back by {standby}:\n{}",
+        cluster.log_report()
+    );
+
+    // The old RM, started again, joins as standby.
+    if let Err(e) = cluster.restart_rm_id(&active, Duration::from_secs(60)) {
+        panic!(
+            "{active} did not start again: {e:#}\n{}",
+            cluster.log_report()
+        );
+    }
+    assert_eq!(
+        cluster
+            .wait_for_one_active(Duration::from_secs(90))
+            .as_deref(),
+        Some(standby),
+        "{}",
+        cluster.log_report()
+    );
+
+    let out = match job.join() {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => panic!("spark-submit did not run: {e:#}"),
+        Err(_) => panic!("the spark-submit thread panicked"),
+    };
+    assert!(
+        out.success(),
+        "spark-submit failed:\n{out}\n{}",
+        cluster.log_report()
+    );
+    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
+    let report = status_of(&cluster, &app);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("SUCCEEDED"),
+        "{report:?}"
+    );
+    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
+    attempts.assert_success();
+    assert!(
+        attempts
+            .stdout
+            .contains("Total number of application attempts :1"),
+        "one attempt expected:\n{attempts}\n{}",
+        cluster.log_report()
+    );
+}

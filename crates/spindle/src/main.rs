@@ -247,18 +247,26 @@ fn print_rm(rm: &spindle_rm::ResourceManager) {
         a.admin
     );
     if let Some(ha) = rm.control().ha() {
+        let how = if ha.automatic_failover && ha.embedded {
+            "it is active while it holds the leader election's lock on ZooKeeper \
+             (hadoop.zk.address)"
+                .to_string()
+        } else {
+            format!(
+                "`yarn rmadmin -transitionToActive{} {}` makes it active",
+                if ha.automatic_failover {
+                    " --forcemanual"
+                } else {
+                    ""
+                },
+                ha.rm_id
+            )
+        };
         println!(
-            "ResourceManager {} of {} (yarn.resourcemanager.ha.rm-ids) is {} \
-             (`yarn rmadmin -transitionToActive{} {}` makes it active)",
+            "ResourceManager {} of {} (yarn.resourcemanager.ha.rm-ids) is {}: {how}",
             ha.rm_id,
             ha.rm_ids.join(","),
             rm.service_state(),
-            if ha.automatic_failover {
-                " --forcemanual"
-            } else {
-                ""
-            },
-            ha.rm_id
         );
     }
 }
