@@ -901,6 +901,30 @@ impl Cluster {
         Ok(())
     }
 
+    /// Starts NodeManager `index` again on its configuration (the same ports and dirs),
+    /// after [`kill_nodemanager`](Self::kill_nodemanager) or a stop, and waits for its
+    /// container-manager port. Its log is `nm-<index>-<n>.log`.
+    pub fn restart_nodemanager(&mut self, index: usize, timeout: Duration) -> anyhow::Result<()> {
+        let binary = self.binary.clone();
+        let log_dir = self.log_dir.clone();
+        let nm = self.nodemanager_mut(index);
+        let starts = std::fs::read_dir(&log_dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        name.starts_with(&format!("nm-{index}-")) && name.ends_with(".stderr")
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        let mut cmd = spindle_command(&binary);
+        cmd.arg("nodemanager").arg("--conf").arg(&nm.conf_dir);
+        nm.process = DaemonProcess::spawn(&format!("nm-{index}-{}", starts + 1), cmd, &log_dir)?;
+        let addr = SocketAddr::new(nm.host, nm.port);
+        wait_for_port(&mut nm.process, "container-manager", addr, timeout)
+    }
+
     /// Stops NodeManager `index` with SIGTERM (a clean shutdown), killing it if it has
     /// not exited after `grace`. Returns whether it stopped by itself.
     pub fn stop_nodemanager(&mut self, index: usize, grace: Duration) -> anyhow::Result<bool> {
