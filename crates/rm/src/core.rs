@@ -328,38 +328,42 @@ impl CoreInbox {
                     return failed(e);
                 }
             }
+            // A query that ended the last batch, answered first in the next.
+            let mut held: Option<Message> = None;
             loop {
-                let message = tokio::select! {
-                    biased;
-                    _ = stop.wait_for(|s| *s) => return OwnerExit::Stopped,
-                    m = rx.recv() => m,
+                let message = match held.take() {
+                    Some(m) => Some(m),
+                    None => tokio::select! {
+                        biased;
+                        _ = stop.wait_for(|s| *s) => return OwnerExit::Stopped,
+                        m = rx.recv() => m,
+                    },
                 };
                 let Some(message) = message else {
                     return OwnerExit::Closed;
                 };
-                // Group commit: with a store, the messages already waiting
+                // Group commit: with a store, the commands already waiting
                 // are handled with this one and their changes written in
-                // one transaction (one fsync for the lot, not one each).
-                let mut batch = vec![message];
-                if store.is_some() {
-                    while batch.len() < GROUP_COMMIT_MAX {
-                        match rx.try_recv() {
-                            Ok(m) => batch.push(m),
-                            Err(_) => break,
-                        }
-                    }
-                }
+                // one transaction (one fsync for the lot, not one each). A
+                // query after a command ends the batch: it is answered
+                // once that command's change is stored, in order with the
+                // commands, and before any later one.
                 let mut answered = Vec::new();
-                let mut queries = Vec::new();
-                for message in batch {
+                let mut next = Some(message);
+                while let Some(message) = next.take() {
                     match message {
                         Message::Command(command, reply_to) => {
                             let (reply, out) = state.handle(clock.now(), *command);
                             answered.push((reply_to, reply, out));
                         }
-                        // Answered once the batch's changes are stored, so
-                        // that no answer shows a change the store may lose.
-                        Message::Query(query) => queries.push(query),
+                        Message::Query(query) if answered.is_empty() => query(&state),
+                        query @ Message::Query(_) => {
+                            held = Some(query);
+                            break;
+                        }
+                    }
+                    if store.is_some() && answered.len() < GROUP_COMMIT_MAX {
+                        next = rx.try_recv().ok();
                     }
                 }
                 if let Some(store) = &mut store {
@@ -378,9 +382,6 @@ impl CoreInbox {
                     for effect in out {
                         let _ = effects.send(effect);
                     }
-                }
-                for query in queries {
-                    query(&state);
                 }
             }
         });
