@@ -24,3 +24,34 @@ fn starts_kills_and_restarts_on_the_same_port() {
         format!("127.0.0.1:{}", server.port())
     );
 }
+
+/// README's `integration/bin/zookeeper [PORT [DATA_DIR]]` serves on the port it is given.
+#[test]
+fn the_script_for_people_serves_on_the_given_port() {
+    if ZooKeeperJars::for_tests().is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new("bash")
+        .arg(spindle_integration::zookeeper::launcher())
+        .arg(port.to_string())
+        .arg(data.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("integration/bin/zookeeper starts");
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let up = spindle_integration::wait_until(
+        std::time::Duration::from_secs(120),
+        std::time::Duration::from_millis(200),
+        || serving(addr),
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(up, "integration/bin/zookeeper did not serve on port {port}");
+    assert!(data.path().join("zoo.cfg").exists());
+}
