@@ -578,6 +578,8 @@ pub struct NodeManager {
     vcores: u32,
     conf_dir: PathBuf,
     process: DaemonProcess,
+    /// How often [`Cluster::restart_nodemanager`] started it again.
+    restarts: usize,
 }
 
 impl NodeManager {
@@ -908,19 +910,11 @@ impl Cluster {
         let binary = self.binary.clone();
         let log_dir = self.log_dir.clone();
         let nm = self.nodemanager_mut(index);
-        let starts = std::fs::read_dir(&log_dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .filter(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        name.starts_with(&format!("nm-{index}-")) && name.ends_with(".stderr")
-                    })
-                    .count()
-            })
-            .unwrap_or(0);
+        nm.restarts += 1;
         let mut cmd = spindle_command(&binary);
         cmd.arg("nodemanager").arg("--conf").arg(&nm.conf_dir);
-        nm.process = DaemonProcess::spawn(&format!("nm-{index}-{}", starts + 1), cmd, &log_dir)?;
+        let name = format!("nm-{index}-{}", nm.restarts);
+        nm.process = DaemonProcess::spawn(&name, cmd, &log_dir)?;
         let addr = SocketAddr::new(nm.host, nm.port);
         wait_for_port(&mut nm.process, "container-manager", addr, timeout)
     }
@@ -1080,6 +1074,7 @@ impl Cluster {
             vcores: spec.vcores,
             conf_dir,
             process,
+            restarts: 0,
         });
         started
     }
