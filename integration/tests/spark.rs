@@ -622,6 +622,80 @@ fn stopped_queue_refuses_submissions_and_refresh_queues_applies_or_rejects_files
 /// re-registers with them, Spark's AM (Hadoop's AMRMClient) registers again
 /// by itself, and the job finishes SUCCEEDED in its one attempt. An
 /// application that finished before the crash is still listed.
+/// spark-submit of pi.py in cluster mode with enough slices to be running
+/// when its executors' JVMs start, on a thread of its own.
+fn start_long_pi(
+    cluster: &Cluster,
+    clients: &HadoopClients,
+) -> std::thread::JoinHandle<anyhow::Result<CliOutput>> {
+    let pi = spark_home(clients).join("examples/src/main/python/pi.py");
+    let cmd = spark_submit_command(
+        cluster,
+        clients,
+        &[
+            "--deploy-mode",
+            "cluster",
+            pi.to_str().unwrap_or_default(),
+            "100",
+        ],
+    );
+    std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)))
+}
+
+/// Waits until an executor of this cluster's Spark job runs.
+fn wait_for_executors(cluster: &Cluster) {
+    let root = cluster.root().display().to_string();
+    let executing = spindle_integration::wait_until(
+        Duration::from_secs(300),
+        Duration::from_millis(200),
+        || !processes_mentioning(&[&root, "CoarseGrainedExecutorBackend"]).is_empty(),
+    );
+    assert!(
+        executing,
+        "no executor of the pi job ever ran:\n{}",
+        cluster.log_report()
+    );
+}
+
+/// The job `job` ran succeeded, FINISHED/SUCCEEDED in one attempt; its id.
+fn succeeded_in_one_attempt(
+    cluster: &Cluster,
+    job: std::thread::JoinHandle<anyhow::Result<CliOutput>>,
+) -> String {
+    let out = match job.join() {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => panic!("spark-submit did not run: {e:#}"),
+        Err(_) => panic!("the spark-submit thread panicked"),
+    };
+    assert!(
+        out.success(),
+        "spark-submit failed:\n{out}\n{}",
+        cluster.log_report()
+    );
+    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
+    let report = status_of(cluster, &app);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("SUCCEEDED"),
+        "{report:?}"
+    );
+    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
+    attempts.assert_success();
+    assert!(
+        attempts
+            .stdout
+            .contains("Total number of application attempts :1"),
+        "one attempt expected:\n{attempts}\n{}",
+        cluster.log_report()
+    );
+    app
+}
+
 #[test]
 fn spark_job_survives_a_kill_9_of_the_resourcemanager() {
     let Some(clients) = HadoopClients::for_tests() else {
@@ -650,32 +724,10 @@ fn spark_job_survives_a_kill_9_of_the_resourcemanager() {
         .yarn(["application", "-kill", finished.as_str()])
         .assert_success();
 
-    let pi = spark_home(&clients).join("examples/src/main/python/pi.py");
-    let cmd = spark_submit_command(
-        &cluster,
-        &clients,
-        &[
-            "--deploy-mode",
-            "cluster",
-            pi.to_str().unwrap_or_default(),
-            // Long enough to be running when its executors' JVMs start.
-            "100",
-        ],
-    );
-    let job = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)));
+    let job = start_long_pi(&cluster, &clients);
 
     // Executors of this cluster's pi job are running: kill the RM.
-    let root = cluster.root().display().to_string();
-    let executing = spindle_integration::wait_until(
-        Duration::from_secs(300),
-        Duration::from_millis(200),
-        || !processes_mentioning(&[&root, "CoarseGrainedExecutorBackend"]).is_empty(),
-    );
-    assert!(
-        executing,
-        "no executor of the pi job ever ran:\n{}",
-        cluster.log_report()
-    );
+    wait_for_executors(&cluster);
     if let Err(e) = cluster.kill_rm() {
         panic!("kill -9 of the RM: {e:#}");
     }
@@ -725,37 +777,7 @@ fn spark_job_survives_a_kill_9_of_the_resourcemanager() {
         "kill -9 to the new RM serving: {serving:?}; to the AM registered again: {reregistration:?}"
     );
 
-    let out = match job.join() {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => panic!("spark-submit did not run: {e:#}"),
-        Err(_) => panic!("the spark-submit thread panicked"),
-    };
-    assert!(
-        out.success(),
-        "spark-submit failed:\n{out}\n{}",
-        cluster.log_report()
-    );
-    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
-    let report = status_of(&cluster, &app);
-    assert_eq!(
-        report_value(&report, "State"),
-        Some("FINISHED"),
-        "{report:?}"
-    );
-    assert_eq!(
-        report_value(&report, "Final-State"),
-        Some("SUCCEEDED"),
-        "{report:?}"
-    );
-    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
-    attempts.assert_success();
-    assert!(
-        attempts
-            .stdout
-            .contains("Total number of application attempts :1"),
-        "one attempt expected:\n{attempts}\n{}",
-        cluster.log_report()
-    );
+    let app = succeeded_in_one_attempt(&cluster, job);
     let all = cluster.yarn(["application", "-list", "-appStates", "ALL"]);
     all.assert_success();
     assert!(
@@ -803,32 +825,10 @@ fn spark_job_survives_a_kill_9_of_the_active_rm_of_an_ha_pair() {
     };
     let standby = if active == "rm1" { "rm2" } else { "rm1" };
 
-    let pi = spark_home(&clients).join("examples/src/main/python/pi.py");
-    let cmd = spark_submit_command(
-        &cluster,
-        &clients,
-        &[
-            "--deploy-mode",
-            "cluster",
-            pi.to_str().unwrap_or_default(),
-            // Long enough to be running when its executors' JVMs start.
-            "100",
-        ],
-    );
-    let job = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)));
+    let job = start_long_pi(&cluster, &clients);
 
     // Executors of this cluster's pi job are running: kill the active RM.
-    let root = cluster.root().display().to_string();
-    let executing = spindle_integration::wait_until(
-        Duration::from_secs(300),
-        Duration::from_millis(200),
-        || !processes_mentioning(&[&root, "CoarseGrainedExecutorBackend"]).is_empty(),
-    );
-    assert!(
-        executing,
-        "no executor of the pi job ever ran:\n{}",
-        cluster.log_report()
-    );
+    wait_for_executors(&cluster);
     if let Err(e) = cluster.kill_rm_id(&active) {
         panic!("kill -9 of {active}: {e:#}");
     }
@@ -892,35 +892,5 @@ fn spark_job_survives_a_kill_9_of_the_active_rm_of_an_ha_pair() {
         cluster.log_report()
     );
 
-    let out = match job.join() {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => panic!("spark-submit did not run: {e:#}"),
-        Err(_) => panic!("the spark-submit thread panicked"),
-    };
-    assert!(
-        out.success(),
-        "spark-submit failed:\n{out}\n{}",
-        cluster.log_report()
-    );
-    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
-    let report = status_of(&cluster, &app);
-    assert_eq!(
-        report_value(&report, "State"),
-        Some("FINISHED"),
-        "{report:?}"
-    );
-    assert_eq!(
-        report_value(&report, "Final-State"),
-        Some("SUCCEEDED"),
-        "{report:?}"
-    );
-    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
-    attempts.assert_success();
-    assert!(
-        attempts
-            .stdout
-            .contains("Total number of application attempts :1"),
-        "one attempt expected:\n{attempts}\n{}",
-        cluster.log_report()
-    );
+    succeeded_in_one_attempt(&cluster, job);
 }
