@@ -20,12 +20,13 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// The line standalone prints once both daemons run.
 const UP_LINE: &str = "Spindle standalone is up";
 
-/// The four addresses standalone prints, by their configuration keys.
-const ADDRESS_KEYS: [&str; 4] = [
+/// The five addresses standalone prints, by their configuration keys.
+const ADDRESS_KEYS: [&str; 5] = [
     "yarn.resourcemanager.address",
     "yarn.resourcemanager.scheduler.address",
     "yarn.resourcemanager.resource-tracker.address",
     "yarn.resourcemanager.admin.address",
+    "yarn.resourcemanager.webapp.address",
 ];
 
 /// A running `spindle standalone`. Dropping it kills it.
@@ -196,6 +197,8 @@ fn parse_addresses(printed: &str) -> anyhow::Result<Vec<(String, SocketAddr)>> {
                 .nth(1)
                 .unwrap_or_default()
                 .trim()
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
                 .parse::<SocketAddr>()
                 .with_context(|| format!("not an address: {line}"))?;
             Ok(((*key).to_string(), addr))
@@ -213,9 +216,11 @@ mod tests {
             ResourceManager client address (yarn.resourcemanager.address): 127.0.0.1:4001\n\
             ResourceManager scheduler address (yarn.resourcemanager.scheduler.address): 127.0.0.1:4002\n\
             ResourceManager resource-tracker address (yarn.resourcemanager.resource-tracker.address): 127.0.0.1:4003\n\
-            ResourceManager admin address (yarn.resourcemanager.admin.address): 127.0.0.1:4004\n";
+            ResourceManager admin address (yarn.resourcemanager.admin.address): 127.0.0.1:4004\n\
+            ResourceManager web address (yarn.resourcemanager.webapp.address): http://127.0.0.1:4005/\n";
         let addresses = parse_addresses(printed)?;
-        assert_eq!(addresses.len(), 4);
+        assert_eq!(addresses.len(), 5);
+        assert_eq!(addresses[4].1.port(), 4005);
         assert_eq!(addresses[0].0, "yarn.resourcemanager.address");
         assert_eq!(addresses[0].1.port(), 4001);
         assert_eq!(addresses[3].1.port(), 4004);

@@ -231,6 +231,7 @@ impl Cluster {
             keys::RM_SCHEDULER_ADDRESS,
             keys::RM_RESOURCE_TRACKER_ADDRESS,
             keys::RM_ADMIN_ADDRESS,
+            keys::RM_WEBAPP_ADDRESS,
         ] {
             conf.set(key, "127.0.0.1:0");
         }

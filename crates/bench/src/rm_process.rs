@@ -82,6 +82,7 @@ pub fn yarn_site(heartbeat_interval_ms: u64, extra: &[(String, String)]) -> Stri
         "yarn.resourcemanager.scheduler.address",
         "yarn.resourcemanager.resource-tracker.address",
         "yarn.resourcemanager.admin.address",
+        "yarn.resourcemanager.webapp.address",
     ]
     .iter()
     .map(|k| (k.to_string(), "127.0.0.1:0".to_string()))

@@ -80,6 +80,7 @@ fn loopback_conf() -> Configuration {
         "yarn.resourcemanager.scheduler.address",
         "yarn.resourcemanager.resource-tracker.address",
         "yarn.resourcemanager.admin.address",
+        "yarn.resourcemanager.webapp.address",
     ] {
         conf.set(key, "127.0.0.1:0");
     }

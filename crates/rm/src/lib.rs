@@ -45,6 +45,7 @@ pub mod submission;
 pub mod time;
 pub mod topology;
 pub mod tracker_service;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -102,6 +103,8 @@ pub struct RmAddresses {
     pub scheduler: SocketAddr,
     pub resource_tracker: SocketAddr,
     pub admin: SocketAddr,
+    /// `yarn.resourcemanager.webapp.address`: the REST API, proxy and UI.
+    pub webapp: SocketAddr,
 }
 
 /// A running ResourceManager. Dropping it stops the listeners.
@@ -112,6 +115,7 @@ pub struct ResourceManager {
     /// The leader election, with automatic failover.
     _failover: Option<failover::Failover>,
     _servers: Vec<RpcServer>,
+    _web: spindle_web::WebServer,
 }
 
 /// Resolves `key` (host:port) to a listen address, honouring
@@ -526,11 +530,35 @@ impl ResourceManager {
             }
             _ => None,
         };
+        let web_key = conf_keys::RM_WEBAPP_ADDRESS;
+        let web_addr = listen_addr(conf, web_key, bind_key).await?;
+        let web_listener =
+            std::net::TcpListener::bind(web_addr).map_err(|source| RmError::Bind {
+                key: web_key.to_string(),
+                addr: web_addr,
+                source,
+            })?;
+        let web = web::WebContext {
+            control: control.clone(),
+            conf: Arc::new(conf.clone()),
+            bound: web_listener.local_addr().map_err(|source| RmError::Bind {
+                key: web_key.to_string(),
+                addr: web_addr,
+                source,
+            })?,
+        };
+        let web = spindle_web::WebServer::serve(web_listener, web::router(web.clone()), "rm-web")
+            .map_err(|source| RmError::Bind {
+            key: web_key.to_string(),
+            addr: web_addr,
+            source,
+        })?;
         let addresses = RmAddresses {
             client: client.local_addr(),
             scheduler: scheduler_server.local_addr(),
             resource_tracker: tracker.local_addr(),
             admin: admin.local_addr(),
+            webapp: web.local_addr(),
         };
         info!(?addresses, state = %control.service_state(), "ResourceManager started");
         Ok(ResourceManager {
@@ -539,6 +567,7 @@ impl ResourceManager {
             control,
             _failover: failover,
             _servers: vec![client, scheduler_server, tracker, admin],
+            _web: web,
         })
     }
 
@@ -694,6 +723,7 @@ mod start_tests {
                 "yarn.resourcemanager.scheduler.address",
                 "yarn.resourcemanager.resource-tracker.address",
                 "yarn.resourcemanager.admin.address",
+                "yarn.resourcemanager.webapp.address",
             ] {
                 conf.set(key, "127.0.0.1:0");
             }

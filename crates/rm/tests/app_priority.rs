@@ -21,6 +21,7 @@ async fn start_rm(max_priority: &str) -> ResourceManager {
         "yarn.resourcemanager.scheduler.address",
         "yarn.resourcemanager.resource-tracker.address",
         "yarn.resourcemanager.admin.address",
+        "yarn.resourcemanager.webapp.address",
     ] {
         conf.set(key, "127.0.0.1:0");
     }

@@ -40,8 +40,6 @@ fn conf(store: &Path, rm_id: &str, automatic_failover: bool) -> Configuration {
             conf.set(&format!("{key}.{id}"), "127.0.0.1:0");
         }
     }
-    conf.set("yarn.resourcemanager.webapp.address.rm1", "127.0.0.1:0");
-    conf.set("yarn.resourcemanager.webapp.address.rm2", "127.0.0.1:0");
     conf
 }
 

@@ -39,8 +39,6 @@ fn conf(server: &ZooKeeperServer, rm_id: &str) -> Configuration {
             conf.set(&format!("{key}.{id}"), "127.0.0.1:0");
         }
     }
-    conf.set("yarn.resourcemanager.webapp.address.rm1", "127.0.0.1:0");
-    conf.set("yarn.resourcemanager.webapp.address.rm2", "127.0.0.1:0");
     conf
 }
 

@@ -78,10 +78,7 @@ async fn a_failed_store_write_makes_an_ha_rm_step_down() {
         "yarn.resourcemanager.ha.automatic-failover.enabled",
         "false",
     );
-    for key in RM_ADDRESS_KEYS
-        .iter()
-        .chain(&["yarn.resourcemanager.webapp.address"])
-    {
+    for key in RM_ADDRESS_KEYS {
         for id in ["rm1", "rm2"] {
             conf.set(&format!("{key}.{id}"), "127.0.0.1:0");
         }

@@ -500,7 +500,7 @@ fn an_rm_whose_zookeeper_store_was_taken_over_stops_acknowledging_changes() {
     });
 }
 
-/// Four free loopback addresses (bound, then let go), so that a restarted
+/// Free loopback addresses, one per RM port (bound, then let go), so that a restarted
 /// RM serves where its predecessor did and the AM and NM find it again.
 fn fixed_addresses() -> Vec<(&'static str, String)> {
     let listeners: Vec<std::net::TcpListener> = RM_ADDRESS_KEYS

@@ -246,6 +246,10 @@ fn print_rm(rm: &spindle_rm::ResourceManager) {
         "ResourceManager admin address (yarn.resourcemanager.admin.address): {}",
         a.admin
     );
+    println!(
+        "ResourceManager web address (yarn.resourcemanager.webapp.address): http://{}/",
+        a.webapp
+    );
     if let Some(ha) = rm.control().ha() {
         let how = if ha.automatic_failover && ha.embedded {
             "it is active while it holds the leader election's lock on ZooKeeper \

@@ -58,12 +58,13 @@ pub async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationRep
     resp.application_report.expect("a report")
 }
 
-/// The four RM addresses on free loopback ports.
-pub const RM_ADDRESS_KEYS: [&str; 4] = [
+/// The five RM addresses on free loopback ports.
+pub const RM_ADDRESS_KEYS: [&str; 5] = [
     "yarn.resourcemanager.address",
     "yarn.resourcemanager.scheduler.address",
     "yarn.resourcemanager.resource-tracker.address",
     "yarn.resourcemanager.admin.address",
+    "yarn.resourcemanager.webapp.address",
 ];
 
 /// Writes `yarn-site.xml` with `pairs` (and the RM on free loopback ports)
