@@ -97,5 +97,7 @@ fi
 # --- Maven-provided servers -------------------------------------------------------------
 # The ZooKeeper server the RM HA tests start (integration/src/zookeeper.rs).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
+# --- Python clients of the web surface (integration/pip/web) ---------------------------
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 
 printf '%s\n' "$jars"
