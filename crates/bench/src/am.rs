@@ -16,7 +16,7 @@ use rand::Rng;
 use spindle_am::{AmError, AmRmClient, AmRmConfig, ContainerRequest, FinalStatus};
 use spindle_common::proto::{app_id_from_pb, app_id_to_pb};
 use spindle_common::security::{kind, AmRmTokenIdentifier, Token};
-use spindle_common::{ApplicationAttemptId, ContainerId, Resource};
+use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, Resource};
 use spindle_ipc::methods::application_client::{
     GET_APPLICATION_REPORT, GET_NEW_APPLICATION, SUBMIT_APPLICATION,
 };
@@ -47,13 +47,12 @@ pub struct AmSettings {
 /// The container priority of the simulated tasks.
 const TASK_PRIORITY: i32 = 1;
 
-/// Submits one unmanaged application and waits for its AMRMToken; returns
-/// the attempt and the token (service set to the scheduler address).
-pub async fn submit_unmanaged(
+/// Submits one unmanaged application named `name` and answers its id.
+pub async fn submit(
     client: &RpcProxy,
-    index: usize,
+    name: String,
     settings: &AmSettings,
-) -> Result<(ApplicationAttemptId, Token), String> {
+) -> Result<ApplicationId, String> {
     let new: pb::GetNewApplicationResponseProto = client
         .call(GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
@@ -64,7 +63,7 @@ pub async fn submit_unmanaged(
     let app = app_id_from_pb(&id_pb);
     let ctx = pb::ApplicationSubmissionContextProto {
         application_id: Some(id_pb),
-        application_name: Some(format!("spindle-bench-am-{index}")),
+        application_name: Some(name),
         queue: Some(settings.queue.clone()),
         application_type: Some("SPINDLE-BENCH".into()),
         unmanaged_am: Some(true),
@@ -81,6 +80,17 @@ pub async fn submit_unmanaged(
         )
         .await
         .map_err(|e| format!("{app}: {e}"))?;
+    Ok(app)
+}
+
+/// Submits one unmanaged application and waits for its AMRMToken; returns
+/// the attempt and the token (service set to the scheduler address).
+pub async fn submit_unmanaged(
+    client: &RpcProxy,
+    index: usize,
+    settings: &AmSettings,
+) -> Result<(ApplicationAttemptId, Token), String> {
+    let app = submit(client, format!("spindle-bench-am-{index}"), settings).await?;
     let deadline = Instant::now() + settings.setup_timeout;
     loop {
         let resp: pb::GetApplicationReportResponseProto = client

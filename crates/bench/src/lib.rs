@@ -12,6 +12,9 @@
 //!   calls `allocate` at its share of an aggregate rate, asking for,
 //!   holding and releasing containers.
 //!
+//! - optionally, load on the RM's web server ([`web`]): REST GETs at a
+//!   fixed rate, with `idle_apps` extra applications in the RM for them to list.
+//!
 //! After a warm-up it measures, over a fixed window: completed heartbeats
 //! and allocate calls per second with their latency percentiles, containers
 //! allocated, and the CPU the RM process used (utime + stime from
@@ -23,6 +26,7 @@ pub mod histogram;
 pub mod nm;
 pub mod procfs;
 pub mod rm_process;
+pub mod web;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -104,10 +108,21 @@ pub struct RpcBenchOptions {
     pub call_timeout: Duration,
     /// Longest the set-up (registrations, submissions) may take.
     pub setup_timeout: Duration,
+    /// Applications submitted (unmanaged, never registered) before the
+    /// window and left in the RM, so that its lists are long.
+    pub idle_apps: usize,
+    /// REST GETs per second on the RM's web server during warm-up and
+    /// window (0: none), over `web_paths` in turn.
+    pub web_rate: f64,
+    pub web_paths: Vec<String>,
     /// Print each phase (RM start, registrations, warm-up, window, wind-down) to
     /// stderr as it begins, and the registrations' progress.
     pub progress: bool,
 }
+
+/// The REST paths the web load requests by default: the application list
+/// and the cluster metrics, what monitoring and UIs poll most.
+pub const DEFAULT_WEB_PATHS: [&str; 2] = ["/ws/v1/cluster/apps", "/ws/v1/cluster/metrics"];
 
 /// The default aggregate allocate rate: the target's 5,000 AM calls/s.
 pub const DEFAULT_ALLOCATE_RATE: f64 = 5000.0;
@@ -135,6 +150,9 @@ impl RpcBenchOptions {
             register_concurrency: 64,
             call_timeout: Duration::from_secs(30),
             setup_timeout: Duration::from_secs(120),
+            idle_apps: 0,
+            web_rate: 0.0,
+            web_paths: DEFAULT_WEB_PATHS.iter().map(|p| p.to_string()).collect(),
             progress: false,
         }
     }
@@ -173,6 +191,15 @@ impl RpcBenchOptions {
                 "a container ({}) does not fit on a node ({})",
                 self.container, self.nm_capability
             ));
+        }
+        if !(self.web_rate.is_finite() && self.web_rate >= 0.0) {
+            return bad(format!(
+                "the web request rate must be a non-negative number per second, not {}",
+                self.web_rate
+            ));
+        }
+        if self.web_rate > 0.0 && self.web_paths.is_empty() {
+            return bad("web load needs at least one path".into());
         }
         if self.register_concurrency == 0 {
             return bad("the registration concurrency must be at least 1".into());
@@ -311,6 +338,10 @@ pub struct RpcBenchReport {
     pub bench_cpu_cores: f64,
     /// Processors available on this machine (shared by the RM and the bench).
     pub cpus: usize,
+    /// Applications the RM held besides the AMs' (`idle_apps`).
+    pub idle_apps: usize,
+    /// The web load's figures per path (empty without web load).
+    pub web: Vec<web::WebPathReport>,
 }
 
 fn fmt_ms(v: Option<f64>) -> String {
@@ -373,6 +404,24 @@ impl RpcBenchReport {
             "  bench CPU    {:.3} cores (the simulated NMs and AMs share the machine's {} CPUs with the RM)\n",
             self.bench_cpu_cores, self.cpus
         ));
+        if self.idle_apps > 0 {
+            s.push_str(&format!(
+                "  idle apps    {} more applications held by the RM\n",
+                self.idle_apps
+            ));
+        }
+        for w in &self.web {
+            s.push_str(&format!(
+                "  GET {:<28} {:>8.1}/s   p50 {}   p99 {}   max {}   errors {}   {} B/reply\n",
+                w.path,
+                w.requests_per_sec,
+                fmt_ms(w.ms_p50),
+                fmt_ms(w.ms_p99),
+                fmt_ms(w.ms_max),
+                w.errors,
+                w.mean_reply_bytes
+            ));
+        }
         if self.task_failures > 0 || self.nm_resyncs > 0 {
             s.push_str(&format!(
                 "  {} task failures, {} NM resyncs\n",
@@ -595,6 +644,31 @@ async fn drive(
             }
         }
     }
+    if opts.idle_apps > 0 {
+        progress(
+            opts,
+            format_args!("submitting {} idle applications", opts.idle_apps),
+        );
+        submit_idle(opts, addresses, &am_settings, setup_deadline).await?;
+    }
+    let web_stats = Arc::new(web::WebStats::new(&opts.web_paths));
+    let mut web_task = JoinSet::new();
+    if opts.web_rate > 0.0 {
+        let addr = addresses.web.clone().ok_or_else(|| {
+            BenchError::Setup("web load asked for, but the RM's web address is unknown".into())
+        })?;
+        web_task.spawn(web::run(
+            web::WebLoad {
+                addr,
+                paths: opts.web_paths.clone(),
+                rate: opts.web_rate,
+                call_timeout: opts.call_timeout,
+            },
+            stats.clone(),
+            web_stats.clone(),
+            stop_rx.clone(),
+        ));
+    }
     let setup = setup_started.elapsed();
 
     progress(
@@ -638,7 +712,7 @@ async fn drive(
     );
     let _ = stop_tx.send(true);
     let wind_down = opts.call_timeout + Duration::from_secs(5);
-    for set in [&mut am_tasks, &mut nm_tasks] {
+    for set in [&mut am_tasks, &mut nm_tasks, &mut web_task] {
         let all = async {
             while let Some(done) = set.join_next().await {
                 match done {
@@ -714,7 +788,68 @@ async fn drive(
             .as_secs_f64()
             / secs,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        idle_apps: opts.idle_apps,
+        web: if opts.web_rate > 0.0 {
+            web_stats.report(secs)
+        } else {
+            Vec::new()
+        },
     })
+}
+
+/// Submits `idle_apps` unmanaged applications that never register, 32 at
+/// a time.
+async fn submit_idle(
+    opts: &RpcBenchOptions,
+    addresses: &RmAddresses,
+    settings: &am::AmSettings,
+    deadline: Instant,
+) -> Result<(), BenchError> {
+    let mut config = ProxyConfig::new(
+        addresses.client.clone(),
+        spindle_common::current_user(),
+        protocols::APPLICATION_CLIENT,
+    );
+    config.call_timeout = opts.call_timeout;
+    let client = RpcProxy::new(config);
+    let limit = Arc::new(Semaphore::new(32));
+    let mut submissions = JoinSet::new();
+    for i in 0..opts.idle_apps {
+        let (client, settings, limit) = (client.clone(), settings.clone(), limit.clone());
+        submissions.spawn(async move {
+            let _permit = limit
+                .acquire()
+                .await
+                .map_err(|_| "the bench is stopping".to_string())?;
+            am::submit(&client, format!("spindle-bench-idle-{i}"), &settings).await
+        });
+        // Keep the set from holding every finished task's result.
+        while let Some(done) = submissions.try_join_next() {
+            idle_submitted(done)?;
+        }
+        if Instant::now() >= deadline {
+            return Err(BenchError::Setup(format!(
+                "set-up took longer than {} s while submitting idle applications",
+                opts.setup_timeout.as_secs()
+            )));
+        }
+    }
+    while let Some(done) = submissions.join_next().await {
+        idle_submitted(done)?;
+    }
+    Ok(())
+}
+
+fn idle_submitted(
+    done: Result<Result<spindle_common::ApplicationId, String>, tokio::task::JoinError>,
+) -> Result<(), BenchError> {
+    match done {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(BenchError::Setup(format!(
+            "submitting an idle application: {e}"
+        ))),
+        Err(e) => Err(BenchError::Setup(format!("an idle submission failed: {e}"))),
+    }
 }
 
 #[cfg(test)]
@@ -849,6 +984,8 @@ mod tests {
             rm_pid: Some(1),
             bench_cpu_cores: 0.01,
             cpus: 2,
+            idle_apps: 0,
+            web: Vec::new(),
         };
         let v: serde_json::Value = serde_json::from_str(&report.to_json()).expect("json");
         for key in [

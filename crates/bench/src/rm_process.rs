@@ -20,15 +20,18 @@ pub struct RmAddresses {
     pub scheduler: String,
     /// ResourceTracker (`yarn.resourcemanager.resource-tracker.address`).
     pub tracker: String,
+    /// The web server (`yarn.resourcemanager.webapp.address`), when known.
+    pub web: Option<String>,
 }
 
 impl RmAddresses {
-    /// An RM on `host` at Hadoop's default ports (8032, 8030, 8031).
+    /// An RM on `host` at Hadoop's default ports (8032, 8030, 8031, web 8088).
     pub fn hadoop_defaults(host: &str) -> RmAddresses {
         RmAddresses {
             client: format!("{host}:8032"),
             scheduler: format!("{host}:8030"),
             tracker: format!("{host}:8031"),
+            web: Some(format!("{host}:8088")),
         }
     }
 }
@@ -186,8 +189,8 @@ impl RmChild {
         })?;
         let mut lines = BufReader::new(stdout).lines();
         let wait_for_addresses = async {
-            let (mut client, mut scheduler, mut tracker) = (None, None, None);
-            while client.is_none() || scheduler.is_none() || tracker.is_none() {
+            let (mut client, mut scheduler, mut tracker, mut web) = (None, None, None, None);
+            while client.is_none() || scheduler.is_none() || tracker.is_none() || web.is_none() {
                 let line = match lines.next_line().await {
                     Ok(Some(l)) => l,
                     Ok(None) => return None,
@@ -201,6 +204,13 @@ impl RmChild {
                     Some(("yarn.resourcemanager.resource-tracker.address", a)) => {
                         tracker = Some(a.to_string())
                     }
+                    Some(("yarn.resourcemanager.webapp.address", a)) => {
+                        web = Some(
+                            a.trim_start_matches("http://")
+                                .trim_end_matches('/')
+                                .to_string(),
+                        )
+                    }
                     _ => {}
                 }
             }
@@ -208,6 +218,7 @@ impl RmChild {
                 client: client?,
                 scheduler: scheduler?,
                 tracker: tracker?,
+                web,
             })
         };
         let found = tokio::time::timeout(opts.startup_timeout, wait_for_addresses).await;

@@ -69,6 +69,18 @@ pub struct RpcBenchArgs {
     /// With --rm: the RM's process id on this machine, to measure its CPU.
     #[arg(long = "rm-pid", requires = "rm")]
     rm_pid: Option<u32>,
+    /// Applications submitted before the window and left in the RM (unmanaged,
+    /// never registered), so that the web load lists many.
+    #[arg(long = "idle-apps", default_value_t = 0)]
+    idle_apps: usize,
+    /// REST GETs per second on the RM's web server during warm-up and window
+    /// (0: no web load), over the --web-path values in turn.
+    #[arg(long = "web-rate", default_value_t = 0.0)]
+    web_rate: f64,
+    /// A path the web load requests (repeatable; default /ws/v1/cluster/apps
+    /// and /ws/v1/cluster/metrics).
+    #[arg(long = "web-path", value_name = "PATH")]
+    web_path: Vec<String>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -122,6 +134,11 @@ fn options(args: RpcBenchArgs) -> Result<(RpcBenchOptions, bool), String> {
     opts.container = Resource::new(args.container_mb, 1);
     opts.nm_capability = Resource::new(args.nm_memory_mb, args.nm_vcores);
     opts.queue = args.queue;
+    opts.idle_apps = args.idle_apps;
+    opts.web_rate = args.web_rate;
+    if !args.web_path.is_empty() {
+        opts.web_paths = args.web_path;
+    }
     opts.progress = true;
     Ok((opts, args.json))
 }
