@@ -5,7 +5,8 @@
 #   * pyspark 3.5.3 from PyPI into a private cache directory. Its pyspark/jars/ folder holds
 #     hadoop-client-api-3.3.4.jar and hadoop-client-runtime-3.3.4.jar, which carry the YARN
 #     CLIs, plus the logging jars they need.
-#   * the ZooKeeper server jars, through integration/setup-maven.sh zookeeper (Maven).
+#   * the ZooKeeper server jars, through integration/setup-maven.sh zookeeper (Maven);
+#   * the HDFS minicluster jars, through integration/setup-maven.sh hdfs (Maven).
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
 # Cache directory: $SPINDLE_CLIENT_CACHE, default ~/.cache/spindle-clients.
@@ -97,6 +98,8 @@ fi
 # --- Maven-provided servers -------------------------------------------------------------
 # The ZooKeeper server the RM HA tests start (integration/src/zookeeper.rs).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
+# A real HDFS (MiniDFSCluster) for the HDFS tests and integration/bin/hdfs.
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" hdfs >/dev/null
 # --- Python clients of the web surface (integration/pip/web) ---------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 

@@ -33,6 +33,8 @@ pub mod clients;
 pub mod cluster;
 pub mod conf;
 pub mod descriptors;
+pub mod hdfs;
+pub mod maven;
 pub mod process;
 pub mod standalone;
 pub mod zookeeper;
@@ -43,6 +45,8 @@ pub use cluster::{
     NodeManagerSpec, RmAddresses,
 };
 pub use conf::HadoopConf;
+pub use hdfs::{HdfsJars, HdfsServer};
+pub use maven::MavenJars;
 pub use process::CliOutput;
 pub use standalone::Standalone;
 pub use zookeeper::{ZooKeeperJars, ZooKeeperServer};

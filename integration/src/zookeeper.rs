@@ -3,8 +3,7 @@
 //! loopback port with a data directory of its own, stopped, killed with SIGKILL and
 //! restarted on the same port and data directory.
 //!
-//! [`ZooKeeperJars::for_tests`] is the skip policy, as for the Hadoop clients: without the
-//! jars a test prints `SKIP:` and returns, except under CI where it fails.
+//! [`ZooKeeperJars::for_tests`] is the skip policy of [`MavenJars::for_tests`].
 
 use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
@@ -15,88 +14,42 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
-use crate::clients::{integration_dir, running_in_ci};
+use crate::clients::integration_dir;
 use crate::cluster::{free_port, wait_until};
+use crate::maven::MavenJars;
 use crate::process::DaemonProcess;
 
 /// How long a started server may take to serve.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The folder of ZooKeeper jars: `$SPINDLE_ZOOKEEPER_JARS`, else
-/// `${SPINDLE_MAVEN_CACHE:-$HOME/.cache/spindle-maven}/zookeeper`.
+/// The ZooKeeper jars (`integration/setup-maven.sh zookeeper`; `$SPINDLE_ZOOKEEPER_JARS`
+/// overrides the folder).
 #[derive(Debug, Clone)]
-pub struct ZooKeeperJars {
-    dir: PathBuf,
-}
+pub struct ZooKeeperJars(MavenJars);
 
-fn non_empty_env(key: &str) -> Option<OsString> {
-    std::env::var_os(key).filter(|v| !v.is_empty())
-}
+/// The file name prefix of the server's jar.
+const SERVER_JAR: &str = "zookeeper-3.";
 
 impl ZooKeeperJars {
     /// Finds the jars; fails with the command to run when they are missing.
     pub fn locate() -> anyhow::Result<Self> {
-        let dir = match non_empty_env("SPINDLE_ZOOKEEPER_JARS") {
-            Some(dir) => PathBuf::from(dir),
-            None => {
-                let cache = match non_empty_env("SPINDLE_MAVEN_CACHE") {
-                    Some(dir) => PathBuf::from(dir),
-                    None => PathBuf::from(non_empty_env("HOME").context(
-                        "neither SPINDLE_MAVEN_CACHE nor HOME is set: cannot find the Maven cache",
-                    )?)
-                    .join(".cache")
-                    .join("spindle-maven"),
-                };
-                cache.join("zookeeper")
-            }
-        };
-        let jars = Self { dir };
-        let found = jars.classpath_entries().unwrap_or_default();
-        if !found.iter().any(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("zookeeper-3.") && n.ends_with(".jar"))
-        }) {
-            bail!(
-                "no ZooKeeper server jar in {}: run integration/setup-maven.sh zookeeper",
-                jars.dir.display()
-            );
-        }
-        Ok(jars)
+        MavenJars::locate("zookeeper", SERVER_JAR).map(Self)
     }
 
-    /// The skip policy: the jars when installed; under CI a panic when they are not;
-    /// elsewhere a `SKIP:` line and `None`.
+    /// The skip policy of [`MavenJars::for_tests`].
     #[track_caller]
     pub fn for_tests() -> Option<Self> {
-        match Self::locate() {
-            Ok(jars) => Some(jars),
-            Err(e) if running_in_ci() => panic!("the ZooKeeper jars are required under CI: {e:#}"),
-            Err(e) => {
-                eprintln!("SKIP: run integration/setup-maven.sh zookeeper ({e:#})");
-                None
-            }
-        }
+        MavenJars::for_tests("zookeeper", SERVER_JAR).map(Self)
     }
 
     /// The folder holding the jars.
     pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    fn classpath_entries(&self) -> anyhow::Result<Vec<PathBuf>> {
-        let mut jars: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .with_context(|| format!("listing {}", self.dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "jar"))
-            .collect();
-        jars.sort();
-        Ok(jars)
+        self.0.dir()
     }
 
     /// The classpath that runs the server.
     pub fn classpath(&self) -> anyhow::Result<OsString> {
-        std::env::join_paths(self.classpath_entries()?).context("joining the ZooKeeper classpath")
+        self.0.classpath()
     }
 }
 
