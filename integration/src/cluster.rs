@@ -142,6 +142,7 @@ pub struct ClusterBuilder {
     include_hosts: Vec<String>,
     exclude_hosts: Vec<String>,
     rm_properties: HadoopConf,
+    core_properties: HadoopConf,
     extra_files: Vec<(String, String)>,
     startup_timeout: Duration,
     /// `Some(automatic failover)`: an HA pair of ResourceManagers.
@@ -160,6 +161,7 @@ impl Default for ClusterBuilder {
             include_hosts: Vec::new(),
             exclude_hosts: Vec::new(),
             rm_properties: HadoopConf::new(),
+            core_properties: HadoopConf::new(),
             extra_files: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             ha_pair: None,
@@ -212,6 +214,13 @@ impl ClusterBuilder {
     /// CLIs read too).
     pub fn rm_property(mut self, key: impl Into<String>, value: impl ToString) -> Self {
         self.rm_properties.set(key, value);
+        self
+    }
+
+    /// Sets a `core-site.xml` property of every daemon and client (e.g. `fs.defaultFS`
+    /// on a test HDFS); it wins over the harness's own.
+    pub fn core_property(mut self, key: impl Into<String>, value: impl ToString) -> Self {
+        self.core_properties.set(key, value);
         self
     }
 
@@ -385,6 +394,7 @@ impl ClusterBuilder {
         core.set("fs.defaultFS", "file:///")
             .set("hadoop.tmp.dir", root.join("hadoop-tmp").display())
             .set("hadoop.security.authentication", "simple");
+        core.extend_from(&self.core_properties);
 
         yarn.write(&conf_dir.join("yarn-site.xml"))?;
         core.write(&conf_dir.join("core-site.xml"))?;

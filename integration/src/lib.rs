@@ -36,6 +36,7 @@ pub mod descriptors;
 pub mod hdfs;
 pub mod maven;
 pub mod process;
+pub mod spark;
 pub mod standalone;
 pub mod zookeeper;
 

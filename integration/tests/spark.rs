@@ -2,22 +2,14 @@
 //! install that also provides the Hadoop CLI, run unchanged against a Spindle RM and
 //! NodeManagers, with Spark's default uploads (the `__spark_libs__` archive).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use spindle_integration::cli::{parse_report, report_value};
 use spindle_integration::process::{run_with_timeout, CliOutput};
+use spindle_integration::spark::{self, app_id_in, spark_home, Staging};
 use spindle_integration::{Cluster, HadoopClients, NodeManagerSpec};
-
-/// The pyspark package directory (SPARK_HOME of a pip install).
-fn spark_home(clients: &HadoopClients) -> PathBuf {
-    clients
-        .jar_dir()
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 fn python_script(name: &str) -> PathBuf {
     spindle_integration::clients::integration_dir()
@@ -53,40 +45,9 @@ fn spark_submit(
         .expect("spark-submit runs")
 }
 
-/// The `spark-submit` command [`spark_submit`] runs.
+/// The `spark-submit` command [`spark_submit`] runs (staging in the cluster's directory).
 fn spark_submit_command(cluster: &Cluster, clients: &HadoopClients, args: &[&str]) -> Command {
-    let home = spark_home(clients);
-    let mut cmd = Command::new(home.join("bin/spark-submit"));
-    cmd.env("SPARK_HOME", &home)
-        .env("HADOOP_CONF_DIR", cluster.conf_dir())
-        .env("YARN_CONF_DIR", cluster.conf_dir())
-        .env("SPARK_LOCAL_IP", "127.0.0.1")
-        .env("PYSPARK_PYTHON", "python3")
-        .env_remove("PYSPARK_DRIVER_PYTHON")
-        .args(["--master", "yarn"])
-        .arg("--conf")
-        // Per cluster: two clusters started in the same millisecond hand out the same
-        // application ids, and Spark's staging paths are named after them.
-        .arg(format!(
-            "spark.yarn.stagingDir=file://{}",
-            cluster.root().join("staging").display()
-        ))
-        .args([
-            "--conf",
-            "spark.driver.memory=512m",
-            "--conf",
-            "spark.executor.memory=512m",
-        ])
-        .args(["--conf", "spark.executor.instances=2"])
-        .args(args);
-    cmd
-}
-
-fn app_id_in(output: &CliOutput) -> Option<String> {
-    let text = format!("{}\n{}", output.stdout, output.stderr);
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .find(|w| w.starts_with("application_") && w.matches('_').count() == 2)
-        .map(str::to_string)
+    spark::submit_command(cluster, clients, Staging::ClusterDir, args)
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub struct CachedResource {
     pub scope: Scope,
     /// The group the copy was given (see `executor::RunAs`).
     pub group: Option<u32>,
+    /// The remote file system of the source (`hdfs://host:port`), if any.
+    pub filesystem: Option<String>,
     pub source: PathBuf,
     pub size: i64,
     pub timestamp: i64,

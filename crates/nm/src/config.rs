@@ -78,6 +78,11 @@ pub struct ContainerSettings {
     /// The node's own environment, the source of whitelisted variables
     /// (with `JAVA_HOME` derived from `java` on `PATH` when unset).
     pub nm_env: BTreeMap<String, String>,
+    /// The Hadoop client settings of the node's configuration (`fs.*`,
+    /// `dfs.*`, `hadoop.*`, `ipc.*`), given to the clients that read
+    /// resources from remote file systems (HDFS): NameServices, retries,
+    /// failover.
+    pub remote_fs: Vec<(String, String)>,
 }
 
 impl Default for ContainerSettings {
@@ -114,6 +119,7 @@ impl Default for ContainerSettings {
             diagnostics_max_chars: 10_000,
             track_stopped_for: Duration::from_millis(600_000),
             nm_env: node_environment(),
+            remote_fs: Vec::new(),
         }
     }
 }
@@ -240,7 +246,19 @@ fn container_settings(conf: &Configuration) -> Result<ContainerSettings, NmError
             d.track_stopped_for,
         )?,
         nm_env: d.nm_env,
+        remote_fs: remote_fs_settings(conf),
     })
+}
+
+/// The prefixes of the Hadoop client settings remote file system clients
+/// read.
+const REMOTE_FS_PREFIXES: [&str; 4] = ["fs.", "dfs.", "hadoop.", "ipc."];
+
+fn remote_fs_settings(conf: &Configuration) -> Vec<(String, String)> {
+    conf.keys()
+        .filter(|k| REMOTE_FS_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .filter_map(|k| conf.get(k).map(|v| (k.to_string(), v)))
+        .collect()
 }
 
 /// Everything the NodeManager agent needs to run.

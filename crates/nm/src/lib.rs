@@ -53,6 +53,7 @@ pub mod launch;
 pub mod localizer;
 pub mod procfs;
 pub mod recovery;
+pub mod remote;
 pub mod security;
 pub mod session;
 pub mod unpack;

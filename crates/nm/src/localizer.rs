@@ -1,7 +1,10 @@
 //! Localization: bringing a container's resources onto this node.
 //!
-//! Only `file:` URLs are served (the node and the submitter share a file
-//! system, or the file was staged on this machine). Each resource is
+//! `file:` URLs (the node and the submitter share a file system, or the
+//! file was staged on this machine) and `hdfs://` URLs are served; HDFS is
+//! read natively ([`crate::remote`]), as the application's user for
+//! PRIVATE and APPLICATION resources and as the node's for PUBLIC ones.
+//! Any other scheme is refused with the scheme named. Each resource is
 //! checked against its source (size and modification time in ms, as the
 //! launch context states them) and placed in a cache:
 //!
@@ -90,7 +93,10 @@ pub enum Visibility {
 /// One resource of a launch context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalResource {
-    /// The source file.
+    /// The file system holding the source when it is not this node's
+    /// (`hdfs://host:port`); `None` for a `file:` URL.
+    pub filesystem: Option<String>,
+    /// The source file (its path on `filesystem`).
     pub source: PathBuf,
     /// Expected size in bytes; negative means "not checked".
     pub size: i64,
@@ -102,8 +108,8 @@ pub struct LocalResource {
 }
 
 impl LocalResource {
-    /// Reads a resource of a launch context. Only `file:` URLs (without a
-    /// remote host) are supported.
+    /// Reads a resource of a launch context: a `file:` URL (without a
+    /// remote host) or an `hdfs://` one.
     pub fn from_proto(p: &LocalResourceProto) -> Result<LocalResource, String> {
         let url = p
             .resource
@@ -111,22 +117,31 @@ impl LocalResource {
             .ok_or_else(|| "the local resource has no URL".to_string())?;
         let scheme = url.scheme.clone().unwrap_or_default();
         let file = url.file.clone().unwrap_or_default();
-        let shown = format!("{scheme}:{file}");
-        if !scheme.eq_ignore_ascii_case("file") {
-            let scheme = if scheme.is_empty() { "(none)" } else { &scheme };
-            return Err(format!(
-                "cannot localize {shown}: scheme {scheme} is not supported by Spindle's \
-                 NodeManager (only file: URLs are)"
-            ));
-        }
-        if let Some(host) = url.host.as_deref().filter(|h| !h.is_empty()) {
-            if host != "localhost" {
+        let host = url.host.as_deref().filter(|h| !h.is_empty());
+        let filesystem = if scheme.eq_ignore_ascii_case("file") {
+            if let Some(host) = host.filter(|h| *h != "localhost") {
                 return Err(format!(
-                    "cannot localize {shown}: it names host '{host}'; only local files can be \
-                     localized"
+                    "cannot localize {scheme}:{file}: it names host '{host}'; only local files \
+                     can be localized"
                 ));
             }
-        }
+            None
+        } else if scheme.eq_ignore_ascii_case(crate::remote::HDFS_SCHEME) {
+            let host = host.ok_or_else(|| {
+                format!("cannot localize {scheme}:{file}: the URL names no NameNode host")
+            })?;
+            Some(crate::remote::filesystem_uri(host, url.port))
+        } else {
+            let scheme = if scheme.is_empty() { "(none)" } else { &scheme };
+            return Err(format!(
+                "cannot localize {scheme}:{file}: scheme {scheme} is not supported by Spindle's \
+                 NodeManager (only file: and hdfs: URLs are)"
+            ));
+        };
+        let shown = match &filesystem {
+            Some(fs) => format!("{fs}{file}"),
+            None => format!("{scheme}:{file}"),
+        };
         if !file.starts_with('/') {
             return Err(format!("cannot localize {shown}: the path is not absolute"));
         }
@@ -143,6 +158,7 @@ impl LocalResource {
             Some(Err(_)) => return Err(format!("cannot localize {shown}: unknown visibility")),
         };
         Ok(LocalResource {
+            filesystem,
             source: PathBuf::from(file),
             size: p.size.unwrap_or(-1),
             timestamp: p.timestamp.unwrap_or(0),
@@ -152,8 +168,12 @@ impl LocalResource {
         })
     }
 
-    fn display(&self) -> String {
-        format!("file:{}", self.source.display())
+    /// The resource's URL, for messages.
+    pub fn display(&self) -> String {
+        match &self.filesystem {
+            Some(fs) => format!("{fs}{}", self.source.display()),
+            None => format!("file:{}", self.source.display()),
+        }
     }
 }
 
@@ -162,6 +182,7 @@ struct CacheKey {
     scope: Scope,
     /// The group private and application copies are given (see [`RunAs`]).
     group: Option<u32>,
+    filesystem: Option<String>,
     source: PathBuf,
     size: i64,
     timestamp: i64,
@@ -192,6 +213,7 @@ impl CachedResource {
         Some(CachedResource {
             scope: key.scope.clone(),
             group: key.group,
+            filesystem: key.filesystem.clone(),
             source: key.source.clone(),
             size: key.size,
             timestamp: key.timestamp,
@@ -206,6 +228,7 @@ impl CachedResource {
         CacheKey {
             scope: self.scope.clone(),
             group: self.group,
+            filesystem: self.filesystem.clone(),
             source: self.source.clone(),
             size: self.size,
             timestamp: self.timestamp,
@@ -255,6 +278,8 @@ pub struct Localizer {
     /// With recovery on: every copy made is recorded, every copy forgotten
     /// is unrecorded, so a restarted node reuses its caches.
     store: Option<Arc<StateStore>>,
+    /// Clients of the remote file systems resources come from.
+    remote: crate::remote::RemoteClients,
 }
 
 impl Localizer {
@@ -271,7 +296,15 @@ impl Localizer {
             next_id: AtomicU64::new(10),
             fetches: AtomicU64::new(0),
             store,
+            remote: crate::remote::RemoteClients::default(),
         }
+    }
+
+    /// Gives the clients of remote file systems these Hadoop settings (the
+    /// node's `fs.*`, `dfs.*`, ... keys: retries, failover, NameServices).
+    pub fn with_remote_settings(mut self, settings: Vec<(String, String)>) -> Localizer {
+        self.remote = crate::remote::RemoteClients::new(settings);
+        self
     }
 
     /// Takes back the copies a previous run of the node recorded: each one
@@ -364,6 +397,7 @@ impl Localizer {
         let key = CacheKey {
             scope,
             group: reader.as_ref().map(|r| r.gid),
+            filesystem: res.filesystem.clone(),
             source: res.source.clone(),
             size: res.size,
             timestamp: res.timestamp,
@@ -386,8 +420,25 @@ impl Localizer {
                         let shown = res.display();
                         let started = std::time::Instant::now();
                         let store = this.store.clone();
+                        // A remote source is checked and downloaded first (into
+                        // the copy's directory); then it is placed as a local one.
+                        let downloaded = match &res.filesystem {
+                            Some(_) => {
+                                let as_user = match res.visibility {
+                                    Visibility::Public => None,
+                                    Visibility::Private | Visibility::Application => {
+                                        Some(key_user(&key.scope))
+                                    }
+                                };
+                                Some(download(&this.remote, &res, as_user, &base).await?)
+                            }
+                            None => None,
+                        };
                         let r = tokio::task::spawn_blocking(move || {
-                            let done = fetch(&res, &base, reader.as_ref())?;
+                            let done = match downloaded {
+                                Some(d) => place_downloaded(&res, d, reader.as_ref())?,
+                                None => fetch(&res, &base, reader.as_ref())?,
+                            };
                             // Recorded (by the writer thread, in order) as the copy is made.
                             if let (Some(store), Some(entry)) =
                                 (&store, CachedResource::new(&key, &done))
@@ -617,30 +668,41 @@ fn readable_tree(path: &Path, meta: &fs::Metadata, reader: &Reader<'_>) -> io::R
     Ok(true)
 }
 
-/// Checks the source and copies or unpacks it under a fresh directory
-/// derived from `base` (`base`, or `base` with a suffix if it exists).
-fn fetch(res: &LocalResource, base: &Path, reader: Option<&RunAs>) -> Result<Done, String> {
+/// Hadoop's check of a source against what the launch context says of it:
+/// the modification time (ms) and, for a file (`len`), the size.
+fn check_source(res: &LocalResource, modified: i64, len: Option<u64>) -> Result<(), String> {
     let shown = res.display();
-    let (file, meta) = open_source(res)?;
-    let modified = mtime_ms(&meta);
     if modified != res.timestamp {
         return Err(format!(
             "Resource {shown} changed on src filesystem (expected {}, was {modified})",
             res.timestamp
         ));
     }
-    if meta.is_file() && res.size >= 0 && meta.len() != res.size.unsigned_abs() {
-        return Err(format!(
-            "Resource {shown} changed on src filesystem (expected size {}, was {})",
-            res.size,
-            meta.len()
-        ));
+    match len {
+        Some(len) if res.size >= 0 && len != res.size.unsigned_abs() => Err(format!(
+            "Resource {shown} changed on src filesystem (expected size {}, was {len})",
+            res.size
+        )),
+        _ => Ok(()),
     }
+}
+
+/// Hadoop's refusal of a PUBLIC resource others cannot read.
+fn not_public(res: &LocalResource) -> String {
+    format!(
+        "Resource {} is not publicly accessible and as such cannot be part of the public cache.",
+        res.display()
+    )
+}
+
+/// Checks the source and copies or unpacks it under a fresh directory
+/// derived from `base` (`base`, or `base` with a suffix if it exists).
+fn fetch(res: &LocalResource, base: &Path, reader: Option<&RunAs>) -> Result<Done, String> {
+    let shown = res.display();
+    let (file, meta) = open_source(res)?;
+    check_source(res, mtime_ms(&meta), meta.is_file().then_some(meta.len()))?;
     if res.visibility == Visibility::Public && !readable_by(res, &file, &meta, &Reader::Everyone)? {
-        return Err(format!(
-            "Resource {shown} is not publicly accessible and as such cannot be part of the \
-             public cache."
-        ));
+        return Err(not_public(res));
     }
     if let Some(r) = reader {
         if !readable_by(res, &file, &meta, &Reader::User(r))? {
@@ -676,6 +738,120 @@ fn fetch(res: &LocalResource, base: &Path, reader: Option<&RunAs>) -> Result<Don
         fingerprint: fingerprint(&dest),
         path: dest,
         bytes: meta.len(),
+    })
+}
+
+/// The name of a remote resource's download inside its copy's directory (a
+/// dot name, so it never collides with the resource's own name).
+const DOWNLOAD_NAME: &str = ".download";
+
+/// A remote resource downloaded into the directory its copy goes to.
+#[derive(Debug)]
+struct Downloaded {
+    /// The copy's directory (made for it).
+    dir: PathBuf,
+    /// The downloaded bytes, in `dir`.
+    file: PathBuf,
+    /// The source's size.
+    bytes: u64,
+}
+
+/// Checks the remote resource `res` where it is, before a byte is copied,
+/// as Hadoop's `FSDownload` does (modification time and size against the
+/// launch context; a PUBLIC one readable by everyone), reading as `user`
+/// (the node's own user when `None`), then downloads it into a fresh
+/// directory derived from `base`.
+async fn download(
+    remote: &crate::remote::RemoteClients,
+    res: &LocalResource,
+    user: Option<String>,
+    base: &Path,
+) -> Result<Downloaded, String> {
+    let shown = res.display();
+    let fail = |e: String| format!("cannot localize {shown}: {e}");
+    let filesystem = res
+        .filesystem
+        .as_deref()
+        .ok_or_else(|| fail("it is not on a remote file system".into()))?;
+    let path = res
+        .source
+        .to_str()
+        .ok_or_else(|| fail("the path is not UTF-8".into()))?;
+    let user = user.as_deref();
+    let status = remote.status(filesystem, user, path).await.map_err(fail)?;
+    if status.is_dir {
+        return Err(fail(format!(
+            "it is a directory; Spindle's NodeManager localizes files and archives from {}",
+            crate::remote::HDFS_SCHEME
+        )));
+    }
+    check_source(res, status.modified_ms, Some(status.len))?;
+    if res.visibility == Visibility::Public
+        && !remote
+            .is_public(filesystem, &res.source, &status)
+            .await
+            .map_err(fail)?
+    {
+        return Err(not_public(res));
+    }
+    let dir = unique_dir(base).map_err(|e| fail(e.to_string()))?;
+    let file = dir.join(DOWNLOAD_NAME);
+    match remote.copy(filesystem, user, path, status.len, &file).await {
+        Ok(()) => Ok(Downloaded {
+            dir,
+            file,
+            bytes: status.len,
+        }),
+        Err(e) => {
+            let _ = tokio::fs::remove_dir_all(&dir).await;
+            Err(fail(e))
+        }
+    }
+}
+
+/// The user a scope's copies are localized for (the node's own for PUBLIC).
+fn key_user(scope: &Scope) -> String {
+    match scope {
+        Scope::Public => String::new(),
+        Scope::User(user) | Scope::App(user, _) => user.clone(),
+    }
+}
+
+/// Places a resource downloaded from a remote file system (already checked
+/// against its source there) in its directory, as [`fetch`] places a local
+/// one, and removes the download.
+fn place_downloaded(
+    res: &LocalResource,
+    d: Downloaded,
+    reader: Option<&RunAs>,
+) -> Result<Done, String> {
+    let shown = res.display();
+    let name = res
+        .source
+        .file_name()
+        .ok_or_else(|| format!("cannot localize {shown}: the path has no file name"))?
+        .to_owned();
+    let dest = d.dir.join(&name);
+    let result = File::open(&d.file)
+        .and_then(|f| f.metadata().map(|m| (f, m)))
+        .map_err(|e| format!("cannot localize {shown}: reading its download: {e}"))
+        .and_then(|(file, meta)| {
+            let placed = place(res, file, &meta, &dest);
+            let _ = fs::remove_file(&d.file);
+            placed
+        })
+        .and_then(|()| {
+            restrict_modes(&d.dir, &name, res.visibility, reader.map(|r| r.gid))
+                .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
+        });
+    if let Err(e) = &result {
+        debug!(resource = %escaped(&shown), error = %escaped(e), "localization failed; removing the partial copy");
+        let _ = fs::remove_dir_all(&d.dir);
+    }
+    result.map(|()| Done {
+        fingerprint: fingerprint(&dest),
+        path: dest,
+        bytes: d.bytes,
     })
 }
 
@@ -894,13 +1070,25 @@ mod tests {
     }
 
     #[test]
-    fn only_file_urls_are_accepted() {
-        let p = proto("/data/x.jar", "hdfs", 1, 1, LocalResourceTypeProto::File);
-        let err = LocalResource::from_proto(&p).expect_err("hdfs");
+    fn file_and_hdfs_urls_are_accepted() {
+        let mut p = proto("/data/x.jar", "viewfs", 1, 1, LocalResourceTypeProto::File);
+        let err = LocalResource::from_proto(&p).expect_err("viewfs");
         assert!(
-            err.contains("scheme hdfs is not supported by Spindle's NodeManager"),
+            err.contains("scheme viewfs is not supported by Spindle's NodeManager"),
             "{err}"
         );
+        if let Some(url) = p.resource.as_mut() {
+            url.scheme = Some("hdfs".into());
+        }
+        let err = LocalResource::from_proto(&p).expect_err("hdfs without a host");
+        assert!(err.contains("names no NameNode host"), "{err}");
+        if let Some(url) = p.resource.as_mut() {
+            url.host = Some("nn".into());
+            url.port = Some(8020);
+        }
+        let r = LocalResource::from_proto(&p).expect("hdfs");
+        assert_eq!(r.filesystem.as_deref(), Some("hdfs://nn:8020"));
+        assert_eq!(r.display(), "hdfs://nn:8020/data/x.jar");
         let mut p = proto("/data/x.jar", "file", 1, 1, LocalResourceTypeProto::Archive);
         let r = LocalResource::from_proto(&p).expect("file");
         assert_eq!(r.kind, ResourceType::Archive);

@@ -420,11 +420,17 @@ fn scope_from(s: &str) -> Option<Scope> {
 
 /// What names a resource's record: a digest of its cache key.
 fn resource_name(r: &CachedResource) -> String {
+    // A remote source's file system is part of its name (a local source's
+    // names stay what they were before remote sources existed).
+    let source = match &r.filesystem {
+        Some(fs) => format!("{}@{}", hex_path(&r.source), hex_path(Path::new(fs))),
+        None => hex_path(&r.source),
+    };
     let key = format!(
         "{}|{:?}|{}|{}|{}|{}",
         scope_text(&r.scope),
         r.group,
-        hex_path(&r.source),
+        source,
         r.size,
         r.timestamp,
         kind_name(r.kind)
@@ -438,6 +444,12 @@ fn encode_resource(r: &CachedResource) -> String {
         ("scope", scope_text(&r.scope)),
         ("group", r.group.map_or("-".into(), |g| g.to_string())),
         ("source", hex_path(&r.source)),
+        (
+            "filesystem",
+            r.filesystem
+                .as_deref()
+                .map_or("-".into(), |fs| hex_path(Path::new(fs))),
+        ),
         ("size", r.size.to_string()),
         ("timestamp", r.timestamp.to_string()),
         ("kind", kind_name(r.kind).into()),
@@ -478,6 +490,15 @@ fn decode_resource(text: &str) -> Result<CachedResource, String> {
     Ok(CachedResource {
         scope: scope_from(field(&f, "scope")?).ok_or("the scope is damaged")?,
         group,
+        filesystem: match field(&f, "filesystem") {
+            // Records written before remote sources had no such field.
+            Err(_) | Ok("-") => None,
+            Ok(fs) => Some(
+                unhex_path(fs)
+                    .and_then(|p| p.to_str().map(str::to_string))
+                    .ok_or("the file system is damaged")?,
+            ),
+        },
         source: unhex_path(field(&f, "source")?).ok_or("the source is not hex")?,
         size: num(&f, "size")?,
         timestamp: num(&f, "timestamp")?,
@@ -823,6 +844,7 @@ mod tests {
         let entry = |scope: Scope, source: &str| CachedResource {
             scope,
             group: Some(1001),
+            filesystem: None,
             source: source.into(),
             size: 12,
             timestamp: 1_700_000_000_123,
@@ -841,12 +863,19 @@ mod tests {
         let a = entry(Scope::Public, "/s/a.zip");
         let b = entry(Scope::User("al ice".into()), "/s/b.zip");
         let c = entry(Scope::App("bob".into(), app), "/s/c.zip");
-        for r in [&a, &b, &c] {
+        // The same path on HDFS is another resource, with a record of its own.
+        let d = CachedResource {
+            filesystem: Some("hdfs://nn:8020".into()),
+            ..entry(Scope::App("bob".into(), app), "/s/c.zip")
+        };
+        assert_ne!(resource_name(&c), resource_name(&d));
+        for r in [&a, &b, &c, &d] {
             store.store_resource(r);
         }
         let mut got = store.load().resources;
-        got.sort_by(|x, y| x.source.cmp(&y.source));
-        assert_eq!(got, vec![a.clone(), b.clone(), c.clone()]);
+        got.sort_by(|x, y| (&x.source, &x.filesystem).cmp(&(&y.source, &y.filesystem)));
+        assert_eq!(got, vec![a.clone(), b.clone(), c.clone(), d.clone()]);
+        store.remove_resource(&d);
 
         // A damaged record is dropped (and named), the others stay.
         store.flush_blocking();

@@ -68,7 +68,10 @@ impl ContainerManager {
         let store = store.map(Arc::new);
         ContainerManager {
             inner: Arc::new(Inner {
-                localizer: Arc::new(Localizer::recording(cfg.local_dirs.clone(), store.clone())),
+                localizer: Arc::new(
+                    Localizer::recording(cfg.local_dirs.clone(), store.clone())
+                        .with_remote_settings(cfg.containers.remote_fs.clone()),
+                ),
                 tokens: ContainerTokenChecker::new(node_id.clone(), secrets),
                 cfg,
                 node_id,

@@ -254,23 +254,29 @@ mod tests {
         });
         assert!(check_launch_context(&bad_env).is_err());
 
-        let mut hdfs = base.clone();
-        hdfs.local_resources.push(StringLocalResourceMapProto {
-            key: Some("x.jar".into()),
-            value: Some(hadoop_protos::yarn::LocalResourceProto {
-                resource: Some(hadoop_protos::yarn::UrlProto {
-                    scheme: Some("hdfs".into()),
-                    host: Some("nn".into()),
-                    port: Some(8020),
-                    file: Some("/x.jar".into()),
-                    user_info: None,
+        let with_resource = |scheme: &str| {
+            let mut c = base.clone();
+            c.local_resources.push(StringLocalResourceMapProto {
+                key: Some("x.jar".into()),
+                value: Some(hadoop_protos::yarn::LocalResourceProto {
+                    resource: Some(hadoop_protos::yarn::UrlProto {
+                        scheme: Some(scheme.into()),
+                        host: Some("nn".into()),
+                        port: Some(8020),
+                        file: Some("/x.jar".into()),
+                        user_info: None,
+                    }),
+                    ..Default::default()
                 }),
-                ..Default::default()
-            }),
-        });
-        let r = check_launch_context(&hdfs).err().expect("hdfs");
+            });
+            c
+        };
+        assert!(check_launch_context(&with_resource("hdfs")).is_ok());
+        let r = check_launch_context(&with_resource("s3a"))
+            .err()
+            .expect("s3a");
         assert!(
-            r.message.contains("scheme hdfs is not supported"),
+            r.message.contains("scheme s3a is not supported"),
             "{}",
             r.message
         );

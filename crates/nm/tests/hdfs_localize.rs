@@ -1,0 +1,246 @@
+//! Localization from a real HDFS (Hadoop 3.3.4's MiniDFSCluster, files written with the
+//! 3.3.4 client's `FsShell`): files and archives are copied, checked against their source
+//! as Hadoop checks them, read as the application's user, refused with Hadoop's messages;
+//! an HDFS that is down fails the localization with a clear error and, back, serves again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use spindle_common::ApplicationId;
+use spindle_integration::{CliOutput, HadoopClients, HadoopConf, HdfsJars, HdfsServer};
+use spindle_nm::cache_entry::ResourceType;
+use spindle_nm::localizer::{LocalResource, Localizer, Visibility};
+
+/// The longest one localization may take before the test calls it hung.
+const DEADLINE: Duration = Duration::from_secs(180);
+
+struct Fixture {
+    clients: HadoopClients,
+    hdfs: HdfsServer,
+    conf: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn start() -> Option<Fixture> {
+        let clients = HadoopClients::for_tests()?;
+        let jars = HdfsJars::for_tests()?;
+        let hdfs = HdfsServer::start(&jars).expect("HDFS starts");
+        let conf = tempfile::tempdir().expect("tempdir");
+        let mut core = HadoopConf::new();
+        core.set("fs.defaultFS", hdfs.uri());
+        core.write(&conf.path().join("core-site.xml"))
+            .expect("core-site.xml");
+        Some(Fixture {
+            clients,
+            hdfs,
+            conf,
+        })
+    }
+
+    /// `hadoop fs <args>` with the 3.3.4 client, as `user`.
+    fn fs(&self, user: &str, args: &[&str]) -> CliOutput {
+        let out = self
+            .clients
+            .yarn()
+            .conf_dir(self.conf.path())
+            .env("HADOOP_USER_NAME", user)
+            .run(std::iter::once("org.apache.hadoop.fs.FsShell").chain(args.iter().copied()))
+            .expect("FsShell runs");
+        assert!(out.success(), "hadoop fs {args:?}: {out}");
+        out
+    }
+
+    /// Writes `bytes` to `path` on HDFS as `user` and answers (size, modification ms).
+    fn put(&self, user: &str, path: &str, bytes: &[u8]) -> (i64, i64) {
+        let local = self.conf.path().join("upload");
+        std::fs::write(&local, bytes).expect("write");
+        let local = local.to_string_lossy().to_string();
+        self.fs(user, &["-put", "-f", &local, path]);
+        self.stat(path)
+    }
+
+    fn stat(&self, path: &str) -> (i64, i64) {
+        let out = self.fs("root", &["-stat", "%b %Y", path]);
+        let mut parts = out.stdout.split_whitespace();
+        let size = parts.next().and_then(|v| v.parse().ok()).expect("size");
+        let mtime = parts.next().and_then(|v| v.parse().ok()).expect("mtime");
+        (size, mtime)
+    }
+
+    fn resource(
+        &self,
+        path: &str,
+        (size, timestamp): (i64, i64),
+        kind: ResourceType,
+        visibility: Visibility,
+    ) -> LocalResource {
+        LocalResource {
+            filesystem: Some(self.hdfs.uri()),
+            source: PathBuf::from(path),
+            size,
+            timestamp,
+            kind,
+            visibility,
+            pattern: None,
+        }
+    }
+}
+
+fn app() -> ApplicationId {
+    "application_1795326004599_0001".parse().expect("app id")
+}
+
+async fn localize(
+    localizer: &Arc<Localizer>,
+    res: &LocalResource,
+    user: &str,
+) -> Result<spindle_nm::localizer::Localized, String> {
+    tokio::time::timeout(DEADLINE, localizer.localize(res, user, app()))
+        .await
+        .unwrap_or_else(|_| panic!("localizing {} hung", res.display()))
+}
+
+fn zip_with(path: &Path, name: &str, contents: &[u8]) {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::fs::File::create(path).expect("create zip"));
+    w.start_file(name, zip::write::SimpleFileOptions::default())
+        .expect("entry");
+    w.write_all(contents).expect("contents");
+    w.finish().expect("finish");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_on_hdfs_are_localized_checked_and_refused_as_hadoop_does() {
+    let Some(mut fx) = Fixture::start() else {
+        return;
+    };
+    let local = tempfile::tempdir().expect("tempdir");
+    // Hadoop's client retries a NameNode it cannot reach 15 times over minutes; the
+    // outage below needs an answer sooner.
+    let localizer = Arc::new(
+        Localizer::new(vec![local.path().to_path_buf()]).with_remote_settings(vec![
+            ("dfs.client.failover.max.attempts".into(), "1".into()),
+            ("dfs.client.failover.sleep.base.millis".into(), "100".into()),
+        ]),
+    );
+
+    // A private file, read as its owner.
+    fx.fs("alice", &["-mkdir", "-p", "/user/alice/res"]);
+    let stat = fx.put("alice", "/user/alice/res/a.txt", b"from hdfs\n");
+    let a = fx.resource(
+        "/user/alice/res/a.txt",
+        stat,
+        ResourceType::File,
+        Visibility::Private,
+    );
+    let got = localize(&localizer, &a, "alice").await.expect("a.txt");
+    assert_eq!(std::fs::read(&got.path).expect("copy"), b"from hdfs\n");
+    assert_eq!(got.bytes, 10);
+    assert!(
+        got.path
+            .starts_with(local.path().join("usercache/alice/filecache")),
+        "{}",
+        got.path.display()
+    );
+    // The second container of the user gets the same copy.
+    let again = localize(&localizer, &a, "alice").await.expect("cached");
+    assert!(again.from_cache);
+    assert_eq!(localizer.fetch_count(), 1);
+
+    // An archive is unpacked.
+    let zip = local.path().join("b.zip");
+    zip_with(&zip, "inside.txt", b"unpacked");
+    let zip_bytes = std::fs::read(&zip).expect("zip");
+    let stat = fx.put("alice", "/user/alice/res/b.zip", &zip_bytes);
+    let b = fx.resource(
+        "/user/alice/res/b.zip",
+        stat,
+        ResourceType::Archive,
+        Visibility::Application,
+    );
+    let got = localize(&localizer, &b, "alice").await.expect("b.zip");
+    assert_eq!(
+        std::fs::read(got.path.join("inside.txt")).expect("unpacked"),
+        b"unpacked"
+    );
+
+    // Changed on HDFS after the launch context was written: Hadoop's message.
+    let changed = LocalResource {
+        timestamp: stat.1 - 1000,
+        ..b.clone()
+    };
+    let err = localize(&localizer, &changed, "alice")
+        .await
+        .expect_err("changed");
+    assert!(err.contains("changed on src filesystem"), "{err}");
+    assert!(err.contains(&fx.hdfs.uri()), "{err}");
+
+    // Another user may not read alice's private file: the NameNode refuses.
+    fx.fs("alice", &["-chmod", "600", "/user/alice/res/a.txt"]);
+    let stat = fx.stat("/user/alice/res/a.txt");
+    let private = fx.resource(
+        "/user/alice/res/a.txt",
+        stat,
+        ResourceType::File,
+        Visibility::Private,
+    );
+    let err = localize(&localizer, &private, "mallory")
+        .await
+        .expect_err("mallory");
+    assert!(err.contains("Permission denied"), "{err}");
+
+    // PUBLIC needs everyone to be able to read it.
+    let public = fx.resource(
+        "/user/alice/res/a.txt",
+        stat,
+        ResourceType::File,
+        Visibility::Public,
+    );
+    let err = localize(&localizer, &public, "alice")
+        .await
+        .expect_err("not public");
+    assert!(
+        err.contains("is not publicly accessible and as such cannot be part of the public cache"),
+        "{err}"
+    );
+
+    // A resource of a scheme the node does not read is named.
+    let proto = hadoop_protos::yarn::LocalResourceProto {
+        resource: Some(hadoop_protos::yarn::UrlProto {
+            scheme: Some("viewfs".into()),
+            host: Some("cluster".into()),
+            port: None,
+            file: Some("/x".into()),
+            user_info: None,
+        }),
+        ..Default::default()
+    };
+    let err = LocalResource::from_proto(&proto).expect_err("viewfs");
+    assert!(err.contains("scheme viewfs is not supported"), "{err}");
+
+    // HDFS down: a clear error, nothing cached; back up: served.
+    let stat = fx.put("alice", "/user/alice/res/c.txt", b"after the outage\n");
+    let c = fx.resource(
+        "/user/alice/res/c.txt",
+        stat,
+        ResourceType::File,
+        Visibility::Private,
+    );
+    fx.hdfs.kill().expect("kill -9 HDFS");
+    let err = localize(&localizer, &c, "alice")
+        .await
+        .expect_err("HDFS is down");
+    assert!(
+        err.contains("cannot localize") && err.contains("c.txt"),
+        "{err}"
+    );
+    fx.hdfs.restart().expect("HDFS restarts");
+    let got = localize(&localizer, &c, "alice")
+        .await
+        .expect("after restart");
+    assert_eq!(
+        std::fs::read(&got.path).expect("copy"),
+        b"after the outage\n"
+    );
+}
