@@ -323,12 +323,12 @@ async fn start_requests_fail_one_by_one() {
     assert!(again.1.contains("relaunch the same container"), "{again:?}");
 
     // A resource with a scheme Spindle cannot fetch.
-    let mut hdfs = clc(&["true"]);
-    hdfs.local_resources.push(StringLocalResourceMapProto {
+    let mut s3a = clc(&["true"]);
+    s3a.local_resources.push(StringLocalResourceMapProto {
         key: Some("app.jar".into()),
         value: Some(LocalResourceProto {
             resource: Some(UrlProto {
-                scheme: Some("hdfs".into()),
+                scheme: Some("s3a".into()),
                 host: Some("nn".into()),
                 port: Some(8020),
                 file: Some("/user/x/app.jar".into()),
@@ -342,11 +342,11 @@ async fn start_requests_fail_one_by_one() {
         }),
     });
     let err = node
-        .start_sized(container(1, 4), 128, hdfs)
-        .expect_err("hdfs");
+        .start_sized(container(1, 4), 128, s3a)
+        .expect_err("s3a");
     assert!(
         err.1
-            .contains("scheme hdfs is not supported by Spindle's NodeManager"),
+            .contains("scheme s3a is not supported by Spindle's NodeManager"),
         "{err:?}"
     );
     node.nm.stop().await;
