@@ -83,6 +83,11 @@ pub struct ContainerSettings {
     /// resources from remote file systems (HDFS): NameServices, retries,
     /// failover.
     pub remote_fs: Vec<(String, String)>,
+    /// `yarn.nodemanager.localizer.cache.target-size-mb`: what the PUBLIC
+    /// and PRIVATE caches are cleaned down to, in bytes.
+    pub cache_target_bytes: u64,
+    /// `yarn.nodemanager.localizer.cache.cleanup.interval-ms`.
+    pub cache_cleanup_interval: Duration,
 }
 
 impl Default for ContainerSettings {
@@ -120,6 +125,8 @@ impl Default for ContainerSettings {
             track_stopped_for: Duration::from_millis(600_000),
             nm_env: node_environment(),
             remote_fs: Vec::new(),
+            cache_target_bytes: 10240 << 20,
+            cache_cleanup_interval: Duration::from_millis(600_000),
         }
     }
 }
@@ -247,6 +254,17 @@ fn container_settings(conf: &Configuration) -> Result<ContainerSettings, NmError
         )?,
         nm_env: d.nm_env,
         remote_fs: remote_fs_settings(conf),
+        cache_target_bytes: optional(
+            conf,
+            keys::NM_LOCALIZER_CACHE_TARGET_SIZE_MB,
+            d.cache_target_bytes >> 20,
+            |c, k| c.get_u64(k),
+        )?
+        .saturating_mul(1 << 20),
+        cache_cleanup_interval: positive_ms(
+            keys::NM_LOCALIZER_CACHE_CLEANUP_INTERVAL_MS,
+            d.cache_cleanup_interval,
+        )?,
     })
 }
 
@@ -995,7 +1013,14 @@ mod tests {
         assert_eq!(c.user_home_dir, "/home/");
         assert_eq!(c.delete_debug_delay, Duration::ZERO);
         assert_eq!(c.stderr_tail_bytes, 4096);
+        assert_eq!(c.cache_target_bytes, 10240 << 20);
+        assert_eq!(c.cache_cleanup_interval, Duration::from_millis(600_000));
 
+        conf.set(keys::NM_LOCALIZER_CACHE_TARGET_SIZE_MB, "64");
+        conf.set(keys::NM_LOCALIZER_CACHE_CLEANUP_INTERVAL_MS, "1000");
+        let c = NmConfig::from_conf(&conf).expect("valid").containers;
+        assert_eq!(c.cache_target_bytes, 64 << 20);
+        assert_eq!(c.cache_cleanup_interval, Duration::from_millis(1000));
         conf.set(keys::NM_CONTAINER_MONITOR_INTERVAL_MS, "500");
         conf.set(keys::NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, "100");
         conf.set(keys::NM_VMEM_CHECK_ENABLED, "false");

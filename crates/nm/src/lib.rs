@@ -260,6 +260,7 @@ impl NodeManager {
         });
 
         let container_monitor = tokio::spawn(containers.clone().run_monitor(stop_rx.clone()));
+        let cache_cleanup = tokio::spawn(containers.clone().run_cache_cleanup(stop_rx.clone()));
         // Killing a container takes up to the SIGKILL delay; allow for
         // scripts that are slow to die and for localizations in flight.
         let containers_stop_timeout = cfg.containers.sigkill_delay + Duration::from_secs(3);
@@ -295,6 +296,7 @@ impl NodeManager {
                 task_containers.shutdown(containers_stop_timeout).await;
             }
             container_monitor.abort();
+            cache_cleanup.abort();
             // The records the stop itself changed are on disk before the
             // node says it ended.
             task_containers.records_flushed().await;

@@ -190,7 +190,7 @@ struct CacheKey {
 }
 
 /// A localized resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Localized {
     /// The local copy (a file, or the directory an archive was unpacked into).
     pub path: PathBuf,
@@ -198,12 +198,52 @@ pub struct Localized {
     pub from_cache: bool,
     /// Size of the source.
     pub bytes: u64,
+    /// Keeps a PUBLIC or PRIVATE copy from being evicted while it is held
+    /// (a container holds it until it ends).
+    pub lease: Lease,
+}
+
+/// A use of a cached copy: while any lease of a copy lives, the cache
+/// cleanup leaves it alone; the last one dropped marks it used now.
+#[derive(Debug)]
+pub struct Lease {
+    localizer: std::sync::Weak<Localizer>,
+    key: Option<CacheKey>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let (Some(key), Some(localizer)) = (self.key.take(), self.localizer.upgrade()) {
+            localizer.release(&key);
+        }
+    }
+}
+
+/// How a PUBLIC or PRIVATE copy is used, for the cache cleanup.
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    /// Leases alive.
+    refs: usize,
+    /// When it was last handed out or given back (the localizer's tick).
+    last_used: u64,
+}
+
+/// What one cache cleanup did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cleanup {
+    /// Bytes the PUBLIC and PRIVATE copies took on disk before.
+    pub before: u64,
+    /// Copies removed, and their bytes.
+    pub removed: usize,
+    pub freed: u64,
 }
 
 #[derive(Debug, Clone)]
 struct Done {
     path: PathBuf,
     bytes: u64,
+    /// What the copy takes on disk (an unpacked archive: all its files).
+    disk_bytes: u64,
     /// The copy as it was right after it was made.
     fingerprint: Option<Fingerprint>,
 }
@@ -280,6 +320,11 @@ pub struct Localizer {
     store: Option<Arc<StateStore>>,
     /// Clients of the remote file systems resources come from.
     remote: crate::remote::RemoteClients,
+    /// Leases and last use of the PUBLIC and PRIVATE copies (locked after
+    /// `slots` when both are needed).
+    usage: Mutex<HashMap<CacheKey, Usage>>,
+    /// A logical clock for `Usage::last_used`.
+    tick: AtomicU64,
 }
 
 impl Localizer {
@@ -297,6 +342,8 @@ impl Localizer {
             fetches: AtomicU64::new(0),
             store,
             remote: crate::remote::RemoteClients::default(),
+            usage: Mutex::new(HashMap::new()),
+            tick: AtomicU64::new(0),
         }
     }
 
@@ -326,6 +373,7 @@ impl Localizer {
             let intact = fingerprint(&entry.path).as_ref() == Some(&entry.fingerprint);
             if live && intact {
                 let done = Done {
+                    disk_bytes: disk_usage(&entry.path),
                     path: entry.path.clone(),
                     bytes: entry.bytes,
                     fingerprint: Some(entry.fingerprint.clone()),
@@ -469,6 +517,11 @@ impl Localizer {
             };
             match (result, check) {
                 (Ok(done), CachedCopy::Intact) => {
+                    // Taken only while the copy is still the cache's: one the
+                    // cleanup removed meanwhile is localized again.
+                    let Some(lease) = self.lease(&key, &slot) else {
+                        continue;
+                    };
                     if !fetched_here {
                         debug!(resource = %escaped(&res.display()), "reused the cached copy");
                     }
@@ -476,6 +529,7 @@ impl Localizer {
                         path: done.path,
                         from_cache: !fetched_here,
                         bytes: done.bytes,
+                        lease,
                     });
                 }
                 (Ok(done), CachedCopy::Gone) => {
@@ -502,6 +556,104 @@ impl Localizer {
         ))
     }
 
+    /// A lease of the copy `slot` holds, if `slot` is still the cache's
+    /// for `key` (application copies are not tracked: they go with their
+    /// application).
+    fn lease(self: &Arc<Self>, key: &CacheKey, slot: &Slot) -> Option<Lease> {
+        let slots = self.lock();
+        if !slots.get(key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            return None;
+        }
+        let key = match key.scope {
+            Scope::App(..) => None,
+            Scope::Public | Scope::User(_) => {
+                let now = self.tick.fetch_add(1, Ordering::Relaxed);
+                let mut usage = self.usage_lock();
+                let u = usage.entry(key.clone()).or_default();
+                u.refs += 1;
+                u.last_used = now;
+                Some(key.clone())
+            }
+        };
+        Some(Lease {
+            localizer: Arc::downgrade(self),
+            key,
+        })
+    }
+
+    fn release(&self, key: &CacheKey) {
+        let now = self.tick.fetch_add(1, Ordering::Relaxed);
+        if let Some(u) = self.usage_lock().get_mut(key) {
+            u.refs = u.refs.saturating_sub(1);
+            u.last_used = now;
+        }
+    }
+
+    fn usage_lock(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Usage>> {
+        self.usage.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hadoop's cache cleanup (`ResourceRetentionSet`): while the PUBLIC
+    /// and PRIVATE copies take more than `target_bytes` on disk, the copies
+    /// no container holds are removed, least recently used first.
+    /// Application copies are not counted (they go with their application).
+    pub fn clean_up(&self, target_bytes: u64) -> Cleanup {
+        let mut removed_dirs = Vec::new();
+        let mut report = Cleanup::default();
+        {
+            let mut slots = self.lock();
+            let usage = self.usage_lock();
+            let mut candidates = Vec::new();
+            for (key, slot) in slots.iter() {
+                if matches!(key.scope, Scope::App(..)) {
+                    continue;
+                }
+                let Some(Ok(done)) = slot.get() else { continue };
+                report.before += done.disk_bytes;
+                let u = usage.get(key).copied().unwrap_or_default();
+                if u.refs == 0 {
+                    candidates.push((u.last_used, key.clone(), done.disk_bytes));
+                }
+            }
+            drop(usage);
+            candidates.sort_by_key(|(last_used, _, _)| *last_used);
+            let mut total = report.before;
+            for (_, key, disk_bytes) in candidates {
+                if total <= target_bytes {
+                    break;
+                }
+                let Some(slot) = slots.remove(&key) else {
+                    continue;
+                };
+                if let Some(Ok(done)) = slot.get() {
+                    if let Some(dir) = done.path.parent() {
+                        removed_dirs.push(dir.to_path_buf());
+                    }
+                }
+                self.usage_lock().remove(&key);
+                self.unrecord(&key, Some(slot));
+                total = total.saturating_sub(disk_bytes);
+                report.removed += 1;
+                report.freed += disk_bytes;
+            }
+        }
+        for dir in removed_dirs {
+            if let Err(e) = remove_copy(&dir) {
+                warn!(dir = %escaped(&dir.to_string_lossy()), error = %e, "cannot remove an evicted cached resource");
+            }
+        }
+        if report.removed > 0 {
+            info!(
+                removed = report.removed,
+                freed_bytes = report.freed,
+                before_bytes = report.before,
+                target_bytes,
+                "cache cleanup removed unused resources"
+            );
+        }
+        report
+    }
+
     fn forget(&self, key: &CacheKey, slot: &Slot) {
         let removed = {
             let mut slots = self.lock();
@@ -511,6 +663,9 @@ impl Localizer {
                 None
             }
         };
+        if removed.is_some() {
+            self.usage_lock().remove(key);
+        }
         self.unrecord(key, removed);
     }
 
@@ -736,6 +891,7 @@ fn fetch(res: &LocalResource, base: &Path, reader: Option<&RunAs>) -> Result<Don
     }
     result.map(|()| Done {
         fingerprint: fingerprint(&dest),
+        disk_bytes: disk_usage(&dest),
         path: dest,
         bytes: meta.len(),
     })
@@ -850,9 +1006,46 @@ fn place_downloaded(
     }
     result.map(|()| Done {
         fingerprint: fingerprint(&dest),
+        disk_bytes: disk_usage(&dest),
         path: dest,
         bytes: d.bytes,
     })
+}
+
+/// The bytes of the files under `path` (links not followed).
+fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| disk_usage(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Removes a copy's directory; its read-only directories are made
+/// writable by their owner first (as the node, which made them).
+fn remove_copy(dir: &Path) -> io::Result<()> {
+    fn writable(path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = fs::symlink_metadata(path)?;
+        if meta.is_dir() {
+            fs::set_permissions(path, fs::Permissions::from_mode(meta.mode() | 0o700))?;
+            for entry in fs::read_dir(path)? {
+                writable(&entry?.path())?;
+            }
+        }
+        Ok(())
+    }
+    writable(dir)?;
+    fs::remove_dir_all(dir)
 }
 
 /// Creates `base` (or `base-<k>` when taken) with its parents.
@@ -1310,6 +1503,63 @@ mod tests {
     }
 
     /// A resource of `path` as its launch context would name it.
+    #[tokio::test]
+    async fn the_cache_cleanup_removes_unused_copies_least_recently_used_first() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let loc = Arc::new(Localizer::new(vec![tmp.path().join("local")]));
+        let private = |name: &str, bytes: usize| {
+            let src = tmp.path().join(name);
+            fs::write(&src, vec![b'x'; bytes]).expect("write");
+            resource(
+                &src,
+                LocalResourceTypeProto::File,
+                LocalResourceVisibilityProto::Private,
+            )
+        };
+        let (a, b, c) = (private("a", 1000), private("b", 1000), private("c", 1000));
+        let app_res = {
+            let src = tmp.path().join("d");
+            fs::write(&src, vec![b'x'; 5000]).expect("write");
+            resource(
+                &src,
+                LocalResourceTypeProto::File,
+                LocalResourceVisibilityProto::Application,
+            )
+        };
+        // a, then b, are used and given back; c is held (a container runs);
+        // the application's copy does not count.
+        let la = loc.localize(&a, "alice", app()).await.expect("a");
+        let lb = loc.localize(&b, "alice", app()).await.expect("b");
+        let lc = loc.localize(&c, "alice", app()).await.expect("c");
+        let ld = loc.localize(&app_res, "alice", app()).await.expect("d");
+        let (a_path, b_path, c_path) = (la.path.clone(), lb.path.clone(), lc.path.clone());
+        drop(la);
+        drop(lb);
+
+        // Under the target: nothing goes.
+        let none = loc.clean_up(3000);
+        assert_eq!((none.before, none.removed), (3000, 0));
+        // Over it: the least recently used unheld copy goes first, and only
+        // as many as needed.
+        let one = loc.clean_up(2500);
+        assert_eq!((one.removed, one.freed), (1, 1000));
+        assert!(!a_path.exists() && a_path.parent().is_some_and(|d| !d.exists()));
+        assert!(b_path.exists() && c_path.exists());
+        // Down to nothing: the held copy and the application's stay.
+        let rest = loc.clean_up(0);
+        assert_eq!((rest.before, rest.removed), (2000, 1));
+        assert!(!b_path.exists());
+        assert!(c_path.exists() && ld.path.exists());
+
+        // An evicted resource is localized again when asked for.
+        let fetched = loc.fetch_count();
+        let again = loc.localize(&a, "alice", app()).await.expect("a again");
+        assert!(!again.from_cache);
+        assert_eq!(loc.fetch_count(), fetched + 1);
+        assert_eq!(fs::read(&again.path).expect("copy").len(), 1000);
+        drop(lc);
+    }
+
     fn resource(
         path: &Path,
         kind: LocalResourceTypeProto,

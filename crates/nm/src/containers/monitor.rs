@@ -1,6 +1,7 @@
 //! Memory monitoring: every `container-monitor.interval-ms` each running
 //! container's process tree is measured from `/proc`, and a container over
-//! its physical or virtual memory limit is killed.
+//! its physical or virtual memory limit is killed. And the resource cache
+//! cleanup, on its own interval.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -28,6 +29,25 @@ impl ContainerManager {
                 _ = stop.wait_for(|s| *s) => return,
             }
             self.check_memory().await;
+        }
+    }
+
+    /// Cleans the PUBLIC and PRIVATE resource caches down to
+    /// `localizer.cache.target-size-mb` every
+    /// `localizer.cache.cleanup.interval-ms` until `stop` (Hadoop's
+    /// `ResourceLocalizationService` cache cleanup).
+    pub async fn run_cache_cleanup(self, mut stop: watch::Receiver<bool>) {
+        let s = &self.inner.cfg.containers;
+        let (target, every) = (s.cache_target_bytes, s.cache_cleanup_interval);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stop.wait_for(|s| *s) => return,
+            }
+            let localizer = self.inner.localizer.clone();
+            let _ = tokio::task::spawn_blocking(move || localizer.clean_up(target)).await;
         }
     }
 

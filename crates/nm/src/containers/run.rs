@@ -87,6 +87,9 @@ impl ContainerManager {
             }
         };
         let mut links = Vec::with_capacity(results.len());
+        // Held until the container ends: the cache cleanup leaves its
+        // resources alone meanwhile.
+        let mut leases = Vec::with_capacity(results.len());
         let mut counters = [0u64; 4];
         for r in results {
             match r {
@@ -102,6 +105,7 @@ impl ContainerManager {
                         target: l.path,
                         link,
                     });
+                    leases.push(l.lease);
                 }
                 Err(e) => {
                     warn!(container = %id, "localization failed: {}", escaped(&e));
@@ -255,6 +259,7 @@ impl ContainerManager {
                 .unwrap_or_default()
         };
         self.complete(id, code, diagnostics);
+        drop(leases);
     }
 }
 
