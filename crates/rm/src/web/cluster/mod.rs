@@ -1,0 +1,634 @@
+//! The read-only REST resources of Hadoop's `RMWebServices` under
+//! `/ws/v1/cluster`: cluster info and metrics, the scheduler, applications
+//! (with Hadoop's filters), their attempts and containers, their state,
+//! priority and queue, nodes and application statistics. JSON or XML as the
+//! `Accept` header asks; Hadoop's `RemoteException` bodies on errors.
+//!
+//! Every answer comes from a named query of the state (`state/queries.rs`),
+//! asked as the request's caller (`web::caller`): an application the caller
+//! may not view is listed with what the state hides from it.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `params.rs` | the query parameters, checked with Hadoop's messages |
+//! | `dao.rs` | reports as Hadoop's DAOs (`AppInfo`, `NodeInfo`, ...) |
+//! | `scheduler.rs` | the three scheduler shapes |
+
+pub mod dao;
+pub mod params;
+pub mod scheduler;
+
+use std::collections::BTreeSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use serde_json::{json, Value};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
+use spindle_common::states::AppState;
+use spindle_scheduler::SchedulerKind;
+use spindle_web::{reply, Format, WebError};
+
+use super::caller::read_caller;
+use super::WebContext;
+use crate::access::Caller;
+use crate::active::ServiceState;
+use crate::convert::refusal_to_rpc;
+use crate::refusal::Refusal;
+use crate::state::RmState;
+use params::Params;
+
+/// Hadoop's version as the REST API reports it (the wire level Spindle speaks).
+pub const HADOOP_VERSION: &str = "3.3.4";
+
+pub fn routes() -> Router<WebContext> {
+    const C: &str = "/ws/v1/cluster";
+    const APP: &str = "/ws/v1/cluster/apps/{appid}";
+    const ATTEMPT: &str = "/ws/v1/cluster/apps/{appid}/appattempts/{attemptid}";
+    Router::new()
+        .route(C, get(info))
+        .route("/ws/v1/cluster/", get(info))
+        .route(&format!("{C}/info"), get(info))
+        .route(&format!("{C}/metrics"), get(metrics))
+        .route(&format!("{C}/scheduler"), get(scheduler_resource))
+        .route(&format!("{C}/apps"), get(apps))
+        .route(APP, get(app))
+        .route(&format!("{APP}/appattempts"), get(attempts))
+        .route(ATTEMPT, get(attempt))
+        .route(&format!("{ATTEMPT}/containers"), get(containers))
+        .route(
+            &format!("{ATTEMPT}/containers/{{containerid}}"),
+            get(container),
+        )
+        .route(&format!("{APP}/state"), get(app_state))
+        .route(&format!("{APP}/priority"), get(app_priority))
+        .route(&format!("{APP}/queue"), get(app_queue))
+        .route(&format!("{C}/nodes"), get(nodes))
+        .route(&format!("{C}/nodes/{{nodeid}}"), get(node))
+        .route(&format!("{C}/appstatistics"), get(statistics))
+        .route(&format!("{C}/{{*rest}}"), any(unknown))
+}
+
+type Answer = Result<Response, WebError>;
+
+/// The answer, or its error in the representation the request asks for.
+fn answer(headers: &HeaderMap, a: Answer) -> Response {
+    match a {
+        Ok(r) => r,
+        Err(e) => e.for_request(headers).into_response(),
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A list DAO (`AppsInfo`, `NodesInfo`, ...): `{root: {item: [...]}}`, and
+/// as Jersey writes an empty one, `{root: null}` (an empty element in XML).
+pub fn list_reply(headers: &HeaderMap, root: &str, item: &str, items: Vec<Value>) -> Response {
+    let format = Format::of(headers);
+    let body = if items.is_empty() {
+        match format {
+            Format::Json => json!({ root: null }),
+            Format::Xml => json!({ root: {} }),
+        }
+    } else {
+        json!({ root: { item: items } })
+    };
+    rendered(format, &body)
+}
+
+/// A DAO Hadoop's JSON writes without its root element (`AppState`,
+/// `AppPriority`, `AppQueue`): `inner` as JSON, `<root>inner</root>` as XML.
+pub fn unwrapped_reply(headers: &HeaderMap, root: &str, inner: Value) -> Response {
+    let format = Format::of(headers);
+    let body = match format {
+        Format::Json => inner,
+        Format::Xml => json!({ root: inner }),
+    };
+    rendered(format, &body)
+}
+
+fn rendered(format: Format, body: &Value) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, format.content_type())],
+        format.render(body),
+    )
+        .into_response()
+}
+
+/// Runs a query on the state.
+async fn query<T, F>(web: &WebContext, f: F) -> Result<T, WebError>
+where
+    T: Send + 'static,
+    F: FnOnce(&RmState) -> T + Send + 'static,
+{
+    web.rm()
+        .core
+        .query(f)
+        .await
+        .map_err(|_| WebError::unavailable("The ResourceManager is not active"))
+}
+
+/// A path parameter, or 400 when it is not valid (e.g. not UTF-8).
+fn path_param<T>(p: Result<Path<T>, PathRejection>) -> Result<T, WebError> {
+    p.map(|Path(v)| v)
+        .map_err(|e| WebError::bad_request(format!("Invalid path: {}", e.body_text())))
+}
+
+fn illegal_argument(message: String) -> WebError {
+    WebError::new(
+        StatusCode::BAD_REQUEST,
+        "java.lang.IllegalArgumentException",
+        message,
+    )
+}
+
+/// `WebAppUtils.parseApplicationId`: a malformed id is a 400 whose message
+/// is the `IllegalArgumentException` of `ApplicationId.fromString`.
+pub fn parse_app_id(s: &str) -> Result<ApplicationId, WebError> {
+    if s.is_empty() {
+        return Err(WebError::not_found(format!("appId, {s}, is empty or null")));
+    }
+    if !s.starts_with("application_") {
+        return Err(WebError::bad_request(format!(
+            "java.lang.IllegalArgumentException: Invalid ApplicationId prefix: {s}. \
+             The valid ApplicationId should start with prefix application"
+        )));
+    }
+    s.parse().map_err(|_| {
+        WebError::bad_request(format!(
+            "java.lang.IllegalArgumentException: Invalid ApplicationId: {s}"
+        ))
+    })
+}
+
+/// `ApplicationAttemptId.fromString`.
+pub fn parse_attempt_id(s: &str) -> Result<ApplicationAttemptId, WebError> {
+    if !s.starts_with("appattempt_") {
+        return Err(illegal_argument(format!(
+            "Invalid AppAttemptId prefix: {s}"
+        )));
+    }
+    s.parse()
+        .map_err(|_| illegal_argument(format!("Invalid AppAttemptId: {s}")))
+}
+
+/// `ContainerId.fromString`.
+pub fn parse_container_id(s: &str) -> Result<ContainerId, WebError> {
+    if !s.starts_with("container_") {
+        return Err(illegal_argument(format!("Invalid ContainerId prefix: {s}")));
+    }
+    s.parse()
+        .map_err(|_| illegal_argument(format!("Invalid ContainerId: {s}")))
+}
+
+/// `NodeId.fromString`.
+pub fn parse_node_id(s: &str) -> Result<NodeId, WebError> {
+    s.parse()
+        .map_err(|_| illegal_argument(format!("Invalid NodeId [{s}]. Expected host:port")))
+}
+
+/// A refusal of the state as `WebServices.rewrapAndThrowException` shows
+/// it: not-found exceptions as 404, a denied view as 403 (Hadoop answers
+/// 500 there), anything else as 400.
+fn refused(r: Refusal) -> WebError {
+    let forbidden = matches!(
+        r,
+        Refusal::AppViewDenied { .. } | Refusal::AttemptViewDenied { .. }
+    );
+    let not_found = matches!(
+        r,
+        Refusal::ApplicationNotFound(_)
+            | Refusal::AttemptNotFound(_)
+            | Refusal::ContainerNotFound(_)
+    );
+    let e = refusal_to_rpc(r);
+    let message = format!("{}: {}", e.class_name, e.message);
+    if forbidden {
+        WebError::forbidden(message)
+    } else if not_found {
+        WebError::not_found(message)
+    } else {
+        WebError::bad_request(message)
+    }
+}
+
+fn app_not_found(raw: &str) -> WebError {
+    WebError::not_found(format!("app with id: {raw} not found"))
+}
+
+// ---------------------------------------------------------------------------
+
+async fn info(State(web): State<WebContext>, headers: HeaderMap) -> Response {
+    answer(
+        &headers,
+        Ok(reply(&headers, &json!({"clusterInfo": cluster_info(&web)}))),
+    )
+}
+
+/// `ClusterInfo`.
+pub fn cluster_info(web: &WebContext) -> Value {
+    let rm = web.rm();
+    let ts = rm.cluster_ts();
+    let ha_state = match web.control.service_state() {
+        ServiceState::Active => "ACTIVE",
+        ServiceState::Standby => "STANDBY",
+    };
+    let recovery = web
+        .conf
+        .get_trimmed("yarn.resourcemanager.recovery.enabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let store = if recovery {
+        web.conf
+            .get_trimmed("yarn.resourcemanager.store.class")
+            .unwrap_or_else(|| {
+                "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore"
+                    .into()
+            })
+    } else {
+        "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore".into()
+    };
+    let zk = if web.control.ha().is_some() {
+        "CONNECTED"
+    } else {
+        "ResourceManager HA is not enabled."
+    };
+    let build = format!("{HADOOP_VERSION} from {}", rm.rm_version);
+    json!({
+        "id": ts,
+        "startedOn": ts,
+        "state": "STARTED",
+        "haState": ha_state,
+        "rmStateStoreName": store,
+        "resourceManagerVersion": HADOOP_VERSION,
+        "resourceManagerBuildVersion": build,
+        "resourceManagerVersionBuiltOn": rm.rm_version,
+        "hadoopVersion": HADOOP_VERSION,
+        "hadoopBuildVersion": build,
+        "hadoopVersionBuiltOn": rm.rm_version,
+        "haZooKeeperConnectionState": zk,
+    })
+}
+
+async fn metrics(State(web): State<WebContext>, headers: HeaderMap) -> Response {
+    let a = async {
+        let usage = query(&web, |s| s.cluster_usage()).await?;
+        let capacity = web.rm().scheduler_kind == SchedulerKind::Capacity;
+        Ok(reply(
+            &headers,
+            &json!({"clusterMetrics": dao::cluster_metrics(&usage, capacity)}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+async fn scheduler_resource(State(web): State<WebContext>, headers: HeaderMap) -> Response {
+    let a = async {
+        let rm = web.rm();
+        let caller = Caller::user(rm.daemon_user.clone().unwrap_or_default());
+        let (root, users, usage) = query(&web, move |s| {
+            (
+                s.queue_info("root", false, true, true, &caller),
+                s.queue_users(),
+                s.cluster_usage(),
+            )
+        })
+        .await?;
+        let root = root.ok_or_else(|| WebError::not_found("The root queue is not known"))?;
+        let view = scheduler::SchedulerView {
+            kind: rm.scheduler_kind,
+            root,
+            users,
+            cluster: usage.capability,
+            used: usage.used,
+            nodes: i64::from(usage.nodes.active),
+            containers: usage.containers,
+            min_allocation: rm.min_allocation,
+            max_allocation: rm.max_allocation,
+        };
+        Ok(reply(
+            &headers,
+            &json!({"scheduler": scheduler::scheduler_info(&view)}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+async fn apps(State(web): State<WebContext>, uri: Uri, headers: HeaderMap) -> Response {
+    let a = async {
+        let params = Params::of(&uri)?;
+        let q = params::apps_query(&params)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let capacity = web.rm().scheduler_kind == SchedulerKind::Capacity;
+        let (filter, queue) = (q.filter.clone(), q.queue.clone());
+        let (known_queue, views) = query(&web, move |s| {
+            // The capacity scheduler refuses an unknown queue (`getQueueInfo`).
+            let known = match (&queue, capacity) {
+                (Some(name), true) => s.queue_info(name, false, false, false, &caller).is_some(),
+                _ => true,
+            };
+            let views = if known {
+                s.app_views(&filter, &caller)
+            } else {
+                Vec::new()
+            };
+            (known, views)
+        })
+        .await?;
+        if !known_queue {
+            let name = q.queue.unwrap_or_default();
+            return Err(WebError::bad_request(format!("Unknown queue: {name}")));
+        }
+        let ts = web.rm().cluster_ts();
+        let now = now_ms();
+        let items = views
+            .iter()
+            .filter(|v| {
+                q.final_status
+                    .is_none_or(|f| v.report.app.final_status == f)
+            })
+            .map(|v| dao::app_info(v, ts, now, q.deselects))
+            .collect();
+        Ok(list_reply(&headers, "apps", "app", items))
+    };
+    answer(&headers, a.await)
+}
+
+async fn app(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let raw = path_param(path)?;
+        let id = parse_app_id(&raw)?;
+        let params = Params::of(&uri)?;
+        let deselects = params::deselects(&params)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let view = query(&web, move |s| s.app_view(&id, &caller).ok())
+            .await?
+            .ok_or_else(|| app_not_found(&raw))?;
+        let info = dao::app_info(&view, web.rm().cluster_ts(), now_ms(), deselects);
+        Ok(reply(&headers, &json!({ "app": info })))
+    };
+    answer(&headers, a.await)
+}
+
+async fn attempts(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let raw = path_param(path)?;
+        let id = parse_app_id(&raw)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let listing = query(&web, move |s| s.attempt_listing(&id, &caller).ok())
+            .await?
+            .ok_or_else(|| app_not_found(&raw))?;
+        Ok(list_reply(
+            &headers,
+            "appAttempts",
+            "appAttempt",
+            dao::attempts_info(&listing),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+/// The ids of `/apps/{appid}/appattempts/{attemptid}`, checked as
+/// `WebServices` does (they must belong together).
+fn attempt_ids(raw_app: &str, raw_attempt: &str) -> Result<ApplicationAttemptId, WebError> {
+    let app = parse_app_id(raw_app)?;
+    let attempt = parse_attempt_id(raw_attempt)?;
+    if attempt.app != app {
+        return Err(WebError::not_found("appId and appAttemptId don't match"));
+    }
+    Ok(attempt)
+}
+
+async fn attempt(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt) = path_param(path)?;
+        let id = attempt_ids(&raw_app, &raw_attempt)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let report = query(&web, move |s| s.attempt_report(&id, &caller))
+            .await?
+            .map_err(refused)?;
+        Ok(reply(
+            &headers,
+            &json!({"appAttempt": dao::attempt_report_info(&report)}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+async fn containers(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt) = path_param(path)?;
+        let id = attempt_ids(&raw_app, &raw_attempt)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let (user, list) = query(&web, move |s| {
+            let user = s.app_report(&id.app, &caller).map(|r| r.app.user);
+            (user, s.containers_of(&id, &caller))
+        })
+        .await?;
+        let list = list.map_err(refused)?;
+        let user = user.map_err(refused)?;
+        let now = now_ms();
+        let items = list
+            .iter()
+            .map(|c| dao::container_info(c, &user, now))
+            .collect();
+        Ok(list_reply(&headers, "containers", "container", items))
+    };
+    answer(&headers, a.await)
+}
+
+async fn container(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt, raw_container) = path_param(path)?;
+        let attempt = attempt_ids(&raw_app, &raw_attempt)?;
+        let id = parse_container_id(&raw_container)?;
+        if id.attempt != attempt {
+            return Err(WebError::not_found(
+                "appAttemptId and containerId don't match",
+            ));
+        }
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let (user, report) = query(&web, move |s| {
+            let user = s.app_report(&id.attempt.app, &caller).map(|r| r.app.user);
+            (user, s.container_report(&id, &caller))
+        })
+        .await?;
+        let report = report.map_err(refused)?;
+        let user = user.map_err(refused)?;
+        Ok(reply(
+            &headers,
+            &json!({"container": dao::container_info(&report, &user, now_ms())}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+/// The application of `/apps/{appid}/...` (state, priority, queue), which
+/// Hadoop shows whoever asks.
+async fn app_of(
+    web: &WebContext,
+    path: Result<Path<String>, PathRejection>,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<crate::apps::App, WebError> {
+    let raw = path_param(path)?;
+    let id = parse_app_id(&raw)?;
+    let caller = read_caller(web, uri, headers).await?;
+    query(web, move |s| s.app_report(&id, &caller).ok())
+        .await?
+        .map(|r| r.app)
+        .ok_or_else(|| app_not_found(&raw))
+}
+
+async fn app_state(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers)
+        .await
+        .map(|app| unwrapped_reply(&headers, "appstate", json!({"state": app.state.as_str()})));
+    answer(&headers, a)
+}
+
+async fn app_priority(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers).await.map(|app| {
+        unwrapped_reply(
+            &headers,
+            "applicationpriority",
+            json!({"priority": app.priority}),
+        )
+    });
+    answer(&headers, a)
+}
+
+async fn app_queue(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers)
+        .await
+        .map(|app| unwrapped_reply(&headers, "appqueue", json!({"queue": app.queue})));
+    answer(&headers, a)
+}
+
+async fn nodes(State(web): State<WebContext>, uri: Uri, headers: HeaderMap) -> Response {
+    let a = async {
+        let params = Params::of(&uri)?;
+        let states = params::node_states(&params)?;
+        let list = query(&web, move |s| s.node_reports(&states)).await?;
+        Ok(list_reply(
+            &headers,
+            "nodes",
+            "node",
+            list.iter().map(dao::node_info).collect(),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+async fn node(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let raw = path_param(path)?;
+        let id = parse_node_id(&raw)?;
+        let report = query(&web, move |s| s.node_report(&id))
+            .await?
+            .ok_or_else(|| WebError::not_found(format!("nodeId, {raw}, is not found")))?;
+        Ok(reply(&headers, &json!({"node": dao::node_info(&report)})))
+    };
+    answer(&headers, a.await)
+}
+
+async fn statistics(State(web): State<WebContext>, uri: Uri, headers: HeaderMap) -> Response {
+    let a = async {
+        let params = Params::of(&uri)?;
+        let (states, app_type) = params::statistics_query(&params)?;
+        let apps = query(&web, |s| s.app_states_and_types()).await?;
+        let items = statistics_items(&states, app_type.as_deref(), &apps);
+        Ok(reply(
+            &headers,
+            &json!({"appStatInfo": {"statItem": items}}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+/// `StatisticsItemInfo`s: per asked state (in Hadoop's order), the count
+/// of applications of the type (`*`: any).
+pub fn statistics_items(
+    states: &BTreeSet<AppState>,
+    app_type: Option<&str>,
+    apps: &[(AppState, String)],
+) -> Vec<Value> {
+    states
+        .iter()
+        .map(|state| {
+            let count = apps
+                .iter()
+                .filter(|(s, t)| s == state && app_type.is_none_or(|want| t.to_lowercase() == want))
+                .count();
+            json!({
+                "state": state.as_str(),
+                "type": app_type.unwrap_or("*"),
+                "count": count,
+            })
+        })
+        .collect()
+}
+
+async fn unknown(uri: Uri, headers: HeaderMap) -> Response {
+    WebError::not_found(format!(
+        "java.lang.Exception: The resource {} is not found",
+        uri.path()
+    ))
+    .for_request(&headers)
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests;
