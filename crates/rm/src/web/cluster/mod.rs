@@ -23,9 +23,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, MethodRouter};
 use axum::Router;
 use serde_json::{json, Value};
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
@@ -50,27 +51,42 @@ pub fn routes() -> Router<WebContext> {
     const APP: &str = "/ws/v1/cluster/apps/{appid}";
     const ATTEMPT: &str = "/ws/v1/cluster/apps/{appid}/appattempts/{attemptid}";
     Router::new()
-        .route(C, get(info))
-        .route("/ws/v1/cluster/", get(info))
-        .route(&format!("{C}/info"), get(info))
-        .route(&format!("{C}/metrics"), get(metrics))
-        .route(&format!("{C}/scheduler"), get(scheduler_resource))
-        .route(&format!("{C}/apps"), get(apps))
-        .route(APP, get(app))
-        .route(&format!("{APP}/appattempts"), get(attempts))
-        .route(ATTEMPT, get(attempt))
-        .route(&format!("{ATTEMPT}/containers"), get(containers))
+        .route(C, read(info))
+        .route("/ws/v1/cluster/", read(info))
+        .route(&format!("{C}/info"), read(info))
+        .route(&format!("{C}/metrics"), read(metrics))
+        .route(&format!("{C}/scheduler"), read(scheduler_resource))
+        .route(&format!("{C}/apps"), read(apps))
+        .route(APP, read(app))
+        .route(&format!("{APP}/appattempts"), read(attempts))
+        .route(ATTEMPT, read(attempt))
+        .route(&format!("{ATTEMPT}/containers"), read(containers))
         .route(
             &format!("{ATTEMPT}/containers/{{containerid}}"),
-            get(container),
+            read(container),
         )
-        .route(&format!("{APP}/state"), get(app_state))
-        .route(&format!("{APP}/priority"), get(app_priority))
-        .route(&format!("{APP}/queue"), get(app_queue))
-        .route(&format!("{C}/nodes"), get(nodes))
-        .route(&format!("{C}/nodes/{{nodeid}}"), get(node))
-        .route(&format!("{C}/appstatistics"), get(statistics))
+        .route(&format!("{APP}/state"), read(app_state))
+        .route(&format!("{APP}/priority"), read(app_priority))
+        .route(&format!("{APP}/queue"), read(app_queue))
+        .route(&format!("{C}/nodes"), read(nodes))
+        .route(&format!("{C}/nodes/{{nodeid}}"), read(node))
+        .route(&format!("{C}/appstatistics"), read(statistics))
         .route(&format!("{C}/{{*rest}}"), any(unknown))
+}
+
+/// A read-only resource: GET (and HEAD), and OPTIONS answered as Jersey
+/// does, which is how Hadoop's `AuthenticatedURL` clients (`yarn top`)
+/// probe the authentication before they read.
+fn read<H, T>(handler: H) -> MethodRouter<WebContext>
+where
+    H: Handler<T, WebContext>,
+    T: 'static,
+{
+    get(handler).options(options)
+}
+
+async fn options() -> Response {
+    (StatusCode::OK, [(header::ALLOW, "OPTIONS,GET,HEAD")]).into_response()
 }
 
 type Answer = Result<Response, WebError>;
