@@ -10,6 +10,7 @@ use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, Node
 use spindle_common::resource::Resource;
 use spindle_common::states::{AppState, FinalStatus};
 
+use super::apps::attempt_ids;
 use super::dao::{self, DeSelects};
 use super::*;
 use crate::apps::App;
