@@ -98,6 +98,8 @@ pub struct NodeReport {
     pub health_report: String,
     /// As the NodeManager reported it.
     pub last_health_report_ms: i64,
+    /// The NodeManager's version, as it registered.
+    pub version: String,
 }
 
 impl NodeReport {
@@ -116,6 +118,7 @@ impl NodeReport {
             state: n.state,
             health_report: n.health.report.clone(),
             last_health_report_ms: n.health.last_report_ms,
+            version: n.nm_version.clone(),
         }
     }
 }
@@ -160,4 +163,70 @@ pub struct QueueInfo {
     /// The leaf's applications, when asked for.
     pub apps: Vec<AppReport>,
     pub scheduler: SchedulerKind,
+}
+
+/// Where an application's AM container runs, for the web's links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmContainer {
+    pub id: ContainerId,
+    pub node: NodeId,
+    /// The node's HTTP address, while the RM knows the node.
+    pub node_http_address: Option<String>,
+}
+
+/// An application as the web shows it: its report and its AM container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppView {
+    pub report: AppReport,
+    /// The current attempt's AM container; `None` for a caller without
+    /// VIEW_APP.
+    pub am: Option<AmContainer>,
+}
+
+/// An application's attempts as the web lists them (Hadoop's
+/// `getAppAttempts` lists them for everyone and hides the AM container from
+/// a caller without VIEW_APP).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptListing {
+    /// Whether the caller has VIEW_APP.
+    pub viewable: bool,
+    /// The application's owner.
+    pub user: String,
+    pub attempts: Vec<AttemptView>,
+}
+
+/// One attempt with where its AM container runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptView {
+    pub report: AttemptReport,
+    pub am: Option<AmContainer>,
+}
+
+/// Cluster-wide figures as the web's cluster metrics show them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClusterUsage {
+    /// Applications the RM remembers, by where they are.
+    pub apps_submitted: i64,
+    pub apps_completed: i64,
+    pub apps_pending: i64,
+    pub apps_running: i64,
+    pub apps_failed: i64,
+    pub apps_killed: i64,
+    /// What the scheduler's nodes offer, and what is allocated of it.
+    pub capability: Resource,
+    pub used: Resource,
+    pub containers: i64,
+    pub nodes: ClusterMetrics,
+}
+
+/// A user's share of a leaf queue (the capacity scheduler's `users`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueUser {
+    pub user: String,
+    pub used: Resource,
+    /// Held by the user's AM containers.
+    pub am_used: Resource,
+    /// Applications running, and accepted but not running.
+    pub active_apps: i64,
+    pub pending_apps: i64,
 }

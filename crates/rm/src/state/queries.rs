@@ -2,7 +2,7 @@
 //! the client protocol's reports, the admin protocol's checks and any other
 //! reader of the RM ask. None of them changes anything.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
@@ -18,8 +18,8 @@ use crate::cluster::nodes::NodeState;
 use crate::launch::AppAccess;
 use crate::refusal::Refusal;
 use crate::reports::{
-    AppReport, AttemptReport, ClusterMetrics, ContainerReport, NodeReport, QueueInfo,
-    QueueStatistics,
+    AmContainer, AppReport, AppView, AttemptListing, AttemptReport, AttemptView, ClusterMetrics,
+    ClusterUsage, ContainerReport, NodeReport, QueueInfo, QueueStatistics, QueueUser,
 };
 
 /// Whether the caller administers each queue, remembered while one query
@@ -377,5 +377,155 @@ impl RmState {
             apps,
             scheduler: self.queues.tree.kind,
         }
+    }
+}
+
+/// The questions the web's REST resources ask (Hadoop's `RMWebServices`).
+impl RmState {
+    /// [`RmState::list_apps`] with where each application's AM container runs.
+    pub fn app_views(&self, filter: &AppFilter, caller: &Caller) -> Vec<AppView> {
+        self.list_apps(filter, caller)
+            .into_iter()
+            .map(|report| self.view_of(report))
+            .collect()
+    }
+
+    /// [`RmState::app_report`] with where its AM container runs.
+    pub fn app_view(&self, id: &ApplicationId, caller: &Caller) -> Result<AppView, Refusal> {
+        self.app_report(id, caller).map(|r| self.view_of(r))
+    }
+
+    fn view_of(&self, report: AppReport) -> AppView {
+        let am = if report.viewable {
+            self.current_attempt(&report.app.id)
+                .and_then(|a| self.am_container_of(a.am_container, a.am_node.as_ref()))
+        } else {
+            None
+        };
+        AppView { report, am }
+    }
+
+    fn am_container_of(
+        &self,
+        id: Option<ContainerId>,
+        node: Option<&NodeId>,
+    ) -> Option<AmContainer> {
+        let (id, node) = (id?, node?.clone());
+        let node_http_address = self.cluster.nodes().get(&node).map(|n| n.http_address());
+        Some(AmContainer {
+            id,
+            node,
+            node_http_address,
+        })
+    }
+
+    /// Every attempt of the application, oldest first, whoever asks; whether
+    /// `caller` may view the application says how much the web shows.
+    pub fn attempt_listing(
+        &self,
+        app: &ApplicationId,
+        caller: &Caller,
+    ) -> Result<AttemptListing, Refusal> {
+        let a = self
+            .apps
+            .get(app)
+            .ok_or(Refusal::ApplicationNotFound(*app))?;
+        let viewable = self
+            .access
+            .may_access(caller, AppAccess::View, a, &self.queues);
+        let ids = self
+            .history
+            .get(app)
+            .map(|h| h.ids.as_slice())
+            .unwrap_or_default();
+        let attempts = ids
+            .iter()
+            .filter_map(|id| self.attempts.get(id))
+            .map(|at| AttemptView {
+                report: AttemptReport::of(at),
+                am: self.am_container_of(at.am_container, at.am_node.as_ref()),
+            })
+            .collect();
+        Ok(AttemptListing {
+            viewable,
+            user: a.user.clone(),
+            attempts,
+        })
+    }
+
+    /// Application counts, the scheduler's totals and node counts.
+    pub fn cluster_usage(&self) -> ClusterUsage {
+        let mut u = ClusterUsage::default();
+        for a in self.apps.all() {
+            u.apps_submitted += 1;
+            match a.state {
+                AppState::New | AppState::NewSaving | AppState::Submitted | AppState::Accepted => {
+                    u.apps_pending += 1
+                }
+                AppState::Running => u.apps_running += 1,
+                AppState::Finished => u.apps_completed += 1,
+                AppState::Failed => u.apps_failed += 1,
+                AppState::Killed => u.apps_killed += 1,
+            }
+        }
+        let c = self.cluster.scheduler().cluster();
+        u.capability = c.capability;
+        u.used = c.used;
+        u.containers = c.containers as i64;
+        u.nodes = self.cluster_metrics();
+        u
+    }
+
+    /// One node, active or not.
+    pub fn node_report(&self, id: &NodeId) -> Option<NodeReport> {
+        self.cluster.nodes().get(id).map(NodeReport::of)
+    }
+
+    /// The state and type of every application (for application statistics).
+    pub fn app_states_and_types(&self) -> Vec<(AppState, String)> {
+        self.apps
+            .all()
+            .map(|a| (a.state, a.app_type.clone()))
+            .collect()
+    }
+
+    /// Per leaf queue (by path), the users with unfinished applications there.
+    pub fn queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
+        let mut by_leaf: BTreeMap<String, BTreeMap<String, QueueUser>> = BTreeMap::new();
+        for a in self.apps.all().filter(|a| !a.state.is_final()) {
+            let Some(leaf) = self.queues.tree.resolve_leaf(&a.queue) else {
+                continue;
+            };
+            let u = by_leaf
+                .entry(leaf.to_string())
+                .or_default()
+                .entry(a.user.clone())
+                .or_insert_with(|| QueueUser {
+                    user: a.user.clone(),
+                    ..QueueUser::default()
+                });
+            if a.state == AppState::Running {
+                u.active_apps += 1;
+            } else {
+                u.pending_apps += 1;
+            }
+            if let Some(at) = self
+                .current_attempt(&a.id)
+                .filter(|at| !at.state.is_final())
+            {
+                for id in at.live.keys() {
+                    if let Some(c) = self.cluster.scheduler().container(id) {
+                        u.used += c.resource;
+                        if at.am_container == Some(*id) {
+                            u.am_used += c.resource;
+                        }
+                    }
+                }
+            }
+        }
+        by_leaf
+            .into_iter()
+            .map(|(leaf, users)| (leaf, users.into_values().collect()))
+            .collect()
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! | file | serves |
 //! |---|---|
-//! | `cluster.rs` | the read-only REST resources of `RMWebServices` |
+//! | `caller.rs` | who a request comes from (`user.name`, anonymous requests) |
+//! | `cluster/` | the read-only REST resources of `RMWebServices` |
 //! | `writes.rs` | the REST resources that change applications, and who the caller is |
 //! | `proxy.rs` | `/proxy/<appId>/...`, Hadoop's `WebAppProxyServlet` |
 //! | `ops.rs` | `/jmx`, `/prom`, `/conf`, `/isActive`, `/logLevel`, and a standby RM's redirect |
@@ -26,6 +27,7 @@ use spindle_common::Configuration;
 use crate::active::RmControl;
 use crate::context::RmContext;
 
+pub mod caller;
 pub mod cluster;
 pub mod ops;
 pub mod proxy;

@@ -1,0 +1,135 @@
+//! Who a web request comes from, as Hadoop's pseudo authentication
+//! (`PseudoAuthenticationHandler`) decides it: the `user.name` query
+//! parameter names the user; a request without one is anonymous, allowed
+//! while `hadoop.http.authentication.simple.anonymous.allowed` is true (its
+//! default) and refused with 401 otherwise.
+//!
+//! An anonymous reader sees what Hadoop's `RMWebServices.hasAccess` shows a
+//! request without a caller: everything (its check only runs when there is a
+//! caller). The state's access rules give that to the RM's own user, which
+//! is always an administrator, so an anonymous read asks as the RM.
+
+use axum::http::{HeaderMap, Uri};
+use spindle_web::WebError;
+
+use super::WebContext;
+use crate::access::Caller;
+
+/// `hadoop.http.authentication.simple.anonymous.allowed`.
+pub const ANONYMOUS_ALLOWED_KEY: &str = "hadoop.http.authentication.simple.anonymous.allowed";
+
+/// The user a request names with `user.name`; `None` when it names none
+/// (absent or empty, as Hadoop's handler treats both). A `user.name` that
+/// is not valid percent-encoded UTF-8 is a bad request.
+pub fn user_name(uri: &Uri) -> Result<Option<String>, WebError> {
+    let Some(query) = uri.query() else {
+        return Ok(None);
+    };
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key == "user.name" {
+            let user = decode(value)?;
+            let user = user.trim();
+            return Ok((!user.is_empty()).then(|| user.to_string()));
+        }
+    }
+    Ok(None)
+}
+
+/// The named user of a request, or 401 when it names none and anonymous
+/// requests are not allowed. `None`: an allowed anonymous request.
+pub fn request_user(
+    web: &WebContext,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Option<String>, WebError> {
+    let user = user_name(uri).map_err(|e| e.for_request(headers))?;
+    if user.is_none() && !anonymous_allowed(web) {
+        return Err(WebError::unauthorized(
+            "Authentication required: anonymous requests are disallowed",
+        )
+        .for_request(headers));
+    }
+    Ok(user)
+}
+
+/// The caller a read asks as: the named user with its groups, or for an
+/// anonymous request the RM itself (see the module documentation).
+pub async fn read_caller(
+    web: &WebContext,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Caller, WebError> {
+    match request_user(web, uri, headers)? {
+        Some(user) => Ok(web.rm().caller(&user).await),
+        None => Ok(Caller::user(
+            web.rm().daemon_user.clone().unwrap_or_default(),
+        )),
+    }
+}
+
+fn anonymous_allowed(web: &WebContext) -> bool {
+    web.conf
+        .get_trimmed(ANONYMOUS_ALLOWED_KEY)
+        .is_none_or(|v| !v.eq_ignore_ascii_case("false"))
+}
+
+/// Percent-decodes a query component (`+` is a space), refusing bad
+/// escapes and bytes that are not UTF-8.
+pub fn decode(text: &str) -> Result<String, WebError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| {
+                        WebError::bad_request(format!("Malformed escape pair in query: {text}"))
+                    })?;
+                out.push(hex);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out)
+        .map_err(|_| WebError::bad_request("The query is not valid UTF-8".to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(s: &str) -> Uri {
+        s.parse().expect("uri")
+    }
+
+    #[test]
+    fn reads_user_name_from_the_query() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("/ws/v1/cluster/apps", None),
+            ("/ws/v1/cluster/apps?user.name=alice", Some("alice")),
+            ("/ws/v1/cluster/apps?limit=1&user.name=bob&x=y", Some("bob")),
+            ("/ws/v1/cluster/apps?user.name=", None),
+            ("/ws/v1/cluster/apps?user.name=a%20b", Some("a b")),
+            ("/ws/v1/cluster/apps?user=alice", None),
+        ];
+        for (u, want) in cases {
+            assert_eq!(user_name(&uri(u)).expect("parses").as_deref(), *want, "{u}");
+        }
+    }
+
+    #[test]
+    fn bad_encoding_is_a_bad_request() {
+        for u in ["/x?user.name=%zz", "/x?user.name=%ff%fe", "/x?user.name=%4"] {
+            let e = user_name(&uri(u)).expect_err(u);
+            assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST, "{u}");
+        }
+    }
+}

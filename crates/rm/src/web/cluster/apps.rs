@@ -1,0 +1,258 @@
+//! The application resources: `/apps` with Hadoop's filters, one
+//! application, its attempts and their containers, and its state, priority
+//! and queue.
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Uri};
+use axum::response::Response;
+use serde_json::json;
+use spindle_common::ids::ApplicationAttemptId;
+use spindle_scheduler::SchedulerKind;
+use spindle_web::{reply, WebError};
+
+use super::params::{self, Params};
+use super::{
+    answer, dao, list_reply, now_ms, parse_app_id, parse_attempt_id, parse_container_id,
+    path_param, query, refused, unwrapped_reply,
+};
+use crate::web::caller::read_caller;
+use crate::web::WebContext;
+
+fn app_not_found(raw: &str) -> WebError {
+    WebError::not_found(format!("app with id: {raw} not found"))
+}
+
+pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: HeaderMap) -> Response {
+    let a = async {
+        let params = Params::of(&uri)?;
+        let q = params::apps_query(&params)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let capacity = web.rm().scheduler_kind == SchedulerKind::Capacity;
+        let (filter, queue) = (q.filter.clone(), q.queue.clone());
+        let (known_queue, views) = query(&web, move |s| {
+            // The capacity scheduler refuses an unknown queue (`getQueueInfo`).
+            let known = match (&queue, capacity) {
+                (Some(name), true) => s.queue_info(name, false, false, false, &caller).is_some(),
+                _ => true,
+            };
+            let views = if known {
+                s.app_views(&filter, &caller)
+            } else {
+                Vec::new()
+            };
+            (known, views)
+        })
+        .await?;
+        if !known_queue {
+            let name = q.queue.unwrap_or_default();
+            return Err(WebError::bad_request(format!("Unknown queue: {name}")));
+        }
+        let ts = web.rm().cluster_ts();
+        let now = now_ms();
+        let items = views
+            .iter()
+            .filter(|v| {
+                q.final_status
+                    .is_none_or(|f| v.report.app.final_status == f)
+            })
+            .map(|v| dao::app_info(v, ts, now, q.deselects))
+            .collect();
+        Ok(list_reply(&headers, "apps", "app", items))
+    };
+    answer(&headers, a.await)
+}
+
+pub(super) async fn app(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let raw = path_param(path)?;
+        let id = parse_app_id(&raw)?;
+        let params = Params::of(&uri)?;
+        let deselects = params::deselects(&params)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let view = query(&web, move |s| s.app_view(&id, &caller).ok())
+            .await?
+            .ok_or_else(|| app_not_found(&raw))?;
+        let info = dao::app_info(&view, web.rm().cluster_ts(), now_ms(), deselects);
+        Ok(reply(&headers, &json!({ "app": info })))
+    };
+    answer(&headers, a.await)
+}
+
+pub(super) async fn attempts(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let raw = path_param(path)?;
+        let id = parse_app_id(&raw)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let listing = query(&web, move |s| s.attempt_listing(&id, &caller).ok())
+            .await?
+            .ok_or_else(|| app_not_found(&raw))?;
+        Ok(list_reply(
+            &headers,
+            "appAttempts",
+            "appAttempt",
+            dao::attempts_info(&listing),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+/// The ids of `/apps/{appid}/appattempts/{attemptid}`, checked as
+/// `WebServices` does (they must belong together).
+pub(super) fn attempt_ids(
+    raw_app: &str,
+    raw_attempt: &str,
+) -> Result<ApplicationAttemptId, WebError> {
+    let app = parse_app_id(raw_app)?;
+    let attempt = parse_attempt_id(raw_attempt)?;
+    if attempt.app != app {
+        return Err(WebError::not_found("appId and appAttemptId don't match"));
+    }
+    Ok(attempt)
+}
+
+pub(super) async fn attempt(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt) = path_param(path)?;
+        let id = attempt_ids(&raw_app, &raw_attempt)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let report = query(&web, move |s| s.attempt_report(&id, &caller))
+            .await?
+            .map_err(refused)?;
+        Ok(reply(
+            &headers,
+            &json!({"appAttempt": dao::attempt_report_info(&report)}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+pub(super) async fn containers(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt) = path_param(path)?;
+        let id = attempt_ids(&raw_app, &raw_attempt)?;
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let (user, list) = query(&web, move |s| {
+            let user = s.app_report(&id.app, &caller).map(|r| r.app.user);
+            (user, s.containers_of(&id, &caller))
+        })
+        .await?;
+        let list = list.map_err(refused)?;
+        let user = user.map_err(refused)?;
+        let now = now_ms();
+        let items = list
+            .iter()
+            .map(|c| dao::container_info(c, &user, now))
+            .collect();
+        Ok(list_reply(&headers, "containers", "container", items))
+    };
+    answer(&headers, a.await)
+}
+
+pub(super) async fn container(
+    State(web): State<WebContext>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = async {
+        let (raw_app, raw_attempt, raw_container) = path_param(path)?;
+        let attempt = attempt_ids(&raw_app, &raw_attempt)?;
+        let id = parse_container_id(&raw_container)?;
+        if id.attempt != attempt {
+            return Err(WebError::not_found(
+                "appAttemptId and containerId don't match",
+            ));
+        }
+        let caller = read_caller(&web, &uri, &headers).await?;
+        let (user, report) = query(&web, move |s| {
+            let user = s.app_report(&id.attempt.app, &caller).map(|r| r.app.user);
+            (user, s.container_report(&id, &caller))
+        })
+        .await?;
+        let report = report.map_err(refused)?;
+        let user = user.map_err(refused)?;
+        Ok(reply(
+            &headers,
+            &json!({"container": dao::container_info(&report, &user, now_ms())}),
+        ))
+    };
+    answer(&headers, a.await)
+}
+
+/// The application of `/apps/{appid}/...` (state, priority, queue), which
+/// Hadoop shows whoever asks.
+pub(super) async fn app_of(
+    web: &WebContext,
+    path: Result<Path<String>, PathRejection>,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<crate::apps::App, WebError> {
+    let raw = path_param(path)?;
+    let id = parse_app_id(&raw)?;
+    let caller = read_caller(web, uri, headers).await?;
+    query(web, move |s| s.app_report(&id, &caller).ok())
+        .await?
+        .map(|r| r.app)
+        .ok_or_else(|| app_not_found(&raw))
+}
+
+pub(super) async fn app_state(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers)
+        .await
+        .map(|app| unwrapped_reply(&headers, "appstate", json!({"state": app.state.as_str()})));
+    answer(&headers, a)
+}
+
+pub(super) async fn app_priority(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers).await.map(|app| {
+        unwrapped_reply(
+            &headers,
+            "applicationpriority",
+            json!({"priority": app.priority}),
+        )
+    });
+    answer(&headers, a)
+}
+
+pub(super) async fn app_queue(
+    State(web): State<WebContext>,
+    path: Result<Path<String>, PathRejection>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let a = app_of(&web, path, &uri, &headers)
+        .await
+        .map(|app| unwrapped_reply(&headers, "appqueue", json!({"queue": app.queue})));
+    answer(&headers, a)
+}
