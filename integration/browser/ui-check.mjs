@@ -55,6 +55,8 @@ const browser = await chromium.launch({
 const dialogs = [];
 async function newPage(options) {
   const context = await browser.newContext(options);
+  // A missing element fails its check soon instead of stalling the run.
+  context.setDefaultTimeout(5000);
   const page = await context.newPage();
   page.on('dialog', async (d) => {
     dialogs.push(`${d.type()}: ${d.message()}`);
@@ -209,7 +211,7 @@ try {
   }
   // The README's picture: the overview, desktop, first screen only.
   await open(page, '/cluster?refresh=0');
-  await page.setViewportSize({ width: 1100, height: 620 });
+  await page.setViewportSize({ width: 1280, height: 440 });
   await page.screenshot({ path: path.join(outDir, 'ui-overview.png') });
 } catch (e) {
   failures.push(`error: ${e.stack || e}`);

@@ -50,7 +50,7 @@ pub struct QueueUser {
 
 impl RmState {
     /// The cluster's nodes, resources and applications at a glance.
-    pub fn cluster_overview(&self) -> ClusterOverview {
+    pub fn overview_totals(&self) -> ClusterOverview {
         let nodes = self.cluster.nodes();
         let containers = nodes.active().map(|n| i64::from(n.num_containers)).sum();
         let mut counts: BTreeMap<AppState, usize> = BTreeMap::new();
@@ -71,7 +71,7 @@ impl RmState {
 
     /// Every attempt of the application, oldest first, with where its AM
     /// container ran; needs VIEW_APP, as [`RmState::attempts_of`].
-    pub fn attempt_overviews(
+    pub fn attempts_with_am_nodes(
         &self,
         app: &ApplicationId,
         caller: &Caller,
@@ -100,7 +100,7 @@ impl RmState {
     /// Per leaf queue (full path), the users with unfinished applications
     /// there, by user name. Applications whose queue names no leaf (any
     /// more) are left out.
-    pub fn queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
+    pub fn active_queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
         let mut by_queue: BTreeMap<String, BTreeMap<String, QueueUser>> = BTreeMap::new();
         for app in self.apps.all().filter(|a| !a.state.is_final()) {
             let Some(leaf) = self.queues.tree.resolve_leaf(&app.queue) else {

@@ -39,7 +39,7 @@ pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> 
     let answer = page
         .query(move |s| {
             let report = s.app_report(&app_id, &caller)?;
-            let attempts = s.attempt_overviews(&app_id, &caller);
+            let attempts = s.attempts_with_am_nodes(&app_id, &caller);
             let containers = match (&attempts, report.current_attempt) {
                 (Ok(_), Some(current)) => s.containers_of(&current, &caller).unwrap_or_default(),
                 _ => Vec::new(),
@@ -173,7 +173,7 @@ pub async fn attempt(State(web): State<WebContext>, id: PathArg, params: Params)
         .query(move |s| {
             let user = s.app_report(&attempt_id.app, &caller)?.app.user;
             let overview = s
-                .attempt_overviews(&attempt_id.app, &caller)?
+                .attempts_with_am_nodes(&attempt_id.app, &caller)?
                 .into_iter()
                 .find(|o| o.report.id == attempt_id)
                 .ok_or(Refusal::AttemptNotFound(attempt_id))?;

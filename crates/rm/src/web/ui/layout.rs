@@ -46,7 +46,7 @@ td.time{white-space:nowrap}
 .bar>span{display:block;height:100%;background:var(--accent)}
 .bar>span.over{background:var(--warn)}
 .bar>i{position:absolute;top:0;bottom:0;width:2px;background:var(--fg);opacity:.6}
-.bar>b{position:absolute;inset:0;font-size:.75rem;font-weight:500;line-height:1.1rem;text-align:center;color:var(--fg)}
+.bar>b{position:absolute;inset:0;font-size:.75rem;font-weight:600;line-height:1.1rem;text-align:center;color:var(--fg);text-shadow:0 0 3px #fff,0 0 2px #fff}
 .badge{display:inline-block;padding:0 .4rem;border-radius:3px;font-size:.8rem;font-weight:600;background:#e4e8ee}
 .badge.RUNNING,.badge.SUCCEEDED{background:#d7f0dc;color:var(--ok)}
 .badge.FAILED,.badge.KILLED,.badge.LOST,.badge.UNHEALTHY{background:#f6dcd9;color:var(--bad)}
@@ -65,7 +65,7 @@ ul.tree li{margin:.4rem 0}
 .muted{color:var(--muted)}
 .note{background:#fff8e1;border:1px solid #f0d98c;border-radius:6px;padding:.75rem 1rem}
 footer{color:var(--muted);font-size:.8rem;text-align:center;padding:1rem}
-@media (max-width:640px){main{padding:.5rem}header.top .state{margin-left:0}th,td{padding:.3rem .4rem}.hide-sm,[data-hide-sm]{display:none}}
+@media (max-width:640px){main{padding:.5rem}#apps td:first-child a{word-break:break-all}header.top .state{margin-left:0}th,td{padding:.3rem .4rem}.hide-sm,[data-hide-sm]{display:none}}
 "#;
 
 /// Serves the stylesheet, cacheable for an hour.

@@ -18,7 +18,7 @@ pub async fn overview(State(web): State<WebContext>, params: Params) -> Response
         Err(r) => return r,
     };
     let o = match page
-        .query(|s| (s.cluster_overview(), s.queue_names().len()))
+        .query(|s| (s.overview_totals(), s.queue_names().len()))
         .await
     {
         Ok(o) => o,

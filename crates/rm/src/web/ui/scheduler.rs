@@ -26,8 +26,8 @@ pub async fn scheduler(State(web): State<WebContext>, params: Params) -> Respons
         .query(move |s| {
             (
                 s.queue_info("root", false, true, true, &caller),
-                s.queue_users(),
-                s.cluster_overview().capability,
+                s.active_queue_users(),
+                s.overview_totals().capability,
             )
         })
         .await;
