@@ -320,3 +320,38 @@ async fn a_standby_rm_says_so() {
         assert!(a.body.contains("is in standby"), "{page}: {}", a.body);
     }
 }
+
+#[tokio::test]
+async fn the_scheduler_page_shows_fifo_and_fair_trees() {
+    for (class, name) in [
+        (
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler",
+            "FIFO Scheduler",
+        ),
+        (
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+            "Fair Scheduler",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rm = start(
+            dir.path(),
+            &[("yarn.resourcemanager.scheduler.class", class)],
+        )
+        .await;
+        submit(&rm, "bob", "queued").await;
+        let page = get(rm.addresses().webapp, "/cluster/scheduler").await;
+        assert_eq!(page.status, 200, "{class}: {}", page.body);
+        assert!(page.body.contains(name), "{class}: {}", page.body);
+        assert!(
+            page.body.contains("data-queue=\"root\""),
+            "{class}: {}",
+            page.body
+        );
+        assert!(
+            page.body.contains("bob (1 apps, 0 running)"),
+            "{class}: {}",
+            page.body
+        );
+    }
+}

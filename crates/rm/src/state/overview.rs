@@ -98,12 +98,22 @@ impl RmState {
     }
 
     /// Per leaf queue (full path), the users with unfinished applications
-    /// there, by user name. Applications whose queue names no leaf (any
-    /// more) are left out.
+    /// there, by user name (queues placement created on demand included).
+    /// Applications whose queue names no leaf (any more) are left out.
     pub fn active_queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
         let mut by_queue: BTreeMap<String, BTreeMap<String, QueueUser>> = BTreeMap::new();
+        // The leaf each queue name resolves to, asked once per name: the
+        // scheduler knows queues placement created on demand too.
+        let mut leaves: BTreeMap<&str, Option<String>> = BTreeMap::new();
         for app in self.apps.all().filter(|a| !a.state.is_final()) {
-            let Some(leaf) = self.queues.tree.resolve_leaf(&app.queue) else {
+            let leaf = leaves.entry(app.queue.as_str()).or_insert_with(|| {
+                match self.cluster.scheduler().queue(&app.queue) {
+                    Some(q) if q.leaf => Some(q.path),
+                    Some(_) => None,
+                    None => self.queues.tree.resolve_leaf(&app.queue),
+                }
+            });
+            let Some(leaf) = leaf.clone() else {
                 continue;
             };
             let user = by_queue
