@@ -358,3 +358,7 @@ mod limits_tests;
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod store_tests;
+
+#[cfg(test)]
+#[path = "overview_tests.rs"]
+mod overview_tests;

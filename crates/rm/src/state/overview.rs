@@ -21,9 +21,9 @@ pub struct ClusterOverview {
     pub nodes: ClusterMetrics,
     /// Capability of RUNNING nodes.
     pub capability: Resource,
-    /// What the containers on active nodes hold.
+    /// What the scheduler has allocated.
     pub used: Resource,
-    /// Containers allocated on active nodes.
+    /// Containers the scheduler has allocated.
     pub containers: i64,
     /// Applications this RM remembers, by state (every state, in Hadoop's order).
     pub apps_by_state: Vec<(AppState, usize)>,
@@ -52,7 +52,9 @@ impl RmState {
     /// The cluster's nodes, resources and applications at a glance.
     pub fn overview_totals(&self) -> ClusterOverview {
         let nodes = self.cluster.nodes();
-        let containers = nodes.active().map(|n| i64::from(n.num_containers)).sum();
+        // What the scheduler has allocated (Hadoop's allocatedMB and
+        // containersAllocated), not what the NodeManagers last reported.
+        let allocated = self.cluster.scheduler().cluster();
         let mut counts: BTreeMap<AppState, usize> = BTreeMap::new();
         for app in self.apps.all() {
             *counts.entry(app.state).or_default() += 1;
@@ -60,8 +62,8 @@ impl RmState {
         ClusterOverview {
             nodes: self.cluster_metrics(),
             capability: nodes.cluster_capability(),
-            used: nodes.cluster_used(),
-            containers,
+            used: allocated.used,
+            containers: allocated.containers as i64,
             apps_by_state: AppState::ALL
                 .into_iter()
                 .map(|s| (s, counts.get(&s).copied().unwrap_or(0)))
