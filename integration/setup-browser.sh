@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the web UI's browser test (integration/tests/web_ui.rs) drives:
 #   * Debian's `chromium` and `chromium-driver`, with apt-get, only when /usr/bin/chromium
-#     is missing (needs root);
+#     or chromedriver is missing (needs root);
 #   * `playwright-core` from the npm registry into integration/browser/node_modules, as
 #     pinned by integration/browser/package-lock.json (`npm ci`). playwright-core never
 #     downloads a browser: the test script launches /usr/bin/chromium.
@@ -19,14 +19,14 @@ browser="$here/browser"
 chromium="${SPINDLE_CHROMIUM:-/usr/bin/chromium}"
 
 # --- Chromium ----------------------------------------------------------------------------
-if [ -x "$chromium" ]; then
+if [ -x "$chromium" ] && command -v chromedriver >/dev/null 2>&1; then
     say "chromium found: $chromium ($("$chromium" --version 2>/dev/null || echo 'version unknown'))"
 else
     command -v apt-get >/dev/null 2>&1 ||
         die "$chromium is missing and apt-get is not available: install Chromium by hand"
     [ "$(id -u)" -eq 0 ] ||
         die "$chromium is missing; installing it needs root (apt-get install chromium chromium-driver)"
-    say "chromium missing: installing chromium and chromium-driver with apt-get"
+    say "chromium or chromedriver missing: installing chromium and chromium-driver with apt-get"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >&2
     apt-get install -y -q --no-install-recommends chromium chromium-driver >&2 ||
