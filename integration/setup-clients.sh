@@ -6,7 +6,8 @@
 #     hadoop-client-api-3.3.4.jar and hadoop-client-runtime-3.3.4.jar, which carry the YARN
 #     CLIs, plus the logging jars they need.
 #   * the ZooKeeper server jars, through integration/setup-maven.sh zookeeper (Maven);
-#   * the HDFS minicluster jars, through integration/setup-maven.sh hdfs (Maven).
+#   * the HDFS minicluster jars, through integration/setup-maven.sh hdfs (Maven);
+#   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh.
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
 # Cache directory: $SPINDLE_CLIENT_CACHE, default ~/.cache/spindle-clients.
@@ -102,5 +103,7 @@ bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" hdfs >/dev/null
 # --- Python clients of the web surface (integration/pip/web) ---------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
+# --- Chromium and playwright-core for the web UI's browser test (integration/browser) --
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-browser.sh" >/dev/null
 
 printf '%s\n' "$jars"

@@ -14,7 +14,9 @@
 //! - `admin`: refreshes and node resources;
 //! - `decisions`: applying what the scheduler core decided;
 //! - `queries`: the read-only questions handlers (and any other reader)
-//!   ask, answered with domain reports.
+//!   ask, answered with domain reports;
+//! - `overview`: the few more the web UI asks (cluster totals, attempts
+//!   with their AM nodes, queue users).
 //!
 //! The nodes and the scheduler core sit in [`Cluster`], which keeps the two
 //! in step; tokens in [`TokenIssuer`]. Nothing here touches the network or
@@ -25,10 +27,12 @@ mod am_protocol;
 mod decisions;
 mod heartbeat;
 mod lifecycle;
+mod overview;
 mod queries;
 mod store;
 mod tracked;
 
+pub use overview::{AttemptOverview, ClusterOverview, QueueUser};
 pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
 use std::collections::BTreeMap;
@@ -354,3 +358,7 @@ mod limits_tests;
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod store_tests;
+
+#[cfg(test)]
+#[path = "overview_tests.rs"]
+mod overview_tests;

@@ -1,9 +1,0 @@
-//! (to be written)
-
-use axum::Router;
-
-use super::WebContext;
-
-pub fn routes() -> Router<WebContext> {
-    Router::new()
-}
