@@ -23,8 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use spindle_integration::clients::running_in_ci;
-use spindle_integration::{wait_until, AppSubmission, Cluster, HadoopClients};
+use spindle_integration::clients::{integration_dir, running_in_ci};
+use spindle_integration::{wait_until, AppSubmission, Cluster, HadoopClients, HdfsJars};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 const POLL: Duration = Duration::from_millis(300);
@@ -110,11 +110,6 @@ fn get(addr: SocketAddr, path: &str) -> Reply {
 
 fn get_xml(addr: SocketAddr, path: &str) -> Reply {
     get_raw(addr, path.as_bytes(), "application/xml")
-}
-
-/// This checkout's `integration/` (the test's own, whoever built the harness).
-fn integration_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The directory `integration/<script> <name>` (setup-pip.sh, setup-maven.sh) prints
@@ -648,8 +643,8 @@ fn yarn_top_reads_the_cluster_info() {
         return;
     };
     // TopCLI parses the JSON with the shaded Jettison of hadoop-client-minicluster,
-    // which the client-api/runtime jars lack.
-    let Some(jettison) = setup("setup-maven.sh", "yarn-top") else {
+    // which the client-api/runtime jars lack; the HDFS jars have it.
+    let Some(hdfs_jars) = HdfsJars::for_tests() else {
         return;
     };
     let cluster = match Cluster::builder().nodemanagers(1).start(&clients) {
@@ -658,7 +653,7 @@ fn yarn_top_reads_the_cluster_info() {
     };
     let mut cmd = match cluster
         .yarn_command()
-        .classpath(jettison.join("hadoop-client-minicluster-3.3.4.jar"))
+        .classpath(hdfs_jars.dir().join("hadoop-client-minicluster-3.3.4.jar"))
         .command(["top", "-cols", "200", "-rows", "40"])
     {
         Ok(c) => c,

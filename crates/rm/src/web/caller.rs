@@ -4,10 +4,12 @@
 //! while `hadoop.http.authentication.simple.anonymous.allowed` is true (its
 //! default) and refused with 401 otherwise.
 //!
-//! An anonymous reader sees what Hadoop's `RMWebServices.hasAccess` shows a
-//! request without a caller: everything (its check only runs when there is a
-//! caller). The state's access rules give that to the RM's own user, which
-//! is always an administrator, so an anonymous read asks as the RM.
+//! An anonymous request acts as Hadoop's static web user
+//! (`hadoop.http.staticuser.user`, default `dr.who`), as Hadoop's default
+//! `StaticUserWebFilter` makes it: with `yarn.acl.enable` off everyone sees
+//! everything; with it on, `dr.who` is an ordinary user, who sees other
+//! users' applications with Hadoop's hidden fields. The REST API and the UI
+//! ask as the same caller.
 
 use axum::http::{HeaderMap, Uri};
 use spindle_web::WebError;
@@ -53,19 +55,38 @@ pub fn request_user(
     Ok(user)
 }
 
+/// `hadoop.http.staticuser.user`.
+pub const STATIC_USER_KEY: &str = "hadoop.http.staticuser.user";
+
+/// Hadoop's default static web user.
+pub const DEFAULT_STATIC_USER: &str = "dr.who";
+
 /// The caller a read asks as: the named user with its groups, or for an
-/// anonymous request the RM itself (see the module documentation).
+/// anonymous request the static web user (see the module documentation).
 pub async fn read_caller(
     web: &WebContext,
     uri: &Uri,
     headers: &HeaderMap,
 ) -> Result<Caller, WebError> {
-    match request_user(web, uri, headers)? {
-        Some(user) => Ok(web.rm().caller(&user).await),
-        None => Ok(Caller::user(
-            web.rm().daemon_user.clone().unwrap_or_default(),
-        )),
+    let user = request_user(web, uri, headers)?;
+    Ok(caller_for(web, user.as_deref()).await)
+}
+
+/// The caller of a request naming `user` (`None`: anonymous, the static
+/// web user), with its groups.
+pub async fn caller_for(web: &WebContext, user: Option<&str>) -> Caller {
+    match user {
+        Some(user) => web.rm().caller(user).await,
+        None => web.rm().caller(&static_user(web)).await,
     }
+}
+
+/// `hadoop.http.staticuser.user`, `dr.who` by default.
+pub fn static_user(web: &WebContext) -> String {
+    web.conf
+        .get_trimmed(STATIC_USER_KEY)
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| DEFAULT_STATIC_USER.to_string())
 }
 
 fn anonymous_allowed(web: &WebContext) -> bool {

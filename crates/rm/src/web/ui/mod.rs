@@ -18,8 +18,8 @@
 //! gave (names, users, queues, diagnostics, URLs) is escaped.
 //!
 //! The pages read the state only through named queries (`state/queries.rs`,
-//! `state/overview.rs`), as the caller named by `user.name` (anonymous
-//! without it), so what ACLs hide from a caller's RPC reports stays hidden
+//! `state/overview.rs`), as the caller named by `user.name` (else the static web user, `dr.who`:
+//! see `web::caller`), so what ACLs hide from a caller's RPC reports stays hidden
 //! here. A standby RM answers every page with a note saying so.
 //!
 //! Pages reload themselves every `spindle.webapp.ui.refresh-seconds`
@@ -131,10 +131,7 @@ impl Page {
         if state != ServiceState::Active {
             return Err(standby_page(&web, &frame));
         }
-        let caller = web
-            .rm()
-            .caller(frame.user.as_deref().unwrap_or_default())
-            .await;
+        let caller = crate::web::caller::caller_for(&web, frame.user.as_deref()).await;
         Ok(Page {
             web,
             frame,
