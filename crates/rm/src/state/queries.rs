@@ -18,8 +18,8 @@ use crate::cluster::nodes::NodeState;
 use crate::launch::AppAccess;
 use crate::refusal::Refusal;
 use crate::reports::{
-    AppReport, AttemptReport, ClusterMetrics, ContainerReport, NodeReport, QueueInfo,
-    QueueStatistics,
+    AmTracking, AppReport, AttemptReport, ClusterMetrics, ContainerReport, NodeReport, ProxyTarget,
+    QueueInfo, QueueStatistics,
 };
 
 /// Whether the caller administers each queue, remembered while one query
@@ -53,13 +53,30 @@ impl RmState {
         }
     }
 
+    /// Where the web proxy sends a browser for the application, as Hadoop's
+    /// `WebAppProxyServlet` reads it from the report the RM gives itself
+    /// (no caller check: Hadoop's proxy makes none either); `None` for an
+    /// application the RM does not know.
+    pub fn proxy_target(&self, id: &ApplicationId) -> Option<ProxyTarget> {
+        let app = self.apps.get(id)?;
+        Some(ProxyTarget {
+            user: app.user.clone(),
+            state: app.state,
+            unmanaged: app.unmanaged_am,
+            am_tracking: self.current_attempt(id).map(|a| AmTracking {
+                state: a.state,
+                url: a.tracking_url.clone(),
+            }),
+        })
+    }
+
     /// Every attempt of the application, oldest first; needs VIEW_APP.
     pub fn attempts_of(
         &self,
         app: &ApplicationId,
         caller: &Caller,
     ) -> Result<Vec<AttemptReport>, Refusal> {
-        self.viewable_app(app, caller)?;
+        let unmanaged = self.viewable_app(app, caller)?.unmanaged_am;
         let ids = self
             .history
             .get(app)
@@ -68,7 +85,7 @@ impl RmState {
         Ok(ids
             .iter()
             .filter_map(|a| self.attempts.get(a))
-            .map(AttemptReport::of)
+            .map(|a| AttemptReport::of(a, unmanaged))
             .collect())
     }
 
@@ -78,15 +95,15 @@ impl RmState {
         id: &ApplicationAttemptId,
         caller: &Caller,
     ) -> Result<AttemptReport, Refusal> {
-        match self.viewable_app(&id.app, caller) {
+        let unmanaged = match self.viewable_app(&id.app, caller) {
             Err(Refusal::AppViewDenied { user, .. }) => {
                 return Err(Refusal::AttemptViewDenied { user, attempt: *id })
             }
-            other => other?,
+            other => other?.unmanaged_am,
         };
         self.attempts
             .get(id)
-            .map(AttemptReport::of)
+            .map(|a| AttemptReport::of(a, unmanaged))
             .ok_or(Refusal::AttemptNotFound(*id))
     }
 
@@ -285,6 +302,7 @@ impl RmState {
                 cluster_capability: self.cluster.nodes().cluster_capability(),
                 amrm_token: None,
                 viewable: false,
+                am_tracking: None,
             };
         }
         let attempt = self.current_attempt(&app.id);
@@ -314,6 +332,10 @@ impl RmState {
             cluster_capability: self.cluster.nodes().cluster_capability(),
             amrm_token,
             viewable: true,
+            am_tracking: attempt.map(|a| AmTracking {
+                state: a.state,
+                url: a.tracking_url.clone(),
+            }),
         }
     }
 
