@@ -727,26 +727,33 @@ async fn within<T>(
     }
 }
 
-/// Connects to `host:port`, from `local` when that suits the peer (a
-/// loopback source cannot reach another machine).
+/// Connects to `host:port` from `local` (the AM's filter accepts only the
+/// proxy host's addresses; an AM on this machine sees a loopback proxy
+/// host's address too), or from wherever the system picks when that
+/// cannot reach the peer (a loopback source and another machine).
 async fn connect(host: &str, port: u16, local: Option<IpAddr>) -> io::Result<TcpStream> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
     for addr in tokio::net::lookup_host((host, port)).await? {
-        let socket = if addr.is_ipv4() {
-            TcpSocket::new_v4()?
-        } else {
-            TcpSocket::new_v6()?
-        };
-        if let Some(ip) = local.filter(|ip| {
-            ip.is_ipv4() == addr.is_ipv4() && (!ip.is_loopback() || addr.ip().is_loopback())
-        }) {
-            if let Err(e) = socket.bind(SocketAddr::new(ip, 0)) {
-                debug!(%ip, error = %e, "web proxy: cannot send from the proxy host's address");
+        let from = local.filter(|ip| {
+            ip.is_ipv4() == addr.is_ipv4() && (!ip.is_loopback() || is_local_address(addr.ip()))
+        });
+        let attempts = [from, None];
+        for from in attempts.iter().take(if from.is_some() { 2 } else { 1 }) {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()?
+            } else {
+                TcpSocket::new_v6()?
+            };
+            if let Some(ip) = from {
+                if let Err(e) = socket.bind(SocketAddr::new(*ip, 0)) {
+                    debug!(%ip, error = %e, "web proxy: cannot send from the proxy host's address");
+                    continue;
+                }
             }
-        }
-        match socket.connect(addr).await {
-            Ok(s) => return Ok(s),
-            Err(e) => last = e,
+            match socket.connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
         }
     }
     Err(last)
