@@ -41,13 +41,15 @@ pub struct AppReport {
     pub am_tracking: Option<AmTracking>,
 }
 
-/// What the web proxy needs to know about an application (see
-/// `RmState::proxy_target`).
+/// What the web proxy and the REST writes need to know about an
+/// application, whoever asks (see `RmState::proxy_target`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyTarget {
     /// The owner (the proxy's warning page names it).
     pub user: String,
     pub state: AppState,
+    pub priority: i32,
+    pub queue: String,
     pub unmanaged: bool,
     /// The current attempt, if any.
     pub am_tracking: Option<AmTracking>,

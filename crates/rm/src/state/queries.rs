@@ -62,6 +62,8 @@ impl RmState {
         Some(ProxyTarget {
             user: app.user.clone(),
             state: app.state,
+            priority: app.priority,
+            queue: app.queue.clone(),
             unmanaged: app.unmanaged_am,
             am_tracking: self.current_attempt(id).map(|a| AmTracking {
                 state: a.state,

@@ -1,9 +1,456 @@
-//! (to be written)
+//! The REST resources of `RMWebServices` that change applications, each
+//! through the command its RPC twin sends (so the same access rules
+//! decide):
+//!
+//! | resource | command | answer |
+//! |---|---|---|
+//! | `PUT /ws/v1/cluster/apps/{id}/state` `{"state":"KILLED"}` | `KillApplication` | 200 with the state once killed (202 with `Location` while a kill is in progress); 403 `Unauthorized attempt to kill appid <id> by remote user <user>` without MODIFY_APP; 400 `Only 'KILLED' is allowed as a target state.` |
+//! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
+//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
+//! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
+//!
+//! The caller is Hadoop's pseudo-authentication user, the `user.name` query
+//! parameter; a write without one is refused with 401 "Unable to obtain
+//! user name, user not authenticated", as `RMWebServices` refuses a request
+//! without a principal. Bodies are JSON or XML (by `Content-Type`); one
+//! that does not parse is a 400, another media type a 415. An unknown
+//! application is a 404 `app with id: <id> not found`, an id that does not
+//! parse a 400. Like Hadoop, the refusals of a kill or a priority change
+//! are plain-text bodies; the other errors are `RemoteException` JSON/XML.
+//!
+//! Not served yet: `POST /ws/v1/cluster/apps` (REST submission).
 
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{post, put};
 use axum::Router;
+use serde_json::{json, Value};
+use spindle_common::ids::ApplicationId;
+use spindle_web::{Format, WebError};
 
 use super::WebContext;
+use crate::apps::AppState;
+use crate::command::{KillApplication, NewApplication, UpdateApplicationPriority};
+use crate::refusal::Refusal;
+use crate::reports::ProxyTarget;
 
 pub fn routes() -> Router<WebContext> {
     Router::new()
+        .route("/ws/v1/cluster/apps/{id}/state", put(put_state))
+        .route("/ws/v1/cluster/apps/{id}/priority", put(put_priority))
+        .route("/ws/v1/cluster/apps/{id}/queue", put(put_queue))
+        .route("/ws/v1/cluster/apps/new-application", post(new_application))
+}
+
+type WebResult = Result<Response, Response>;
+
+fn fail(e: WebError, headers: &HeaderMap) -> Response {
+    e.for_request(headers).into_response()
+}
+
+/// The pseudo-authentication user of the request, if it names one.
+fn caller(query: Option<&str>) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == "user.name")
+            .then(|| decode(v))
+            .filter(|u| !u.trim().is_empty())
+    })
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b == b'+' { b' ' } else { b });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn require_user(query: Option<&str>, headers: &HeaderMap) -> Result<String, Response> {
+    caller(query).ok_or_else(|| {
+        fail(
+            WebError::unauthorized("Unable to obtain user name, user not authenticated"),
+            headers,
+        )
+    })
+}
+
+/// `WebAppUtils.parseApplicationId` + `getRMAppForAppId`.
+async fn app_of(web: &WebContext, id: &str, headers: &HeaderMap) -> Result<ProxyTarget, Response> {
+    let parsed = id.parse::<ApplicationId>().map_err(|_| {
+        fail(
+            WebError::bad_request(format!(
+                "java.lang.IllegalArgumentException: Invalid ApplicationId: {id}"
+            )),
+            headers,
+        )
+    })?;
+    let found = web
+        .rm()
+        .core
+        .query(move |s| s.proxy_target(&parsed))
+        .await
+        .map_err(|e| fail(WebError::unavailable(e.to_string()), headers))?;
+    found.ok_or_else(|| {
+        fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            headers,
+        )
+    })
+}
+
+/// One field of a JSON or XML body (`<root><field>v</field></root>`).
+fn body_field(headers: &HeaderMap, body: &[u8], field: &str) -> Result<Option<String>, Response> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let bad = |what: String| fail(WebError::bad_request(what), headers);
+    let text =
+        std::str::from_utf8(body).map_err(|_| bad("The request body is not UTF-8".into()))?;
+    match media.as_str() {
+        "application/json" | "text/json" | "" => {
+            let v: Value = serde_json::from_str(text)
+                .map_err(|e| bad(format!("The request body is not valid JSON: {e}")))?;
+            let obj = v
+                .as_object()
+                .ok_or_else(|| bad("The request body is not a JSON object".into()))?;
+            Ok(obj.get(field).and_then(|f| match f {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            }))
+        }
+        "application/xml" | "text/xml" => {
+            let doc = roxmltree::Document::parse(text)
+                .map_err(|e| bad(format!("The request body is not valid XML: {e}")))?;
+            Ok(doc
+                .root_element()
+                .children()
+                .find(|n| n.is_element() && n.tag_name().name() == field)
+                .map(|n| n.text().unwrap_or("").trim().to_string()))
+        }
+        other => Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("Unsupported media type {other}"),
+        )
+            .into_response()),
+    }
+}
+
+/// A DAO answer: JSON without the root element (Hadoop's unwrapped JSON
+/// for these types), XML with it.
+fn answer(headers: &HeaderMap, status: StatusCode, root: &str, inner: Value) -> Response {
+    let format = Format::of(headers);
+    let body = match format {
+        Format::Json => inner.to_string(),
+        Format::Xml => format.render(&json!({ root: inner })),
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
+}
+
+/// A plain-text refusal, as `Response.status(..).entity(msg)`.
+fn plain(status: StatusCode, msg: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain;charset=utf-8"),
+        )],
+        msg,
+    )
+        .into_response()
+}
+
+async fn put_state(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_state_inner(web, id, query, uri, headers, body)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+async fn put_state_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let target = body_field(&headers, &body, "state")?.unwrap_or_default();
+    let diagnostics = body_field(&headers, &body, "diagnostics")?;
+    let user = require_user(query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    if app.state.as_str() == target {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "appstate",
+            json!({"state": app.state.as_str()}),
+        ));
+    }
+    if target != AppState::Killed.as_str() {
+        return Ok(plain(
+            StatusCode::BAD_REQUEST,
+            "Only 'KILLED' is allowed as a target state.".into(),
+        ));
+    }
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| plain(StatusCode::BAD_REQUEST, id.clone()))?;
+    let kill = KillApplication {
+        app: app_id,
+        user: caller.user,
+        groups: caller.groups,
+        reason: diagnostics,
+    };
+    let done = match rm.core.call(kill).await {
+        Ok(Ok(done)) => done,
+        Ok(Err(Refusal::AppAccessDenied { .. })) => {
+            return Ok(plain(
+                StatusCode::FORBIDDEN,
+                format!("Unauthorized attempt to kill appid {id} by remote user {user}"),
+            ))
+        }
+        Ok(Err(Refusal::KillOfAbsentApplication(_) | Refusal::ApplicationNotFound(_))) => {
+            return Err(fail(
+                WebError::not_found(format!("app with id: {id} not found")),
+                &headers,
+            ))
+        }
+        Ok(Err(other)) => return Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
+        Err(e) => return Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    };
+    let now = app_of(&web, &id, &headers).await?;
+    let state = json!({"state": now.state.as_str()});
+    if done {
+        Ok(answer(&headers, StatusCode::OK, "appstate", state))
+    } else {
+        let mut resp = answer(&headers, StatusCode::ACCEPTED, "appstate", state);
+        if let Ok(v) = HeaderValue::from_str(&uri.to_string()) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        Ok(resp)
+    }
+}
+
+async fn put_priority(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_priority_inner(web, id, query, headers, body)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+async fn put_priority_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let bad = |m: &str| fail(WebError::bad_request(m.to_string()), &headers);
+    let priority = body_field(&headers, &body, "priority")?
+        .ok_or_else(|| bad("Target Priority cannot be null"))?
+        .trim()
+        .parse::<i32>()
+        .map_err(|_| bad("The priority is not an integer"))?;
+    let user = require_user(query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    if app.priority == priority {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "applicationpriority",
+            json!({"priority": priority}),
+        ));
+    }
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| bad("Invalid ApplicationId"))?;
+    let update = UpdateApplicationPriority {
+        app: app_id,
+        priority,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    match rm.core.call(update).await {
+        Ok(Ok(effective)) => Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "applicationpriority",
+            json!({"priority": effective}),
+        )),
+        Ok(Err(Refusal::AppAccessDenied { .. })) => Ok(plain(
+            StatusCode::FORBIDDEN,
+            format!("Unauthorized attempt to change priority of appid {id} by remote user {user}"),
+        )),
+        Ok(Err(Refusal::PriorityUpdateInState(state))) => Ok(plain(
+            StatusCode::BAD_REQUEST,
+            format!("Application in {state} state cannot update priority."),
+        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            &headers,
+        )),
+        Ok(Err(other)) => Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+}
+
+async fn put_queue(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_queue_inner(web, id, query, headers, body)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+async fn put_queue_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let target = body_field(&headers, &body, "queue")?.unwrap_or_default();
+    require_user(query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    let short = app.queue.rsplit('.').next().unwrap_or(&app.queue);
+    if target == app.queue || target == short {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "appqueue",
+            json!({"queue": app.queue}),
+        ));
+    }
+    // The RPC twin's refusal: moves are not served.
+    Err(fail(
+        WebError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "org.apache.hadoop.yarn.exceptions.YarnException",
+            format!(
+                "moveApplicationAcrossQueues of {} is not supported by Spindle",
+                spindle_ipc::protocols::APPLICATION_CLIENT
+            ),
+        ),
+        &headers,
+    ))
+}
+
+async fn new_application(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = require_user(query.as_deref(), &headers) {
+        return r;
+    }
+    let rm = web.rm();
+    match rm.core.call(NewApplication).await {
+        Ok(id) => answer(
+            &headers,
+            StatusCode::OK,
+            "NewApplication",
+            json!({
+                "application-id": id.to_string(),
+                "maximum-resource-capability": {
+                    "memory": rm.max_allocation.memory_mb,
+                    "vCores": rm.max_allocation.vcores,
+                },
+            }),
+        ),
+        Err(e) => fail(WebError::unavailable(e.to_string()), &headers),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_caller_is_user_name() {
+        assert_eq!(caller(Some("a=1&user.name=bob")).as_deref(), Some("bob"));
+        assert_eq!(caller(Some("user.name=a%20b")).as_deref(), Some("a b"));
+        assert_eq!(caller(Some("user.name=")), None);
+        assert_eq!(caller(None), None);
+    }
+
+    #[test]
+    fn bodies_in_json_and_xml() {
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            body_field(&h, br#"{"state":"KILLED"}"#, "state")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("KILLED")
+        );
+        assert_eq!(
+            body_field(&h, br#"{"priority":3}"#, "priority")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("3")
+        );
+        assert!(body_field(&h, b"{not json", "state").is_err());
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/xml"),
+        );
+        assert_eq!(
+            body_field(&h, b"<appstate><state>KILLED</state></appstate>", "state")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("KILLED")
+        );
+        assert!(body_field(&h, b"<appstate>", "state").is_err());
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        let refused = body_field(&h, b"KILLED", "state").err().map(|r| r.status());
+        assert_eq!(refused, Some(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
 }
