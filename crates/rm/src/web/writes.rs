@@ -44,10 +44,10 @@ pub fn routes() -> Router<WebContext> {
         .route("/ws/v1/cluster/apps/new-application", post(new_application))
 }
 
-type WebResult = Result<Response, Response>;
+type WebResult = Result<Response, Box<Response>>;
 
-fn fail(e: WebError, headers: &HeaderMap) -> Response {
-    e.for_request(headers).into_response()
+fn fail(e: WebError, headers: &HeaderMap) -> Box<Response> {
+    Box::new(e.for_request(headers).into_response())
 }
 
 /// The pseudo-authentication user of the request, if it names one.
@@ -80,7 +80,7 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn require_user(query: Option<&str>, headers: &HeaderMap) -> Result<String, Response> {
+fn require_user(query: Option<&str>, headers: &HeaderMap) -> Result<String, Box<Response>> {
     caller(query).ok_or_else(|| {
         fail(
             WebError::unauthorized("Unable to obtain user name, user not authenticated"),
@@ -90,7 +90,11 @@ fn require_user(query: Option<&str>, headers: &HeaderMap) -> Result<String, Resp
 }
 
 /// `WebAppUtils.parseApplicationId` + `getRMAppForAppId`.
-async fn app_of(web: &WebContext, id: &str, headers: &HeaderMap) -> Result<ProxyTarget, Response> {
+async fn app_of(
+    web: &WebContext,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<ProxyTarget, Box<Response>> {
     let parsed = id.parse::<ApplicationId>().map_err(|_| {
         fail(
             WebError::bad_request(format!(
@@ -114,7 +118,11 @@ async fn app_of(web: &WebContext, id: &str, headers: &HeaderMap) -> Result<Proxy
 }
 
 /// One field of a JSON or XML body (`<root><field>v</field></root>`).
-fn body_field(headers: &HeaderMap, body: &[u8], field: &str) -> Result<Option<String>, Response> {
+fn body_field(
+    headers: &HeaderMap,
+    body: &[u8],
+    field: &str,
+) -> Result<Option<String>, Box<Response>> {
     let media = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -149,11 +157,13 @@ fn body_field(headers: &HeaderMap, body: &[u8], field: &str) -> Result<Option<St
                 .find(|n| n.is_element() && n.tag_name().name() == field)
                 .map(|n| n.text().unwrap_or("").trim().to_string()))
         }
-        other => Err((
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("Unsupported media type {other}"),
-        )
-            .into_response()),
+        other => Err(Box::new(
+            (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("Unsupported media type {other}"),
+            )
+                .into_response(),
+        )),
     }
 }
 
@@ -196,7 +206,7 @@ async fn put_state(
 ) -> Response {
     put_state_inner(web, id, query, uri, headers, body)
         .await
-        .unwrap_or_else(|r| r)
+        .unwrap_or_else(|r| *r)
 }
 
 async fn put_state_inner(
@@ -229,7 +239,7 @@ async fn put_state_inner(
     let caller = rm.caller(&user).await;
     let app_id = id
         .parse::<ApplicationId>()
-        .map_err(|_| plain(StatusCode::BAD_REQUEST, id.clone()))?;
+        .map_err(|_| Box::new(plain(StatusCode::BAD_REQUEST, id.clone())))?;
     let kill = KillApplication {
         app: app_id,
         user: caller.user,
@@ -275,7 +285,7 @@ async fn put_priority(
 ) -> Response {
     put_priority_inner(web, id, query, headers, body)
         .await
-        .unwrap_or_else(|r| r)
+        .unwrap_or_else(|r| *r)
 }
 
 async fn put_priority_inner(
@@ -345,7 +355,7 @@ async fn put_queue(
 ) -> Response {
     put_queue_inner(web, id, query, headers, body)
         .await
-        .unwrap_or_else(|r| r)
+        .unwrap_or_else(|r| *r)
 }
 
 async fn put_queue_inner(
@@ -387,7 +397,7 @@ async fn new_application(
     headers: HeaderMap,
 ) -> Response {
     if let Err(r) = require_user(query.as_deref(), &headers) {
-        return r;
+        return *r;
     }
     let rm = web.rm();
     match rm.core.call(NewApplication).await {
@@ -403,7 +413,7 @@ async fn new_application(
                 },
             }),
         ),
-        Err(e) => fail(WebError::unavailable(e.to_string()), &headers),
+        Err(e) => *fail(WebError::unavailable(e.to_string()), &headers),
     }
 }
 
