@@ -645,7 +645,7 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
     }
 }
 
-fn submission_from_pb(
+pub(crate) fn submission_from_pb(
     asc: &pb::ApplicationSubmissionContextProto,
     min_allocation: Resource,
 ) -> Result<Submission, RpcError> {

@@ -270,3 +270,70 @@ async fn priority_queue_and_new_application() {
     assert!(id.id > app.id, "{v}");
     assert_eq!(v["maximum-resource-capability"]["memory"], 8192);
 }
+
+#[tokio::test]
+async fn rest_submission_builds_the_rpc_submission() {
+    let rm = start_rm(&[]).await;
+    let web = rm.addresses().webapp;
+    let alice = client_as(&rm, "alice").await;
+    let new = http(
+        web,
+        "POST",
+        "/ws/v1/cluster/apps/new-application?user.name=alice",
+        JSON,
+        "",
+    )
+    .await;
+    let id = new.json()["application-id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let body = |extra: &str| {
+        format!(
+            r#"{{"application-id":"{id}","application-name":"rest-app","queue":"default",
+            "application-type":"SHELL","max-app-attempts":1,"priority":0,
+            "application-tags":{{"tag":["web","rest"]}},
+            "am-container-spec":{{"commands":{{"command":"sleep 1"}},
+              "environment":{{"entry":[{{"key":"A","value":"1"}}]}}{extra}}},
+            "resource":{{"memory":1024,"vCores":1}}}}"#
+        )
+    };
+    let submit = "/ws/v1/cluster/apps?user.name=alice";
+
+    let a = http(web, "POST", "/ws/v1/cluster/apps", JSON, &body("")).await;
+    assert_eq!(a.status, 401, "{}", a.body);
+    let a = http(web, "POST", submit, JSON, "{").await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    let a = http(
+        web,
+        "POST",
+        submit,
+        JSON,
+        &body(r#","local-resources":{"entry":[{"key":"x","value":{"resource":"file:///x","type":"FILE","visibility":"APPLICATION","size":1,"timestamp":1}}]}"#),
+    )
+    .await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    let too_big = body("").replace(r#""memory":1024"#, r#""memory":999999"#);
+    let a = http(web, "POST", submit, JSON, &too_big).await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    assert_eq!(
+        a.json()["RemoteException"]["exception"],
+        "BadRequestException"
+    );
+
+    let a = http(web, "POST", submit, JSON, &body("")).await;
+    assert_eq!(a.status, 202, "{}\n{}", a.head, a.body);
+    assert!(
+        a.head.contains(&format!("/ws/v1/cluster/apps/{id}")),
+        "{}",
+        a.head
+    );
+    let app: ApplicationId = id.parse().expect("an application id");
+    let r = report(&alice, app).await;
+    assert_eq!(r.user.as_deref(), Some("alice"));
+    assert_eq!(r.name.as_deref(), Some("rest-app"));
+    assert_eq!(r.application_type.as_deref(), Some("SHELL"));
+    let mut tags = r.application_tags.clone();
+    tags.sort();
+    assert_eq!(tags, vec!["rest".to_string(), "web".to_string()]);
+}

@@ -8,6 +8,7 @@
 //! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
 //! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
+//! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
 //!
 //! The caller is Hadoop's pseudo-authentication user, the `user.name` query
 //! parameter; a write without one is refused with 401 "Unable to obtain
@@ -18,7 +19,11 @@
 //! parse a 400. Like Hadoop, the refusals of a kill or a priority change
 //! are plain-text bodies; the other errors are `RemoteException` JSON/XML.
 //!
-//! Not served yet: `POST /ws/v1/cluster/apps` (REST submission).
+//! REST submission takes the AM's commands, environment and resource, the
+//! name, queue, type, tags, priority, attempts and the unmanaged and
+//! keep-containers flags; a submission with `local-resources` or
+//! `credentials` is refused (400) for now. `yarn.webapp.enable-rest-app-submissions`
+//! set to false refuses every submission (403).
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
@@ -32,7 +37,9 @@ use spindle_web::{Format, WebError};
 
 use super::WebContext;
 use crate::apps::AppState;
-use crate::command::{KillApplication, NewApplication, UpdateApplicationPriority};
+use crate::command::{
+    KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
+};
 use crate::refusal::Refusal;
 use crate::reports::ProxyTarget;
 
@@ -42,6 +49,7 @@ pub fn routes() -> Router<WebContext> {
         .route("/ws/v1/cluster/apps/{id}/priority", put(put_priority))
         .route("/ws/v1/cluster/apps/{id}/queue", put(put_queue))
         .route("/ws/v1/cluster/apps/new-application", post(new_application))
+        .route("/ws/v1/cluster/apps", post(submit_application))
 }
 
 type WebResult = Result<Response, Box<Response>>;
@@ -414,6 +422,186 @@ async fn new_application(
             }),
         ),
         Err(e) => *fail(WebError::unavailable(e.to_string()), &headers),
+    }
+}
+
+/// Entries of a JAXB map or list in JSON: one object or an array of them
+/// under `name` (`{"entry": [...]}`, `{"command": "..."}`).
+fn entries<'a>(v: Option<&'a Value>, name: &str) -> Vec<&'a Value> {
+    match v.and_then(|v| v.get(name)) {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(one) => vec![one],
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Hadoop's `ApplicationSubmissionContextInfo` as the RPC's submission
+/// context.
+fn submission_context(
+    v: &Value,
+) -> Result<hadoop_protos::yarn::ApplicationSubmissionContextProto, String> {
+    use hadoop_protos::yarn as pb;
+    let obj = v
+        .as_object()
+        .ok_or("The request body is not a JSON object")?;
+    let str_of = |k: &str| obj.get(k).filter(|v| !v.is_null()).map(text);
+    let int_of = |k: &str| -> Result<Option<i64>, String> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => text(v)
+                .trim()
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| format!("{k} is not a number")),
+        }
+    };
+    let bool_of = |k: &str| obj.get(k).and_then(Value::as_bool);
+    let id: ApplicationId = str_of("application-id")
+        .ok_or("application-id is missing")?
+        .parse()
+        .map_err(|_| "application-id is not an application id".to_string())?;
+    for unsupported in ["local-resources", "credentials"] {
+        let given = obj
+            .get("am-container-spec")
+            .and_then(|s| s.get(unsupported))
+            .is_some_and(|r| !entries(Some(r), "entry").is_empty());
+        if given {
+            return Err(format!(
+                "{unsupported} in REST submissions are not supported by Spindle yet"
+            ));
+        }
+    }
+    let spec = obj.get("am-container-spec");
+    let commands = entries(
+        spec.and_then(|s| s.get("commands")).map(|c| c as &Value),
+        "command",
+    )
+    .into_iter()
+    .map(text)
+    .collect();
+    let environment = entries(spec.and_then(|s| s.get("environment")), "entry")
+        .into_iter()
+        .map(|e| pb::StringStringMapProto {
+            key: e.get("key").map(text),
+            value: e.get("value").map(text),
+        })
+        .collect();
+    let resource = match obj.get("resource") {
+        Some(r) if !r.is_null() => Some(pb::ResourceProto {
+            memory: r.get("memory").and_then(|m| text(m).parse().ok()),
+            virtual_cores: r.get("vCores").and_then(|c| text(c).parse().ok()),
+            resource_value_map: Vec::new(),
+        }),
+        _ => None,
+    };
+    let unmanaged = bool_of("unmanaged-AM").unwrap_or(false);
+    let max_attempts = int_of("max-app-attempts")?
+        .map(|n| i32::try_from(n).map_err(|_| "max-app-attempts is too large".to_string()))
+        .transpose()?;
+    let priority = int_of("priority")?
+        .map(|n| i32::try_from(n).map_err(|_| "priority is too large".to_string()))
+        .transpose()?;
+    Ok(pb::ApplicationSubmissionContextProto {
+        application_id: Some(pb::ApplicationIdProto {
+            id: Some(id.id),
+            cluster_timestamp: Some(id.cluster_timestamp),
+        }),
+        application_name: str_of("application-name"),
+        queue: str_of("queue"),
+        priority: priority.map(|p| pb::PriorityProto { priority: Some(p) }),
+        am_container_spec: (!unmanaged || spec.is_some()).then(|| {
+            pb::ContainerLaunchContextProto {
+                command: commands,
+                environment,
+                ..Default::default()
+            }
+        }),
+        unmanaged_am: Some(unmanaged),
+        max_app_attempts: max_attempts,
+        resource,
+        application_type: str_of("application-type"),
+        keep_containers_across_application_attempts: bool_of(
+            "keep-containers-across-application-attempts",
+        ),
+        application_tags: entries(obj.get("application-tags"), "tag")
+            .into_iter()
+            .map(text)
+            .collect(),
+        ..Default::default()
+    })
+}
+
+async fn submit_application(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    submit_inner(web, query, uri, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+async fn submit_inner(
+    web: WebContext,
+    query: Option<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let bad = |m: String| fail(WebError::bad_request(m), &headers);
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|e| bad(format!("The request body is not valid JSON: {e}")))?;
+    let user = require_user(query.as_deref(), &headers)?;
+    let enabled = web
+        .conf
+        .get_trimmed("yarn.webapp.enable-rest-app-submissions")
+        .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
+    if !enabled {
+        return Err(fail(
+            WebError::forbidden("REST app submissions are disabled."),
+            &headers,
+        ));
+    }
+    let mut asc = submission_context(&value).map_err(bad)?;
+    let rm = web.rm();
+    let submission = crate::client_service::submission_from_pb(&asc, rm.min_allocation)
+        .map_err(|e| bad(e.message))?;
+    let id = submission.id;
+    let launch =
+        crate::convert::launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
+    let groups = rm.groups.groups(&user).await;
+    let submit = SubmitApplication {
+        submission,
+        launch,
+        user,
+        groups,
+    };
+    match rm.core.call(submit).await {
+        Ok(Ok(_)) => {
+            let mut resp = StatusCode::ACCEPTED.into_response();
+            // Hadoop's `getRequestURL() + "/" + id`.
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string)
+                .unwrap_or_else(|| web.bound.to_string());
+            let url = format!("http://{host}{}/{id}", uri.path());
+            if let Ok(v) = HeaderValue::from_str(&url) {
+                resp.headers_mut().insert(header::LOCATION, v);
+            }
+            Ok(resp)
+        }
+        Ok(Err(refusal)) => Err(bad(crate::convert::refusal_to_rpc(refusal).message)),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
 }
 
