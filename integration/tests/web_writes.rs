@@ -114,3 +114,96 @@ fn yarn_api_client_kills_an_application_as_its_owner_only() {
         "{status}"
     );
 }
+
+/// Asks yarn-api-client for a new application id and submits Spindle's
+/// distributed-shell AM with it; prints `SUBMITTED <id>`.
+const SUBMIT: &str = r#"
+import json, sys
+from yarn_api_client.base import BaseYarnAPI
+from yarn_api_client.resource_manager import ResourceManager
+
+endpoint, user, command, conf_dir = sys.argv[1:5]
+rm = ResourceManager.__new__(ResourceManager)
+BaseYarnAPI.__init__(rm, endpoint, 30)
+rm.session.trust_env = False
+rm.session.params = {"user.name": user}
+new = rm.cluster_new_application().data
+app = new["application-id"]
+rm.cluster_submit_application({
+    "application-id": app,
+    "application-name": "spindle-it-rest-submit",
+    "application-type": "YARN",
+    "queue": "default",
+    "max-app-attempts": 1,
+    "am-container-spec": {
+        "commands": {"command": command},
+        "environment": {"entry": [{"key": "HADOOP_CONF_DIR", "value": conf_dir}]},
+    },
+    "resource": {"memory": 256, "vCores": 1},
+})
+print("SUBMITTED " + app)
+"#;
+
+#[test]
+fn yarn_api_client_submits_an_application_that_finishes() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let pythonpath = web_pythonpath();
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .nodemanager(NodeManagerSpec::new(4096, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let endpoint = format!("http://{}", cluster.rm().webapp);
+    let exe = spindle_integration::spindle_binary().expect("the spindle binary");
+    // Spindle's distributed-shell AM, as its client would launch it.
+    let command = format!(
+        "{} distributed-shell-am --scheduler-address {} --num-containers 1 --command true \
+         --log-dir <LOG_DIR> 1><LOG_DIR>/AppMaster.stdout 2><LOG_DIR>/AppMaster.stderr",
+        exe.display(),
+        cluster.rm().scheduler
+    );
+    let mut cmd = Command::new("python3");
+    cmd.env("PYTHONPATH", &pythonpath).args([
+        "-c",
+        SUBMIT,
+        &endpoint,
+        "alice",
+        &command,
+        &cluster.conf_dir().display().to_string(),
+    ]);
+    let out = run_with_timeout(cmd, Duration::from_secs(120)).expect("python3 runs");
+    assert!(out.success(), "the submission failed:\n{out}");
+    let app = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("SUBMITTED "))
+        .unwrap_or_else(|| panic!("no application id printed:\n{out}"))
+        .trim()
+        .to_string();
+    let finished =
+        spindle_integration::wait_for(Duration::from_secs(180), Duration::from_millis(500), || {
+            let status = cluster.yarn(["application", "-status", &app]);
+            let report = parse_report(&status.stdout);
+            let state = report_value(&report, "State").map(str::to_string);
+            matches!(state.as_deref(), Some("FINISHED" | "FAILED" | "KILLED")).then_some(report)
+        })
+        .unwrap_or_else(|| panic!("{app} never finished:\n{}", cluster.log_report()));
+    assert_eq!(
+        report_value(&finished, "Final-State"),
+        Some("SUCCEEDED"),
+        "{finished:?}\n{}",
+        cluster.log_report()
+    );
+    assert_eq!(
+        report_value(&finished, "User"),
+        Some("alice"),
+        "{finished:?}"
+    );
+    assert_eq!(
+        report_value(&finished, "Application-Name"),
+        Some("spindle-it-rest-submit"),
+        "{finished:?}"
+    );
+}
