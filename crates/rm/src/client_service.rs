@@ -27,6 +27,7 @@ use crate::convert::{
 };
 use crate::reports::{ClusterMetrics, QueueInfo};
 use crate::submission::Submission;
+use crate::tracking::WebAddresses;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
@@ -124,7 +125,7 @@ async fn get_application_report(
         .query(move |s| s.app_report(&id, &caller))
         .await??;
     Ok(pb::GetApplicationReportResponseProto {
-        application_report: Some(app_report_to_pb(&report)),
+        application_report: Some(app_report_to_pb(&report, &ctx.web)),
     })
 }
 
@@ -186,7 +187,10 @@ async fn get_applications(
         .core
         .query(move |s| s.list_apps(&filter, &caller))
         .await?;
-    let mut applications: Vec<_> = reports.iter().map(app_report_to_pb).collect();
+    let mut applications: Vec<_> = reports
+        .iter()
+        .map(|r| app_report_to_pb(r, &ctx.web))
+        .collect();
     if let Some(budget) = ctx.max_reply_bytes {
         fit_reports(&mut [&mut applications], budget);
     }
@@ -250,7 +254,7 @@ async fn get_queue_info(
         .await?;
     // Like Hadoop, an unknown queue is an answer without queue info; the
     // CLI then prints that it cannot find the queue.
-    let mut queue_info = info.as_ref().map(queue_info_to_pb);
+    let mut queue_info = info.as_ref().map(|q| queue_info_to_pb(q, &ctx.web));
     if let (Some(q), Some(budget)) = (queue_info.as_mut(), ctx.max_reply_bytes) {
         let mut lists = Vec::new();
         application_lists(q, &mut lists);
@@ -297,7 +301,10 @@ async fn get_application_attempts(
         .query(move |s| s.attempts_of(&id, &caller))
         .await??;
     Ok(pb::GetApplicationAttemptsResponseProto {
-        application_attempts: reports.iter().map(attempt_report_to_pb).collect(),
+        application_attempts: reports
+            .iter()
+            .map(|r| attempt_report_to_pb(r, &ctx.web))
+            .collect(),
     })
 }
 
@@ -313,7 +320,7 @@ async fn get_application_attempt_report(
         .query(move |s| s.attempt_report(&id, &caller))
         .await??;
     Ok(pb::GetApplicationAttemptReportResponseProto {
-        application_attempt_report: Some(attempt_report_to_pb(&report)),
+        application_attempt_report: Some(attempt_report_to_pb(&report, &ctx.web)),
     })
 }
 
@@ -541,7 +548,7 @@ fn cluster_metrics_to_pb(m: ClusterMetrics) -> pb::YarnClusterMetricsProto {
 }
 
 /// A queue's info as `yarn queue -status` reads it.
-fn queue_info_to_pb(info: &QueueInfo) -> pb::QueueInfoProto {
+fn queue_info_to_pb(info: &QueueInfo, web: &WebAddresses) -> pb::QueueInfoProto {
     let q = &info.queue;
     let st = &info.statistics;
     let statistics = pb::QueueStatisticsProto {
@@ -567,8 +574,12 @@ fn queue_info_to_pb(info: &QueueInfo) -> pb::QueueInfoProto {
             QueueRunState::Running => pb::QueueStateProto::QRunning,
             QueueRunState::Stopped => pb::QueueStateProto::QStopped,
         } as i32),
-        child_queues: info.children.iter().map(queue_info_to_pb).collect(),
-        applications: info.apps.iter().map(app_report_to_pb).collect(),
+        child_queues: info
+            .children
+            .iter()
+            .map(|q| queue_info_to_pb(q, web))
+            .collect(),
+        applications: info.apps.iter().map(|r| app_report_to_pb(r, web)).collect(),
         accessible_node_labels: vec!["*".into()],
         default_node_label_expression: Some(String::new()),
         queue_statistics: Some(statistics),
@@ -634,7 +645,7 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
     }
 }
 
-fn submission_from_pb(
+pub(crate) fn submission_from_pb(
     asc: &pb::ApplicationSubmissionContextProto,
     min_allocation: Resource,
 ) -> Result<Submission, RpcError> {
@@ -775,7 +786,10 @@ mod tests {
                     &crate::access::Caller::user("alice"),
                 )
                 .unwrap_or_else(|| panic!("no queue {name}"));
-            queue_info_to_pb(&q)
+            queue_info_to_pb(
+                &q,
+                &WebAddresses::new("rm", "127.0.0.1:8088".parse().expect("addr"), None),
+            )
         };
         let etl = info("etl", true, false, false);
         assert_eq!(etl.queue_name.as_deref(), Some("etl"));

@@ -11,6 +11,7 @@ use crate::access::Caller;
 use crate::acl::{Acl, GroupCache};
 use crate::core::CoreHandle;
 use crate::topology::Topology;
+use crate::tracking::WebAddresses;
 
 /// The handlers' context: the way to the state, and what they need to
 /// convert requests and answers without asking it.
@@ -46,6 +47,9 @@ pub struct RmContext {
     /// The most a reply listing applications may carry, encoded (from
     /// `ipc.maximum.response.length`; `None`: no bound).
     pub max_reply_bytes: Option<usize>,
+    /// The RM's web app and web proxy addresses, for the tracking URLs
+    /// reports carry.
+    pub web: WebAddresses,
 }
 
 impl RmContext {

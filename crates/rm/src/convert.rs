@@ -21,6 +21,7 @@ use crate::launch::{AmLaunchContext, AppAccess};
 use crate::limits::LimitExceeded;
 use crate::refusal::Refusal;
 use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
+use crate::tracking::WebAddresses;
 
 // Ids, resources and the application states are converted by
 // `spindle_common::proto`; the functions below only decide which Java
@@ -317,7 +318,7 @@ pub fn node_report_to_pb(n: &NodeReport) -> pb::NodeReportProto {
 // ---- reports -------------------------------------------------------------------------
 
 /// An application report with every field Java clients dereference set.
-pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
+pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationReportProto {
     let a = &r.app;
     let pct = |used: i64, total: i64| {
         if total > 0 {
@@ -361,11 +362,7 @@ pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
             application_preempted_resource_usage_map: Vec::new(),
         }
     };
-    let tracking = if a.tracking_url.is_empty() {
-        "N/A".to_string()
-    } else {
-        a.tracking_url.clone()
-    };
+    let urls = web.app_urls(r);
     pb::ApplicationReportProto {
         application_id: Some(app_id_to_pb(&a.id)),
         user: Some(a.user.clone()),
@@ -375,13 +372,13 @@ pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
         rpc_port: Some(a.am_rpc_port),
         client_to_am_token: None,
         yarn_application_state: Some(app_state_to_pb(a.state) as i32),
-        tracking_url: Some(tracking.clone()),
+        tracking_url: Some(urls.tracking),
         diagnostics: Some(a.diagnostics.clone()),
         start_time: Some(a.start_ms as i64),
         finish_time: Some(a.finish_ms as i64),
         final_application_status: Some(final_status_to_pb(a.final_status) as i32),
         app_resource_usage: Some(usage),
-        original_tracking_url: Some(tracking),
+        original_tracking_url: Some(urls.original),
         current_application_attempt_id: r.current_attempt.as_ref().map(attempt_id_to_pb),
         progress: Some(r.progress),
         application_type: Some(a.app_type.clone()),
@@ -399,16 +396,20 @@ pub fn app_report_to_pb(r: &AppReport) -> pb::ApplicationReportProto {
     }
 }
 
-pub fn attempt_report_to_pb(a: &AttemptReport) -> pb::ApplicationAttemptReportProto {
+pub fn attempt_report_to_pb(
+    a: &AttemptReport,
+    web: &WebAddresses,
+) -> pb::ApplicationAttemptReportProto {
+    let urls = web.attempt_urls(a);
     pb::ApplicationAttemptReportProto {
         application_attempt_id: Some(attempt_id_to_pb(&a.id)),
         host: Some(a.host.clone()),
         rpc_port: Some(a.rpc_port),
-        tracking_url: Some(a.tracking_url.clone()),
+        tracking_url: Some(urls.tracking),
         diagnostics: Some(a.diagnostics.clone()),
         yarn_application_attempt_state: Some(attempt_state_to_pb(a.state) as i32),
         am_container_id: a.am_container.as_ref().map(container_id_to_pb),
-        original_tracking_url: Some(a.original_tracking_url.clone()),
+        original_tracking_url: Some(urls.original),
         start_time: Some(a.start_ms as i64),
         finish_time: Some(a.finish_ms as i64),
     }

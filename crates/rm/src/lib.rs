@@ -45,6 +45,7 @@ pub mod submission;
 pub mod time;
 pub mod topology;
 pub mod tracker_service;
+pub mod tracking;
 pub mod web;
 
 use std::net::SocketAddr;
@@ -393,6 +394,24 @@ impl ResourceManager {
             None => "ResourceManager is not Active!".to_string(),
         };
         let keys = KeySlot::new(standby_message);
+        // The web listener is bound first: the tracking URLs the RM hands
+        // out name its bound port.
+        let bind_key = "yarn.resourcemanager.bind-host";
+        let web_key = conf_keys::RM_WEBAPP_ADDRESS;
+        let web_addr = listen_addr(conf, web_key, bind_key).await?;
+        let web_bind_error = |source| RmError::Bind {
+            key: web_key.to_string(),
+            addr: web_addr,
+            source,
+        };
+        let web_listener = std::net::TcpListener::bind(web_addr).map_err(web_bind_error)?;
+        let web_bound = web_listener.local_addr().map_err(web_bind_error)?;
+        let (web_host, _) = conf.get_socket_addr(web_key)?;
+        let web_addresses = tracking::WebAddresses::new(
+            &web_host,
+            web_bound,
+            conf.get(tracking::PROXY_ADDRESS_KEY).as_deref(),
+        );
         let context = Arc::new(RmContext {
             core: CoreHandle::standby(rm_id.as_deref()),
             rm_id: rm_id.clone(),
@@ -408,6 +427,7 @@ impl ResourceManager {
             groups: GroupCache::new(groups_ttl),
             daemon_user,
             max_reply_bytes,
+            web: web_addresses,
         });
         // Without HA, calls that arrive before the state exists wait for it
         // in the first activation's channel (as they always did).
@@ -417,7 +437,6 @@ impl ResourceManager {
             inbox
         });
 
-        let bind_key = "yarn.resourcemanager.bind-host";
         let bind = |key: &'static str, addr: SocketAddr, services: Vec<Service>, name: &str| {
             let cfg = ipc_server_config(conf, name);
             async move {
@@ -530,29 +549,13 @@ impl ResourceManager {
             }
             _ => None,
         };
-        let web_key = conf_keys::RM_WEBAPP_ADDRESS;
-        let web_addr = listen_addr(conf, web_key, bind_key).await?;
-        let web_listener =
-            std::net::TcpListener::bind(web_addr).map_err(|source| RmError::Bind {
-                key: web_key.to_string(),
-                addr: web_addr,
-                source,
-            })?;
         let web = web::WebContext {
             control: control.clone(),
             conf: Arc::new(conf.clone()),
-            bound: web_listener.local_addr().map_err(|source| RmError::Bind {
-                key: web_key.to_string(),
-                addr: web_addr,
-                source,
-            })?,
+            bound: web_bound,
         };
-        let web = spindle_web::WebServer::serve(web_listener, web::router(web.clone()), "rm-web")
-            .map_err(|source| RmError::Bind {
-            key: web_key.to_string(),
-            addr: web_addr,
-            source,
-        })?;
+        let web = spindle_web::WebServer::serve(web_listener, web::router(web), "rm-web")
+            .map_err(web_bind_error)?;
         let addresses = RmAddresses {
             client: client.local_addr(),
             scheduler: scheduler_server.local_addr(),

@@ -8,7 +8,7 @@ use spindle_common::security::Token;
 use spindle_common::states::AttemptState;
 use spindle_scheduler::{QueueReport, SchedulerKind};
 
-use crate::apps::App;
+use crate::apps::{App, AppState};
 use crate::attempts::Attempt;
 use crate::cluster::nodes::{Node, NodeState};
 
@@ -35,6 +35,33 @@ pub struct AppReport {
     /// attempt, progress; `used_containers` and `used` are -1) and the usage
     /// report is Hadoop's dummy one (every figure -1).
     pub viewable: bool,
+    /// The current attempt's state and the URL its AM gave (what the
+    /// tracking URLs are made of, see [`crate::tracking`]); `None` without
+    /// an attempt or when not viewable.
+    pub am_tracking: Option<AmTracking>,
+}
+
+/// What the web proxy and the REST writes need to know about an
+/// application, whoever asks (see `RmState::proxy_target`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyTarget {
+    /// The owner (the proxy's warning page names it).
+    pub user: String,
+    pub state: AppState,
+    pub priority: i32,
+    pub queue: String,
+    pub unmanaged: bool,
+    /// The current attempt, if any.
+    pub am_tracking: Option<AmTracking>,
+}
+
+/// An attempt's state and the web address its ApplicationMaster gave: at
+/// registration, updated by allocate, and replaced by the final one at
+/// unregistration (empty when the AM gave none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmTracking {
+    pub state: AttemptState,
+    pub url: String,
 }
 
 /// An attempt as `getApplicationAttemptReport` shows it.
@@ -52,11 +79,15 @@ pub struct AttemptReport {
     pub start_ms: u64,
     /// Wall clock; 0 while the attempt runs.
     pub finish_ms: u64,
+    /// Whether its application's AM is unmanaged (its tracking URL is then
+    /// the AM's own, not the proxy's).
+    pub unmanaged: bool,
 }
 
 impl AttemptReport {
-    pub fn of<R>(a: &Attempt<R>) -> AttemptReport {
+    pub fn of<R>(a: &Attempt<R>, unmanaged: bool) -> AttemptReport {
         AttemptReport {
+            unmanaged,
             id: a.id,
             state: a.state,
             host: a.host.clone(),
@@ -67,6 +98,14 @@ impl AttemptReport {
             am_container: a.am_container,
             start_ms: a.start_ms,
             finish_ms: a.finish_ms,
+        }
+    }
+
+    /// The attempt's state and its AM's URL.
+    pub fn am_tracking(&self) -> AmTracking {
+        AmTracking {
+            state: self.state,
+            url: self.tracking_url.clone(),
         }
     }
 }

@@ -39,7 +39,9 @@ impl WebServer {
         let (stop, stopped) = oneshot::channel::<()>();
         let name = name.to_string();
         tokio::spawn(async move {
-            let served = axum::serve(listener, router.into_make_service())
+            // Handlers may ask for the peer's address (`ConnectInfo<SocketAddr>`).
+            let service = router.into_make_service_with_connect_info::<SocketAddr>();
+            let served = axum::serve(listener, service)
                 .with_graceful_shutdown(async move {
                     let _ = stopped.await;
                 })

@@ -259,9 +259,10 @@ impl RmState {
         attempt.final_status = status;
         attempt.diagnostics = diagnostics.clone();
         attempt.last_contact_ms = now.mono_ms;
-        if !tracking_url.is_empty() {
-            attempt.tracking_url = tracking_url.clone();
-        }
+        // The AM's final URL replaces its running one, even when empty (as
+        // Hadoop's `updateInfoOnAMUnregister`: reports then say "N/A" and
+        // the web proxy sends browsers to the RM's application page).
+        attempt.tracking_url = tracking_url.clone();
         // Hadoop reports an unregistered application as FINISHED, whatever final
         // status the AM gave (that goes in the final status), while its container
         // winds down.

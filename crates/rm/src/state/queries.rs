@@ -18,8 +18,9 @@ use crate::cluster::nodes::NodeState;
 use crate::launch::AppAccess;
 use crate::refusal::Refusal;
 use crate::reports::{
-    AmContainer, AppReport, AppView, AttemptListing, AttemptReport, AttemptView, ClusterMetrics,
-    ClusterUsage, ContainerReport, NodeReport, QueueInfo, QueueStatistics, QueueUser,
+    AmContainer, AmTracking, AppReport, AppView, AttemptListing, AttemptReport, AttemptView,
+    ClusterMetrics, ClusterUsage, ContainerReport, NodeReport, ProxyTarget, QueueInfo,
+    QueueStatistics, QueueUser,
 };
 
 /// Whether the caller administers each queue, remembered while one query
@@ -53,13 +54,32 @@ impl RmState {
         }
     }
 
+    /// Where the web proxy sends a browser for the application, as Hadoop's
+    /// `WebAppProxyServlet` reads it from the report the RM gives itself
+    /// (no caller check: Hadoop's proxy makes none either); `None` for an
+    /// application the RM does not know.
+    pub fn proxy_target(&self, id: &ApplicationId) -> Option<ProxyTarget> {
+        let app = self.apps.get(id)?;
+        Some(ProxyTarget {
+            user: app.user.clone(),
+            state: app.state,
+            priority: app.priority,
+            queue: app.queue.clone(),
+            unmanaged: app.unmanaged_am,
+            am_tracking: self.current_attempt(id).map(|a| AmTracking {
+                state: a.state,
+                url: a.tracking_url.clone(),
+            }),
+        })
+    }
+
     /// Every attempt of the application, oldest first; needs VIEW_APP.
     pub fn attempts_of(
         &self,
         app: &ApplicationId,
         caller: &Caller,
     ) -> Result<Vec<AttemptReport>, Refusal> {
-        self.viewable_app(app, caller)?;
+        let unmanaged = self.viewable_app(app, caller)?.unmanaged_am;
         let ids = self
             .history
             .get(app)
@@ -68,7 +88,7 @@ impl RmState {
         Ok(ids
             .iter()
             .filter_map(|a| self.attempts.get(a))
-            .map(AttemptReport::of)
+            .map(|a| AttemptReport::of(a, unmanaged))
             .collect())
     }
 
@@ -78,15 +98,15 @@ impl RmState {
         id: &ApplicationAttemptId,
         caller: &Caller,
     ) -> Result<AttemptReport, Refusal> {
-        match self.viewable_app(&id.app, caller) {
+        let unmanaged = match self.viewable_app(&id.app, caller) {
             Err(Refusal::AppViewDenied { user, .. }) => {
                 return Err(Refusal::AttemptViewDenied { user, attempt: *id })
             }
-            other => other?,
+            other => other?.unmanaged_am,
         };
         self.attempts
             .get(id)
-            .map(AttemptReport::of)
+            .map(|a| AttemptReport::of(a, unmanaged))
             .ok_or(Refusal::AttemptNotFound(*id))
     }
 
@@ -285,6 +305,7 @@ impl RmState {
                 cluster_capability: self.cluster.nodes().cluster_capability(),
                 amrm_token: None,
                 viewable: false,
+                am_tracking: None,
             };
         }
         let attempt = self.current_attempt(&app.id);
@@ -314,6 +335,10 @@ impl RmState {
             cluster_capability: self.cluster.nodes().cluster_capability(),
             amrm_token,
             viewable: true,
+            am_tracking: attempt.map(|a| AmTracking {
+                state: a.state,
+                url: a.tracking_url.clone(),
+            }),
         }
     }
 
@@ -442,7 +467,7 @@ impl RmState {
             .iter()
             .filter_map(|id| self.attempts.get(id))
             .map(|at| AttemptView {
-                report: AttemptReport::of(at),
+                report: AttemptReport::of(at, a.unmanaged_am),
                 am: self.am_container_of(at.am_container, at.am_node.as_ref()),
             })
             .collect();

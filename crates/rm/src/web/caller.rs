@@ -24,7 +24,12 @@ pub const ANONYMOUS_ALLOWED_KEY: &str = "hadoop.http.authentication.simple.anony
 /// (absent or empty, as Hadoop's handler treats both). A `user.name` that
 /// is not valid percent-encoded UTF-8 is a bad request.
 pub fn user_name(uri: &Uri) -> Result<Option<String>, WebError> {
-    let Some(query) = uri.query() else {
+    user_in_query(uri.query())
+}
+
+/// [`user_name`] of a raw query string.
+pub fn user_in_query(query: Option<&str>) -> Result<Option<String>, WebError> {
+    let Some(query) = query else {
         return Ok(None);
     };
     for pair in query.split('&') {
@@ -89,7 +94,8 @@ pub fn static_user(web: &WebContext) -> String {
         .unwrap_or_else(|| DEFAULT_STATIC_USER.to_string())
 }
 
-fn anonymous_allowed(web: &WebContext) -> bool {
+/// `hadoop.http.authentication.simple.anonymous.allowed` (default true).
+pub fn anonymous_allowed(web: &WebContext) -> bool {
     web.conf
         .get_trimmed(ANONYMOUS_ALLOWED_KEY)
         .is_none_or(|v| !v.eq_ignore_ascii_case("false"))

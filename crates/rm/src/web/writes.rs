@@ -1,9 +1,626 @@
-//! (to be written)
+//! The REST resources of `RMWebServices` that change applications, each
+//! through the command its RPC twin sends (so the same access rules
+//! decide):
+//!
+//! | resource | command | answer |
+//! |---|---|---|
+//! | `PUT /ws/v1/cluster/apps/{id}/state` `{"state":"KILLED"}` | `KillApplication` | 200 with the state once killed (202 with `Location` while a kill is in progress); 403 `Unauthorized attempt to kill appid <id> by remote user <user>` without MODIFY_APP; 400 `Only 'KILLED' is allowed as a target state.` |
+//! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
+//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
+//! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
+//! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
+//!
+//! The caller is Hadoop's pseudo-authentication user, the `user.name` query
+//! parameter, else the static web user (`dr.who`, see `web::caller`); with
+//! anonymous requests disallowed, a write without one is refused with 401
+//! "Unable to obtain user name, user not authenticated", as `RMWebServices`
+//! refuses a request without a principal. Bodies are JSON or XML (by `Content-Type`); one
+//! that does not parse is a 400, another media type a 415. An unknown
+//! application is a 404 `app with id: <id> not found`, an id that does not
+//! parse a 400. Like Hadoop, the refusals of a kill or a priority change
+//! are plain-text bodies; the other errors are `RemoteException` JSON/XML.
+//!
+//! REST submission takes the AM's commands, environment and resource, the
+//! name, queue, type, tags, priority, attempts and the unmanaged and
+//! keep-containers flags; a submission with `local-resources` or
+//! `credentials` is refused (400) for now. `yarn.webapp.enable-rest-app-submissions`
+//! set to false refuses every submission (403).
 
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{post, put};
 use axum::Router;
+use serde_json::{json, Value};
+use spindle_common::ids::ApplicationId;
+use spindle_web::{Format, WebError};
 
-use super::WebContext;
+use super::{caller, WebContext};
+use crate::apps::AppState;
+use crate::command::{
+    KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
+};
+use crate::refusal::Refusal;
+use crate::reports::ProxyTarget;
 
 pub fn routes() -> Router<WebContext> {
     Router::new()
+        .route("/ws/v1/cluster/apps/{appid}/state", put(put_state))
+        .route("/ws/v1/cluster/apps/{appid}/priority", put(put_priority))
+        .route("/ws/v1/cluster/apps/{appid}/queue", put(put_queue))
+        .route("/ws/v1/cluster/apps/new-application", post(new_application))
+        .route("/ws/v1/cluster/apps", post(submit_application))
+}
+
+type WebResult = Result<Response, Box<Response>>;
+
+fn fail(e: WebError, headers: &HeaderMap) -> Box<Response> {
+    Box::new(e.for_request(headers).into_response())
+}
+
+/// The user a write acts as (see `web::caller`): the one `user.name` names,
+/// else the static web user while anonymous requests are allowed; otherwise
+/// 401, as `RMWebServices` refuses a request without a principal.
+fn require_user(
+    web: &WebContext,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<String, Box<Response>> {
+    match caller::user_in_query(query).map_err(|e| fail(e, headers))? {
+        Some(user) => Ok(user),
+        None if caller::anonymous_allowed(web) => Ok(caller::static_user(web)),
+        None => Err(fail(
+            WebError::unauthorized("Unable to obtain user name, user not authenticated"),
+            headers,
+        )),
+    }
+}
+
+/// `WebAppUtils.parseApplicationId` + `getRMAppForAppId`.
+async fn app_of(
+    web: &WebContext,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<ProxyTarget, Box<Response>> {
+    let parsed = id.parse::<ApplicationId>().map_err(|_| {
+        fail(
+            WebError::bad_request(format!(
+                "java.lang.IllegalArgumentException: Invalid ApplicationId: {id}"
+            )),
+            headers,
+        )
+    })?;
+    let found = web
+        .rm()
+        .core
+        .query(move |s| s.proxy_target(&parsed))
+        .await
+        .map_err(|e| fail(WebError::unavailable(e.to_string()), headers))?;
+    found.ok_or_else(|| {
+        fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            headers,
+        )
+    })
+}
+
+/// One field of a JSON or XML body (`<root><field>v</field></root>`).
+fn body_field(
+    headers: &HeaderMap,
+    body: &[u8],
+    field: &str,
+) -> Result<Option<String>, Box<Response>> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let bad = |what: String| fail(WebError::bad_request(what), headers);
+    let text =
+        std::str::from_utf8(body).map_err(|_| bad("The request body is not UTF-8".into()))?;
+    match media.as_str() {
+        "application/json" | "text/json" | "" => {
+            let v: Value = serde_json::from_str(text)
+                .map_err(|e| bad(format!("The request body is not valid JSON: {e}")))?;
+            let obj = v
+                .as_object()
+                .ok_or_else(|| bad("The request body is not a JSON object".into()))?;
+            Ok(obj.get(field).and_then(|f| match f {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            }))
+        }
+        "application/xml" | "text/xml" => {
+            let doc = roxmltree::Document::parse(text)
+                .map_err(|e| bad(format!("The request body is not valid XML: {e}")))?;
+            Ok(doc
+                .root_element()
+                .children()
+                .find(|n| n.is_element() && n.tag_name().name() == field)
+                .map(|n| n.text().unwrap_or("").trim().to_string()))
+        }
+        other => Err(Box::new(
+            (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("Unsupported media type {other}"),
+            )
+                .into_response(),
+        )),
+    }
+}
+
+/// A DAO answer: JSON without the root element (Hadoop's unwrapped JSON
+/// for these types), XML with it.
+fn answer(headers: &HeaderMap, status: StatusCode, root: &str, inner: Value) -> Response {
+    let format = Format::of(headers);
+    let body = match format {
+        Format::Json => inner.to_string(),
+        Format::Xml => format.render(&json!({ root: inner })),
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
+}
+
+/// A plain-text refusal, as `Response.status(..).entity(msg)`.
+fn plain(status: StatusCode, msg: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain;charset=utf-8"),
+        )],
+        msg,
+    )
+        .into_response()
+}
+
+async fn put_state(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_state_inner(web, id, query, uri, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+async fn put_state_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let target = body_field(&headers, &body, "state")?.unwrap_or_default();
+    let diagnostics = body_field(&headers, &body, "diagnostics")?;
+    let user = require_user(&web, query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    if app.state.as_str() == target {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "appstate",
+            json!({"state": app.state.as_str()}),
+        ));
+    }
+    if target != AppState::Killed.as_str() {
+        return Ok(plain(
+            StatusCode::BAD_REQUEST,
+            "Only 'KILLED' is allowed as a target state.".into(),
+        ));
+    }
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| Box::new(plain(StatusCode::BAD_REQUEST, id.clone())))?;
+    let kill = KillApplication {
+        app: app_id,
+        user: caller.user,
+        groups: caller.groups,
+        reason: diagnostics,
+    };
+    let done = match rm.core.call(kill).await {
+        Ok(Ok(done)) => done,
+        Ok(Err(Refusal::AppAccessDenied { .. })) => {
+            return Ok(plain(
+                StatusCode::FORBIDDEN,
+                format!("Unauthorized attempt to kill appid {id} by remote user {user}"),
+            ))
+        }
+        Ok(Err(Refusal::KillOfAbsentApplication(_) | Refusal::ApplicationNotFound(_))) => {
+            return Err(fail(
+                WebError::not_found(format!("app with id: {id} not found")),
+                &headers,
+            ))
+        }
+        Ok(Err(other)) => return Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
+        Err(e) => return Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    };
+    let now = app_of(&web, &id, &headers).await?;
+    let state = json!({"state": now.state.as_str()});
+    if done {
+        Ok(answer(&headers, StatusCode::OK, "appstate", state))
+    } else {
+        let mut resp = answer(&headers, StatusCode::ACCEPTED, "appstate", state);
+        if let Ok(v) = HeaderValue::from_str(&uri.to_string()) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        Ok(resp)
+    }
+}
+
+async fn put_priority(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_priority_inner(web, id, query, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+async fn put_priority_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let bad = |m: &str| fail(WebError::bad_request(m.to_string()), &headers);
+    let priority = body_field(&headers, &body, "priority")?
+        .ok_or_else(|| bad("Target Priority cannot be null"))?
+        .trim()
+        .parse::<i32>()
+        .map_err(|_| bad("The priority is not an integer"))?;
+    let user = require_user(&web, query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    if app.priority == priority {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "applicationpriority",
+            json!({"priority": priority}),
+        ));
+    }
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| bad("Invalid ApplicationId"))?;
+    let update = UpdateApplicationPriority {
+        app: app_id,
+        priority,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    match rm.core.call(update).await {
+        Ok(Ok(effective)) => Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "applicationpriority",
+            json!({"priority": effective}),
+        )),
+        Ok(Err(Refusal::AppAccessDenied { .. })) => Ok(plain(
+            StatusCode::FORBIDDEN,
+            format!("Unauthorized attempt to change priority of appid {id} by remote user {user}"),
+        )),
+        Ok(Err(Refusal::PriorityUpdateInState(state))) => Ok(plain(
+            StatusCode::BAD_REQUEST,
+            format!("Application in {state} state cannot update priority."),
+        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            &headers,
+        )),
+        Ok(Err(other)) => Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+}
+
+async fn put_queue(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_queue_inner(web, id, query, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+async fn put_queue_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let target = body_field(&headers, &body, "queue")?.unwrap_or_default();
+    require_user(&web, query.as_deref(), &headers)?;
+    let app = app_of(&web, &id, &headers).await?;
+    let short = app.queue.rsplit('.').next().unwrap_or(&app.queue);
+    if target == app.queue || target == short {
+        return Ok(answer(
+            &headers,
+            StatusCode::OK,
+            "appqueue",
+            json!({"queue": app.queue}),
+        ));
+    }
+    // The RPC twin's refusal: moves are not served.
+    Err(fail(
+        WebError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "org.apache.hadoop.yarn.exceptions.YarnException",
+            format!(
+                "moveApplicationAcrossQueues of {} is not supported by Spindle",
+                spindle_ipc::protocols::APPLICATION_CLIENT
+            ),
+        ),
+        &headers,
+    ))
+}
+
+async fn new_application(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = require_user(&web, query.as_deref(), &headers) {
+        return *r;
+    }
+    let rm = web.rm();
+    match rm.core.call(NewApplication).await {
+        Ok(id) => answer(
+            &headers,
+            StatusCode::OK,
+            "NewApplication",
+            json!({
+                "application-id": id.to_string(),
+                "maximum-resource-capability": {
+                    "memory": rm.max_allocation.memory_mb,
+                    "vCores": rm.max_allocation.vcores,
+                },
+            }),
+        ),
+        Err(e) => *fail(WebError::unavailable(e.to_string()), &headers),
+    }
+}
+
+/// Entries of a JAXB map or list in JSON: one object or an array of them
+/// under `name` (`{"entry": [...]}`, `{"command": "..."}`).
+fn entries<'a>(v: Option<&'a Value>, name: &str) -> Vec<&'a Value> {
+    match v.and_then(|v| v.get(name)) {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(one) => vec![one],
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Hadoop's `ApplicationSubmissionContextInfo` as the RPC's submission
+/// context.
+fn submission_context(
+    v: &Value,
+) -> Result<hadoop_protos::yarn::ApplicationSubmissionContextProto, String> {
+    use hadoop_protos::yarn as pb;
+    let obj = v
+        .as_object()
+        .ok_or("The request body is not a JSON object")?;
+    let str_of = |k: &str| obj.get(k).filter(|v| !v.is_null()).map(text);
+    let int_of = |k: &str| -> Result<Option<i64>, String> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => text(v)
+                .trim()
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| format!("{k} is not a number")),
+        }
+    };
+    let bool_of = |k: &str| obj.get(k).and_then(Value::as_bool);
+    let id: ApplicationId = str_of("application-id")
+        .ok_or("application-id is missing")?
+        .parse()
+        .map_err(|_| "application-id is not an application id".to_string())?;
+    for unsupported in ["local-resources", "credentials"] {
+        let given = obj
+            .get("am-container-spec")
+            .and_then(|s| s.get(unsupported))
+            .is_some_and(|r| !entries(Some(r), "entry").is_empty());
+        if given {
+            return Err(format!(
+                "{unsupported} in REST submissions are not supported by Spindle yet"
+            ));
+        }
+    }
+    let spec = obj.get("am-container-spec");
+    let commands = entries(
+        spec.and_then(|s| s.get("commands")).map(|c| c as &Value),
+        "command",
+    )
+    .into_iter()
+    .map(text)
+    .collect();
+    let environment = entries(spec.and_then(|s| s.get("environment")), "entry")
+        .into_iter()
+        .map(|e| pb::StringStringMapProto {
+            key: e.get("key").map(text),
+            value: e.get("value").map(text),
+        })
+        .collect();
+    let resource = match obj.get("resource") {
+        Some(r) if !r.is_null() => Some(pb::ResourceProto {
+            memory: r.get("memory").and_then(|m| text(m).parse().ok()),
+            virtual_cores: r.get("vCores").and_then(|c| text(c).parse().ok()),
+            resource_value_map: Vec::new(),
+        }),
+        _ => None,
+    };
+    let unmanaged = bool_of("unmanaged-AM").unwrap_or(false);
+    let max_attempts = int_of("max-app-attempts")?
+        .map(|n| i32::try_from(n).map_err(|_| "max-app-attempts is too large".to_string()))
+        .transpose()?;
+    let priority = int_of("priority")?
+        .map(|n| i32::try_from(n).map_err(|_| "priority is too large".to_string()))
+        .transpose()?;
+    Ok(pb::ApplicationSubmissionContextProto {
+        application_id: Some(pb::ApplicationIdProto {
+            id: Some(id.id),
+            cluster_timestamp: Some(id.cluster_timestamp),
+        }),
+        application_name: str_of("application-name"),
+        queue: str_of("queue"),
+        priority: priority.map(|p| pb::PriorityProto { priority: Some(p) }),
+        am_container_spec: (!unmanaged || spec.is_some()).then(|| {
+            pb::ContainerLaunchContextProto {
+                command: commands,
+                environment,
+                ..Default::default()
+            }
+        }),
+        unmanaged_am: Some(unmanaged),
+        max_app_attempts: max_attempts,
+        resource,
+        application_type: str_of("application-type"),
+        keep_containers_across_application_attempts: bool_of(
+            "keep-containers-across-application-attempts",
+        ),
+        application_tags: entries(obj.get("application-tags"), "tag")
+            .into_iter()
+            .map(text)
+            .collect(),
+        ..Default::default()
+    })
+}
+
+async fn submit_application(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    submit_inner(web, query, uri, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+async fn submit_inner(
+    web: WebContext,
+    query: Option<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let bad = |m: String| fail(WebError::bad_request(m), &headers);
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|e| bad(format!("The request body is not valid JSON: {e}")))?;
+    let user = require_user(&web, query.as_deref(), &headers)?;
+    let enabled = web
+        .conf
+        .get_trimmed("yarn.webapp.enable-rest-app-submissions")
+        .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
+    if !enabled {
+        return Err(fail(
+            WebError::forbidden("REST app submissions are disabled."),
+            &headers,
+        ));
+    }
+    let mut asc = submission_context(&value).map_err(bad)?;
+    let rm = web.rm();
+    let submission = crate::client_service::submission_from_pb(&asc, rm.min_allocation)
+        .map_err(|e| bad(e.message))?;
+    let id = submission.id;
+    let launch =
+        crate::convert::launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
+    let groups = rm.groups.groups(&user).await;
+    let submit = SubmitApplication {
+        submission,
+        launch,
+        user,
+        groups,
+    };
+    match rm.core.call(submit).await {
+        Ok(Ok(_)) => {
+            let mut resp = StatusCode::ACCEPTED.into_response();
+            // Hadoop's `getRequestURL() + "/" + id`.
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string)
+                .unwrap_or_else(|| web.bound.to_string());
+            let url = format!("http://{host}{}/{id}", uri.path());
+            if let Ok(v) = HeaderValue::from_str(&url) {
+                resp.headers_mut().insert(header::LOCATION, v);
+            }
+            Ok(resp)
+        }
+        Ok(Err(refusal)) => Err(bad(crate::convert::refusal_to_rpc(refusal).message)),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_in_json_and_xml() {
+        let mut h = HeaderMap::new();
+        assert_eq!(
+            body_field(&h, br#"{"state":"KILLED"}"#, "state")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("KILLED")
+        );
+        assert_eq!(
+            body_field(&h, br#"{"priority":3}"#, "priority")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("3")
+        );
+        assert!(body_field(&h, b"{not json", "state").is_err());
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/xml"),
+        );
+        assert_eq!(
+            body_field(&h, b"<appstate><state>KILLED</state></appstate>", "state")
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("KILLED")
+        );
+        assert!(body_field(&h, b"<appstate>", "state").is_err());
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        let refused = body_field(&h, b"KILLED", "state").err().map(|r| r.status());
+        assert_eq!(refused, Some(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
 }

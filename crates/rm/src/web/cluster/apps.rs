@@ -16,6 +16,7 @@ use super::{
     answer, dao, list_reply, now_ms, parse_app_id, parse_attempt_id, parse_container_id,
     path_param, query, refused, unwrapped_reply,
 };
+use crate::reports::AppView;
 use crate::web::caller::read_caller;
 use crate::web::WebContext;
 
@@ -56,11 +57,23 @@ pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: Heade
                 q.final_status
                     .is_none_or(|f| v.report.app.final_status == f)
             })
-            .map(|v| dao::app_info(v, ts, now, q.deselects))
+            .map(|v| dao::app_info(&tracked(v.clone(), &web), ts, now, q.deselects))
             .collect();
         Ok(list_reply(&headers, "apps", "app", items))
     };
     answer(&headers, a.await)
+}
+
+/// The view with the tracking URL the RM hands out (the proxy's, as in the
+/// RPC reports; empty while there is none).
+fn tracked(mut view: AppView, web: &WebContext) -> AppView {
+    let urls = web.rm().web.app_urls(&view.report);
+    view.report.app.tracking_url = if urls.tracking == crate::tracking::UNAVAILABLE {
+        String::new()
+    } else {
+        urls.tracking
+    };
+    view
 }
 
 pub(super) async fn app(
@@ -78,6 +91,7 @@ pub(super) async fn app(
         let view = query(&web, move |s| s.app_view(&id, &caller).ok())
             .await?
             .ok_or_else(|| app_not_found(&raw))?;
+        let view = tracked(view, &web);
         let info = dao::app_info(&view, web.rm().cluster_ts(), now_ms(), deselects);
         Ok(reply(&headers, &json!({ "app": info })))
     };
@@ -131,9 +145,12 @@ pub(super) async fn attempt(
         let (raw_app, raw_attempt) = path_param(path)?;
         let id = attempt_ids(&raw_app, &raw_attempt)?;
         let caller = read_caller(&web, &uri, &headers).await?;
-        let report = query(&web, move |s| s.attempt_report(&id, &caller))
+        let mut report = query(&web, move |s| s.attempt_report(&id, &caller))
             .await?
             .map_err(refused)?;
+        let urls = web.rm().web.attempt_urls(&report);
+        report.tracking_url = urls.tracking;
+        report.original_tracking_url = urls.original;
         Ok(reply(
             &headers,
             &json!({"appAttempt": dao::attempt_report_info(&report)}),

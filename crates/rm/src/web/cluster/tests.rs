@@ -62,6 +62,7 @@ fn view(state: AppState, viewable: bool) -> AppView {
             cluster_capability: Resource::new(8192, 8),
             amrm_token: None,
             viewable,
+            am_tracking: None,
         },
         am: viewable.then_some(am),
     }
