@@ -216,7 +216,10 @@ fn rest_api_serves_a_capacity_cluster_to_yarn_api_client() {
     let cluster = match Cluster::builder()
         .nodemanagers(1)
         .rm_property("yarn.acl.enable", "true")
-        .rm_property("yarn.admin.acl", "nobody-admin")
+        // Anonymous requests act as Hadoop's static web user, dr.who: an administrator
+        // here, so yarn-api-client (which names no user) sees everything, and
+        // `user.name=mallory` shows what ACLs hide.
+        .rm_property("yarn.admin.acl", "nobody-admin,dr.who")
         .conf_file("capacity-scheduler.xml", capacity_scheduler_xml())
         .start(&clients)
     {
