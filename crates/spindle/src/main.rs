@@ -298,8 +298,16 @@ async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
         .map_err(|e| e.to_string())?;
-    println!("NodeManager {} started", nm.node_id());
+    print_nm(&nm);
     run_nm_until_stopped(nm, shutdown).await
+}
+
+fn print_nm(nm: &spindle_nm::NodeManagerHandle) {
+    println!("NodeManager {} started", nm.node_id());
+    println!(
+        "NodeManager web address (yarn.nodemanager.webapp.address): http://{}/",
+        nm.http_address()
+    );
 }
 
 async fn run_nm_until_stopped(
@@ -409,7 +417,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     let nm = spindle_nm::NodeManager::start(&nm_conf)
         .await
         .map_err(|e| e.to_string())?;
-    println!("NodeManager {} started", nm.node_id());
+    print_nm(&nm);
     println!("Spindle standalone is up: try `yarn node -list`.");
     let result = run_nm_until_stopped(nm, shutdown).await;
     drop(rm);
