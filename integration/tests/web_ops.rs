@@ -222,6 +222,34 @@ fn jmx_prom_conf_and_is_active() {
     assert_eq!(get(web, "/conf?name=no.such.key").status, 404);
     assert_eq!(get(web, "/conf?format=yaml").status, 400);
 
+    // /logLevel: a tracing target's level, shown and set at run time.
+    let page = get(web, "/logLevel?log=spindle_rm::web");
+    assert_eq!(page.status, 200, "{page}");
+    assert!(
+        page.text()
+            .contains("<!-- OUTPUT -->Effective Level: <b>INFO</b>"),
+        "{page}"
+    );
+    let page = get(web, "/logLevel?log=spindle_rm::web&level=DEBUG");
+    assert!(
+        page.text()
+            .contains("Setting Level to <strong>DEBUG</strong>"),
+        "{page}"
+    );
+    let page = get(web, "/logLevel?log=spindle_rm::web::ops");
+    assert!(
+        page.text().contains("Effective Level: <b>DEBUG</b>"),
+        "{page}"
+    );
+    let page = get(web, "/logLevel?log=spindle_rm");
+    assert!(
+        page.text().contains("Effective Level: <b>INFO</b>"),
+        "{page}"
+    );
+    let page = get(web, "/logLevel?log=spindle_rm&level=LOUD");
+    assert!(page.text().contains("Bad level : LOUD"), "{page}");
+    assert_eq!(get(web, "/logLevel?log=a%3Db%2Cc").status, 400);
+
     let active = get(web, "/isActive");
     assert_eq!(
         (active.status, active.text().as_str()),
@@ -234,15 +262,30 @@ fn jmx_prom_conf_and_is_active() {
 }
 
 #[test]
-fn prom_is_off_unless_enabled() {
+fn prom_is_off_unless_enabled_and_log_level_is_for_admins() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
-    let cluster = match Cluster::builder().start(&clients) {
+    let cluster = match Cluster::builder()
+        .rm_property("hadoop.security.authorization", true)
+        // Hadoop's default admin ACL is `*`: everyone.
+        .rm_property("yarn.admin.acl", "spindle-it-admin")
+        .start(&clients)
+    {
         Ok(c) => c,
         Err(e) => panic!("the spindle cluster did not start: {e:#}"),
     };
-    assert_eq!(get(cluster.rm().webapp, "/prom").status, 404);
+    let web = cluster.rm().webapp;
+    assert_eq!(get(web, "/prom").status, 404);
+    // With service authorization on, /logLevel is for administrators only
+    // (yarn.admin.acl, which always holds the RM's own user).
+    assert_eq!(get(web, "/logLevel?log=spindle_rm").status, 403);
+    assert_eq!(
+        get(web, "/logLevel?log=spindle_rm&user.name=not-an-admin").status,
+        403
+    );
+    let admin = get(web, "/logLevel?log=spindle_rm&user.name=spindle-it-admin");
+    assert_eq!(admin.status, 200, "{admin}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 pub mod conf_page;
 mod error;
 pub mod jmx;
+pub mod log_level;
 pub mod prom;
 mod render;
 mod server;

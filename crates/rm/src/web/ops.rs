@@ -17,7 +17,11 @@
 //!
 //! Everything comes from named queries of the state (`cluster_metrics`,
 //! `queue_info`, `node_reports`); nothing here changes it.
-//! Not done: `/logLevel`, `/stacks`; the queue metrics Spindle does not keep
+//! - `/logLevel` (`LogLevel.Servlet`): a `tracing` target's level, shown
+//!   and set at run time (`spindle_web::log_level`), for administrators
+//!   when `hadoop.security.authorization` is on (`HttpServer2.hasAdministratorAccess`).
+//!
+//! Not done: `/stacks`; the queue metrics Spindle does not keep
 //! (pending and reserved resources, containers allocated, `running_*`
 //! buckets) are left out rather than reported as zeros.
 
@@ -49,6 +53,7 @@ pub fn routes() -> Router<WebContext> {
         .route("/prom", get(prom_handler))
         .route("/conf", get(conf_handler))
         .route("/isActive", get(is_active))
+        .route("/logLevel", get(log_level))
 }
 
 /// One metrics2 source: its record name, bean name, tags and values.
@@ -427,6 +432,100 @@ async fn is_active(State(web): State<WebContext>) -> Response {
     } else {
         (StatusCode::METHOD_NOT_ALLOWED, NOT_ACTIVE).into_response()
     }
+}
+
+const MARKER: &str = "<!-- OUTPUT -->";
+
+fn html(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Hadoop's `HttpServer2.hasAdministratorAccess`: everyone while
+/// `hadoop.security.authorization` is off; else the `user.name` must be in
+/// the admin ACL. `Err` is the 403 message.
+async fn admin_access(web: &WebContext, user: Option<&str>) -> Result<(), String> {
+    let authorization = web
+        .conf
+        .get("hadoop.security.authorization")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if !authorization {
+        return Ok(());
+    }
+    let Some(user) = user.filter(|u| !u.is_empty()) else {
+        return Err("Unauthenticated users are not authorized to access this page.".into());
+    };
+    let caller = web.rm().caller(user).await;
+    let acl = web
+        .rm()
+        .core
+        .query(|s| s.admin_acl().clone())
+        .await
+        .map_err(|_| "the ResourceManager is not active".to_string())?;
+    if acl.allows(&caller.user, &caller.groups) {
+        Ok(())
+    } else {
+        Err(format!("User {user} is unauthorized to access this page."))
+    }
+}
+
+async fn log_level(State(web): State<WebContext>, Query(q): Params) -> Response {
+    if let Err(m) = admin_access(&web, q.get("user.name").map(String::as_str)).await {
+        return (StatusCode::FORBIDDEN, m).into_response();
+    }
+    let mut out = String::from(
+        "<!DOCTYPE html><html><head><title>Log Level</title></head><body><h1>Log Level</h1>\n",
+    );
+    if let Some(name) = q.get("log").map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if !spindle_web::log_level::valid_name(name) {
+            return (StatusCode::BAD_REQUEST, format!("Bad log name : {name}")).into_response();
+        }
+        out.push_str("<br /><hr /><h3>Results</h3>\n");
+        out.push_str(&format!(
+            "{MARKER}Submitted Log Name: <b>{}</b><br />\n",
+            esc(name)
+        ));
+        out.push_str(&format!("{MARKER}Log Class: <b>tracing</b><br />\n"));
+        if let Some(level) = q.get("level").filter(|l| !l.is_empty()) {
+            out.push_str(&format!(
+                "{MARKER}Submitted Level: <b>{}</b><br />\n",
+                esc(level)
+            ));
+            match spindle_web::log_level::set(name, level) {
+                Ok(_) => out.push_str(&format!(
+                    "{MARKER}<div class='text-success'>Setting Level to <strong>{}</strong> ...</div><br />\n",
+                    esc(level)
+                )),
+                Err(e) => out.push_str(&format!(
+                    "{MARKER}<div class='text-danger'>{}</div><br />\n",
+                    esc(&e)
+                )),
+            }
+        }
+        let effective = spindle_web::log_level::get(name).unwrap_or_else(|| "unknown".into());
+        out.push_str(&format!(
+            "{MARKER}Effective Level: <b>{effective}</b><br />\n"
+        ));
+    }
+    out.push_str(
+        "<form>Log: <input type='text' size='50' name='log' /> \
+         <input type='submit' value='Get Log Level' /></form>\n\
+         <form>Log: <input type='text' size='50' name='log' /> Level: \
+         <input type='text' name='level' /> <input type='submit' value='Set Log Level' /></form>\n\
+         </body></html>\n",
+    );
+    html(StatusCode::OK, out)
 }
 
 /// Whether a standby RM answers `path` itself (Hadoop's
