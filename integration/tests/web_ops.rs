@@ -121,6 +121,13 @@ fn jmx_prom_conf_and_is_active() {
         (bean(&jmx, CLUSTER)?["NumActiveNMs"] == 1).then_some(())
     });
 
+    // The launcher's DEBUG lines, off at the default INFO, on from now.
+    let page = get(web, "/logLevel?log=spindle_rm::launcher&level=DEBUG");
+    assert!(
+        page.text().contains("Effective Level: <b>DEBUG</b>"),
+        "{page}"
+    );
+
     // One application killed, one running.
     let killed = cluster
         .submit_app(&AppSubmission::new("spindle-it-ops-killed", "sleep 300"))
@@ -137,6 +144,18 @@ fn jmx_prom_conf_and_is_active() {
         let q = bean(&jmx, DEFAULT)?;
         (q["AppsSubmitted"] == 2 && q["AppsKilled"] == 1).then_some(jmx)
     });
+    // The level set above is in force: the RM logs its AM launches at DEBUG.
+    wait(
+        &cluster,
+        "a DEBUG line of spindle_rm::launcher in the RM's log",
+        || {
+            cluster
+                .log_report()
+                .lines()
+                .any(|l| l.contains("DEBUG") && l.contains("AM container started"))
+                .then_some(())
+        },
+    );
     let cm = bean(&jmx, CLUSTER).expect("ClusterMetrics");
     assert_eq!(cm["modelerType"], "ClusterMetrics");
     assert_eq!(cm["tag.Context"], "yarn");
