@@ -248,11 +248,6 @@ fn queue_sources(q: &QueueInfo, host: &str, out: &mut Vec<Source>) {
                 f64::from(st.available.vcores),
             ),
             ("ActiveApplications".into(), Gauge, r.running_apps as f64),
-            (
-                "AMResourceLimitMB".into(),
-                Gauge,
-                r.maximum.memory_mb as f64,
-            ),
         ],
         other: Vec::new(),
     });
