@@ -29,6 +29,9 @@ const ADDRESS_KEYS: [&str; 5] = [
     "yarn.resourcemanager.webapp.address",
 ];
 
+/// The NM's web address, printed by standalone too.
+const NM_WEBAPP_KEY: &str = "yarn.nodemanager.webapp.address";
+
 /// A running `spindle standalone`. Dropping it kills it.
 #[derive(Debug)]
 pub struct Standalone {
@@ -36,6 +39,7 @@ pub struct Standalone {
     root: PathBuf,
     client_conf_dir: PathBuf,
     addresses: Vec<(String, SocketAddr)>,
+    nm_web: SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -61,6 +65,8 @@ impl Standalone {
         for key in ADDRESS_KEYS {
             yarn.set(key, "${yarn.resourcemanager.hostname}:0");
         }
+        // The NM's web server too (Hadoop's default is port 8042).
+        yarn.set(NM_WEBAPP_KEY, "${yarn.nodemanager.hostname}:0");
         yarn.set(
             "yarn.nodemanager.local-dirs",
             root.join("nm-local").display(),
@@ -105,6 +111,7 @@ impl Standalone {
             ),
         };
         let addresses = parse_addresses(&printed)?;
+        let nm_web = parse_address(&printed, NM_WEBAPP_KEY)?;
         let mut client = fast_failing_client_settings();
         for (key, addr) in &addresses {
             client.set(key.as_str(), addr);
@@ -118,6 +125,7 @@ impl Standalone {
             root,
             client_conf_dir,
             addresses,
+            nm_web,
             _dir: dir,
         })
     }
@@ -135,6 +143,11 @@ impl Standalone {
     /// The addresses standalone printed, by configuration key.
     pub fn addresses(&self) -> &[(String, SocketAddr)] {
         &self.addresses
+    }
+
+    /// The NodeManager's web address, as printed.
+    pub fn nm_web_address(&self) -> SocketAddr {
+        self.nm_web
     }
 
     /// A configuration directory for clients: the printed addresses, clients that
@@ -186,24 +199,25 @@ impl Standalone {
 fn parse_addresses(printed: &str) -> anyhow::Result<Vec<(String, SocketAddr)>> {
     ADDRESS_KEYS
         .iter()
-        .map(|key| {
-            let marker = format!("({key}): ");
-            let line = printed
-                .lines()
-                .find(|l| l.contains(&marker))
-                .with_context(|| format!("standalone printed no address for {key}:\n{printed}"))?;
-            let addr = line
-                .split(&marker)
-                .nth(1)
-                .unwrap_or_default()
-                .trim()
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-                .parse::<SocketAddr>()
-                .with_context(|| format!("not an address: {line}"))?;
-            Ok(((*key).to_string(), addr))
-        })
+        .map(|key| Ok(((*key).to_string(), parse_address(printed, key)?)))
         .collect()
+}
+
+/// The address printed on the `(key): host:port` line.
+fn parse_address(printed: &str, key: &str) -> anyhow::Result<SocketAddr> {
+    let marker = format!("({key}): ");
+    let line = printed
+        .lines()
+        .find(|l| l.contains(&marker))
+        .with_context(|| format!("standalone printed no address for {key}:\n{printed}"))?;
+    line.split(&marker)
+        .nth(1)
+        .unwrap_or_default()
+        .trim()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse::<SocketAddr>()
+        .with_context(|| format!("not an address: {line}"))
 }
 
 #[cfg(test)]
@@ -217,13 +231,15 @@ mod tests {
             ResourceManager scheduler address (yarn.resourcemanager.scheduler.address): 127.0.0.1:4002\n\
             ResourceManager resource-tracker address (yarn.resourcemanager.resource-tracker.address): 127.0.0.1:4003\n\
             ResourceManager admin address (yarn.resourcemanager.admin.address): 127.0.0.1:4004\n\
-            ResourceManager web address (yarn.resourcemanager.webapp.address): http://127.0.0.1:4005/\n";
+            ResourceManager web address (yarn.resourcemanager.webapp.address): http://127.0.0.1:4005/\n\
+            NodeManager web address (yarn.nodemanager.webapp.address): http://127.0.0.1:4006/\n";
         let addresses = parse_addresses(printed)?;
         assert_eq!(addresses.len(), 5);
         assert_eq!(addresses[4].1.port(), 4005);
         assert_eq!(addresses[0].0, "yarn.resourcemanager.address");
         assert_eq!(addresses[0].1.port(), 4001);
         assert_eq!(addresses[3].1.port(), 4004);
+        assert_eq!(parse_address(printed, NM_WEBAPP_KEY)?.port(), 4006);
         assert!(parse_addresses("nothing").is_err());
         Ok(())
     }

@@ -257,6 +257,7 @@ impl Cluster {
         let mut nm_conf = conf.clone();
         let log_dir = root.join("nm-logs");
         nm_conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
+        nm_conf.set(keys::NM_WEBAPP_ADDRESS, "127.0.0.1:0");
         nm_conf.set(
             keys::NM_LOCAL_DIRS,
             root.join("nm-local").display().to_string(),

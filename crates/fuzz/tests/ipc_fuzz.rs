@@ -121,6 +121,7 @@ impl Cluster {
 async fn start_nm(dir: &Path, tracker: SocketAddr) -> NodeManagerHandle {
     let mut conf = Configuration::with_defaults();
     conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
+    conf.set(keys::NM_WEBAPP_ADDRESS, "127.0.0.1:0");
     conf.set(keys::RM_RESOURCE_TRACKER_ADDRESS, tracker.to_string());
     conf.set(keys::NM_RESOURCE_MEMORY_MB, "4096");
     conf.set(keys::NM_RESOURCE_CPU_VCORES, "4");

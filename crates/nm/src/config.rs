@@ -301,11 +301,15 @@ pub struct NmConfig {
     pub rm_retry: RmRetry,
     /// Connection-level retries (`ipc.client.connect.*`).
     pub rm_connect_retry: ConnectRetry,
-    /// Port of the NodeManager web UI as reported to the ResourceManager
-    /// (from `yarn.nodemanager.webapp.address`). Spindle's NodeManager does
-    /// not serve HTTP yet; the port is reported so that links the RM builds
-    /// (`node_http_address`) have Hadoop's shape.
+    /// Port of the NodeManager's web server, reported to the ResourceManager
+    /// at registration and to containers (`NM_HTTP_PORT`). Read from
+    /// `yarn.nodemanager.webapp.address`; once the server is bound it is
+    /// the port actually bound (port 0 picks a free one).
     pub http_port: i32,
+    /// Host the web server listens on: `yarn.nodemanager.bind-host` when
+    /// set, else the host of `yarn.nodemanager.webapp.address` (Hadoop's
+    /// `WebAppUtils.getWebAppBindURL`).
+    pub webapp_bind_host: String,
     /// Resources offered to containers.
     pub resource: Resource,
     /// The machine's memory and processors, when they could be read.
@@ -391,7 +395,8 @@ impl NmConfig {
         let (bind_host, bind_port) = conf.get_bind_addr(keys::NM_BIND_HOST, keys::NM_ADDRESS)?;
         let node_host = node_host(conf, &address_host)?;
 
-        let (_, http_port) = conf.get_socket_addr(keys::NM_WEBAPP_ADDRESS)?;
+        let (webapp_bind_host, http_port) =
+            conf.get_bind_addr(keys::NM_BIND_HOST, keys::NM_WEBAPP_ADDRESS)?;
 
         let resource_tracker_addrs =
             yarn_conf::rm_addresses(conf, keys::RM_RESOURCE_TRACKER_ADDRESS)?;
@@ -452,6 +457,7 @@ impl NmConfig {
             rm_retry,
             rm_connect_retry,
             http_port: i32::from(http_port),
+            webapp_bind_host,
             resource,
             physical_resource,
             local_dirs,
@@ -763,6 +769,7 @@ mod tests {
         assert_eq!(c.node_host, machine_hostname().expect("hostname"));
         assert_eq!(c.resource_tracker_addrs, vec!["0.0.0.0:8031".to_string()]);
         assert_eq!(c.http_port, 8042);
+        assert_eq!(c.webapp_bind_host, "0.0.0.0");
         assert_eq!(c.resource, Resource::new(8192, 8));
         assert_eq!(c.heartbeat_interval, Duration::from_millis(1000));
         assert_eq!(c.local_dirs, vec![tmp.path().join("local")]);
@@ -844,6 +851,7 @@ mod tests {
         assert_eq!(c.node_host, "nm1.example");
         assert_eq!((c.bind_host.as_str(), c.bind_port), ("127.0.0.1", 45454));
         assert_eq!(c.http_port, 18042);
+        assert_eq!(c.webapp_bind_host, "127.0.0.1");
     }
 
     #[test]

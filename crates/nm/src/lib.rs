@@ -22,8 +22,8 @@
 //! - recovery ([`recovery`]): with `yarn.nodemanager.recovery.enabled`, a
 //!   NodeManager killed and started again takes back its containers.
 //!
-//! The NodeManager web UI is not served yet; its port is only reported to
-//! the ResourceManager.
+//! - the web server ([`web`]) on `yarn.nodemanager.webapp.address`:
+//!   Hadoop's `NMWebServices` and the container log pages.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), spindle_nm::NmError> {
@@ -57,6 +57,7 @@ pub mod remote;
 pub mod security;
 pub mod session;
 pub mod unpack;
+pub mod web;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -72,7 +73,8 @@ use tracing::{info, warn};
 pub use agent::{NmExit, NmState, DEFAULT_HEARTBEAT_INTERVAL};
 pub use config::{ContainerSettings, NmConfig, NM_VERSION};
 pub use containers::{
-    exit_status, ContainerManager, ContainerPhase, ContainerReport, KillOutcome, KillReason,
+    exit_status, AppReport, ContainerManager, ContainerPhase, ContainerReport, KillOutcome,
+    KillReason,
 };
 pub use disks::{
     DiskHealthChecker, DiskHealthConfig, DiskUsage, NodeHealth, SpaceSource, StatvfsSpace,
@@ -183,6 +185,23 @@ impl NodeManager {
         .map_err(|e| {
             NmError::Internal(format!("the container executor's start-up failed: {e}"))
         })??;
+        // The web server is bound before anything reports its port: the
+        // RM (registration) and containers (NM_HTTP_PORT) get the port
+        // actually bound.
+        let mut cfg = cfg;
+        let web_text = format!("{}:{}", cfg.webapp_bind_host, cfg.http_port);
+        let web_port = u16::try_from(cfg.http_port).unwrap_or(0);
+        let web_addr = resolve(&cfg.webapp_bind_host, web_port, &web_text).await?;
+        let web_listener =
+            std::net::TcpListener::bind(web_addr).map_err(|source| NmError::Bind {
+                addr: web_text.clone(),
+                source,
+            })?;
+        let web_addr = web_listener.local_addr().map_err(|source| NmError::Bind {
+            addr: web_text.clone(),
+            source,
+        })?;
+        cfg.http_port = i32::from(web_addr.port());
         let cfg = Arc::new(cfg);
         let checker = Arc::new(Mutex::new(DiskHealthChecker::new(
             cfg.disk_health.clone(),
@@ -247,6 +266,22 @@ impl NodeManager {
         );
 
         let (health_tx, health_rx) = watch::channel(initial_health);
+        let web = spindle_web::WebServer::serve(
+            web_listener,
+            web::router(web::NmWeb::new(
+                &cfg,
+                node_id.clone(),
+                containers.clone(),
+                health_rx.clone(),
+                disks::now_ms(),
+            )),
+            "nm-web",
+        )
+        .map_err(|source| NmError::Bind {
+            addr: web_text,
+            source,
+        })?;
+        info!(web = %web_addr, "NodeManager web server listening (yarn.nodemanager.webapp.address)");
         let (state_tx, state_rx) = watch::channel(NmState::Registering);
         let (stop_tx, stop_rx) = watch::channel(false);
 
@@ -286,6 +321,7 @@ impl NodeManager {
                 m.abort();
             }
             drop(server);
+            drop(web);
             if exit == NmExit::Stopped && task_containers.keeps_containers_on_stop() {
                 // Recovery on and supervised: the next start takes them
                 // back (Hadoop's ContainerManagerImpl does not clean up).
@@ -307,6 +343,7 @@ impl NodeManager {
             node_id,
             containers,
             container_manager_addr: local_addr,
+            web_addr,
             state: state_rx,
             session: session_rx,
             health: health_rx,
@@ -336,6 +373,7 @@ pub struct NodeManagerHandle {
     node_id: NodeId,
     containers: ContainerManager,
     container_manager_addr: SocketAddr,
+    web_addr: SocketAddr,
     state: watch::Receiver<NmState>,
     session: watch::Receiver<RmSession>,
     health: watch::Receiver<NodeHealth>,
@@ -361,6 +399,19 @@ impl NodeManagerHandle {
     /// The address the container-management server listens on.
     pub fn container_manager_addr(&self) -> SocketAddr {
         self.container_manager_addr
+    }
+
+    /// The address the web server listens on
+    /// (`yarn.nodemanager.webapp.address`; its port is the node's HTTP
+    /// port).
+    pub fn web_addr(&self) -> SocketAddr {
+        self.web_addr
+    }
+
+    /// `host:port` of the web server as the ResourceManager reports it
+    /// (the node host and the port bound).
+    pub fn http_address(&self) -> String {
+        format!("{}:{}", self.node_id.host, self.web_addr.port())
     }
 
     /// Where the node is now.

@@ -272,7 +272,7 @@ fn trace(events: &[Event]) -> Vec<String> {
 fn nm_config(dir: &Path, rm: &str) -> NmConfig {
     let mut conf = Configuration::with_defaults();
     conf.set(keys::NM_ADDRESS, "127.0.0.1:0");
-    conf.set(keys::NM_WEBAPP_ADDRESS, "127.0.0.1:18042");
+    conf.set(keys::NM_WEBAPP_ADDRESS, "127.0.0.1:0");
     conf.set(keys::RM_RESOURCE_TRACKER_ADDRESS, rm);
     conf.set(keys::NM_RESOURCE_MEMORY_MB, "2048");
     conf.set(keys::NM_RESOURCE_CPU_VCORES, "3");
@@ -326,7 +326,9 @@ async fn registers_heartbeats_in_sequence_and_unregisters_on_stop() {
     let reg_node = reg.node_id.as_ref().expect("node id");
     assert_eq!(reg_node.host.as_deref(), Some("127.0.0.1"));
     assert_eq!(reg_node.port, Some(node_id.port));
-    assert_eq!(reg.http_port, Some(18042));
+    // The web port reported is the one the web server bound.
+    assert_ne!(nm.web_addr().port(), 0);
+    assert_eq!(reg.http_port, Some(i32::from(nm.web_addr().port())));
     let res = reg.resource.as_ref().expect("resource");
     assert_eq!((res.memory, res.virtual_cores), (Some(2048), Some(3)));
     assert_eq!(reg.nm_version.as_deref(), Some(NM_VERSION));

@@ -416,7 +416,20 @@ pub fn attempt_report_to_pb(
 }
 
 /// An allocated container's report (it is RUNNING as far as the RM knows).
+/// As Hadoop's `RMContainerImpl.createContainerReport`: `nodeHttpAddress`
+/// with the scheme (`http://host:port`), and `logUrl` the node's page of
+/// the container's logs, `http://host:port/node/containerlogs/<id>/<user>`
+/// (`WebAppUtils.getRunningLogURL`).
 pub fn container_report_to_pb(c: &ContainerReport) -> pb::ContainerReportProto {
+    let http = c
+        .node_http_address
+        .as_deref()
+        .filter(|a| !a.is_empty())
+        .map(|a| format!("http://{a}"));
+    let log_url = http
+        .as_ref()
+        .filter(|_| !c.user.is_empty())
+        .map(|h| format!("{h}/node/containerlogs/{}/{}", c.id, c.user));
     pb::ContainerReportProto {
         container_id: Some(container_id_to_pb(&c.id)),
         resource: Some(resource_to_pb(c.resource)),
@@ -425,10 +438,10 @@ pub fn container_report_to_pb(c: &ContainerReport) -> pb::ContainerReportProto {
         creation_time: Some(c.created_ms as i64),
         finish_time: Some(0),
         diagnostics_info: Some(String::new()),
-        log_url: None,
+        log_url,
         container_exit_status: Some(0),
         container_state: Some(pb::ContainerStateProto::CRunning as i32),
-        node_http_address: c.node_http_address.clone(),
+        node_http_address: http,
         execution_type: Some(pb::ExecutionTypeProto::Guaranteed as i32),
         exposed_ports: None,
     }

@@ -305,3 +305,31 @@ fn launch_contexts_keep_what_the_rm_only_forwards() {
         ]
     );
 }
+
+#[test]
+fn container_reports_link_to_the_nodes_log_page() {
+    let report = ContainerReport {
+        id: "container_1700000000000_0001_01_000002"
+            .parse()
+            .expect("id"),
+        node: NodeId::new("nm1", 45454),
+        resource: Resource::new(1024, 1),
+        priority: 0,
+        created_ms: 5,
+        node_http_address: Some("nm1:8042".into()),
+        user: "alice".into(),
+    };
+    let pb = container_report_to_pb(&report);
+    assert_eq!(pb.node_http_address.as_deref(), Some("http://nm1:8042"));
+    assert_eq!(
+        pb.log_url.as_deref(),
+        Some("http://nm1:8042/node/containerlogs/container_1700000000000_0001_01_000002/alice")
+    );
+    // A node the RM no longer knows: neither.
+    let gone = ContainerReport {
+        node_http_address: None,
+        ..report
+    };
+    let pb = container_report_to_pb(&gone);
+    assert_eq!((pb.node_http_address, pb.log_url), (None, None));
+}

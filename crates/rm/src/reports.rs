@@ -119,8 +119,10 @@ pub struct ContainerReport {
     pub priority: i32,
     /// When it was allocated, wall clock.
     pub created_ms: u64,
-    /// The node's HTTP address, while the RM knows the node.
+    /// The node's HTTP address (`host:port`), while the RM knows the node.
     pub node_http_address: Option<String>,
+    /// The application's user (whose logs the node's log link shows).
+    pub user: String,
 }
 
 /// A node as `getClusterNodes` (and an AM's `updated_nodes`) shows it.

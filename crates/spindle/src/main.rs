@@ -128,17 +128,39 @@ impl ConfArgs {
     }
 }
 
+/// Logs to stderr with the filter of `SPINDLE_LOG` (default `info`), which
+/// the web servers' `/logLevel` can change at run time.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::EnvFilter;
+    let wanted = std::env::var("SPINDLE_LOG").unwrap_or_default();
+    let (directives, filter) = match EnvFilter::try_new(&wanted) {
+        Ok(f) if !wanted.trim().is_empty() => (wanted, f),
+        _ => ("info".to_string(), EnvFilter::new("info")),
+    };
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                // Colours only for a person watching: not in a log file or a pipe.
+                .with_ansi(std::io::stderr().is_terminal()),
+        )
+        .init();
+    spindle_web::log_level::install(
+        &directives,
+        Box::new(move |d| {
+            let f = EnvFilter::try_new(d).map_err(|e| e.to_string())?;
+            handle.reload(f).map_err(|e| e.to_string())
+        }),
+    );
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SPINDLE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        // Colours only for a person watching: not in a log file or a pipe.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -298,8 +320,16 @@ async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
         .map_err(|e| e.to_string())?;
-    println!("NodeManager {} started", nm.node_id());
+    print_nm(&nm);
     run_nm_until_stopped(nm, shutdown).await
+}
+
+fn print_nm(nm: &spindle_nm::NodeManagerHandle) {
+    println!("NodeManager {} started", nm.node_id());
+    println!(
+        "NodeManager web address (yarn.nodemanager.webapp.address): http://{}/",
+        nm.http_address()
+    );
 }
 
 async fn run_nm_until_stopped(
@@ -409,7 +439,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     let nm = spindle_nm::NodeManager::start(&nm_conf)
         .await
         .map_err(|e| e.to_string())?;
-    println!("NodeManager {} started", nm.node_id());
+    print_nm(&nm);
     println!("Spindle standalone is up: try `yarn node -list`.");
     let result = run_nm_until_stopped(nm, shutdown).await;
     drop(rm);

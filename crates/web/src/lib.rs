@@ -5,7 +5,11 @@
 //! What a daemon serves lives in that daemon's crate (`spindle_rm::web`,
 //! `spindle_nm::web`); this crate knows no YARN record.
 
+pub mod conf_page;
 mod error;
+pub mod jmx;
+pub mod log_level;
+pub mod prom;
 mod render;
 mod server;
 

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use super::records::{
-    App, Container, ContainerPhase, ContainerReport, KillOutcome, KillReason, State,
+    App, AppReport, Container, ContainerPhase, ContainerReport, KillOutcome, KillReason, State,
 };
 use crate::config::NmConfig;
 use crate::launch::ContainerPaths;
@@ -173,6 +173,21 @@ impl ContainerManager {
             .containers
             .values()
             .map(Container::report)
+            .collect()
+    }
+
+    /// A snapshot of an application this node has containers of (until
+    /// it is over and its containers are done).
+    pub fn app_report(&self, id: &ApplicationId) -> Option<AppReport> {
+        self.lock().apps.get(id).map(|a| a.report(*id))
+    }
+
+    /// Snapshots of every application on this node.
+    pub fn app_reports(&self) -> Vec<AppReport> {
+        self.lock()
+            .apps
+            .iter()
+            .map(|(id, a)| a.report(*id))
             .collect()
     }
 

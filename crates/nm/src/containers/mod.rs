@@ -46,4 +46,6 @@ mod run;
 mod start;
 
 pub use manager::ContainerManager;
-pub use records::{exit_status, ContainerPhase, ContainerReport, KillOutcome, KillReason};
+pub use records::{
+    exit_status, AppReport, ContainerPhase, ContainerReport, KillOutcome, KillReason,
+};

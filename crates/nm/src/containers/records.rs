@@ -103,6 +103,18 @@ pub struct ContainerReport {
     pub memory_bytes: Option<(u64, u64)>,
 }
 
+/// A snapshot of one application with containers on this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppReport {
+    pub id: ApplicationId,
+    pub user: String,
+    /// The ResourceManager said the application is over; the node waits
+    /// for its containers to finish (Hadoop's `FINISHING_CONTAINERS_WAIT`).
+    pub finishing: bool,
+    /// Its containers the node still tracks.
+    pub containers: Vec<ContainerId>,
+}
+
 /// Result of [`ContainerManager::kill`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KillOutcome {
@@ -176,6 +188,17 @@ impl Container {
             execution_type: Some(ExecutionTypeProto::Guaranteed as i32),
             container_attributes: Vec::new(),
             container_sub_state: Some(sub as i32),
+        }
+    }
+}
+
+impl App {
+    pub(super) fn report(&self, id: ApplicationId) -> AppReport {
+        AppReport {
+            id,
+            user: self.user.clone(),
+            finishing: self.finishing,
+            containers: self.containers.iter().copied().collect(),
         }
     }
 }

@@ -321,6 +321,7 @@ pub struct Node {
 pub fn node_settings(dir: &Path, rm: SocketAddr) -> Vec<(&'static str, String)> {
     vec![
         (keys::NM_ADDRESS, "127.0.0.1:0".to_string()),
+        (keys::NM_WEBAPP_ADDRESS, "127.0.0.1:0".to_string()),
         (keys::RM_RESOURCE_TRACKER_ADDRESS, rm.to_string()),
         (keys::NM_RESOURCE_MEMORY_MB, "4096".to_string()),
         (keys::NM_RESOURCE_CPU_VCORES, "4".to_string()),

@@ -175,6 +175,11 @@ impl RmState {
             resource: c.resource,
             priority: c.priority,
             created_ms,
+            user: self
+                .apps
+                .get(&id.app())
+                .map(|a| a.user.clone())
+                .unwrap_or_default(),
         })
     }
 
