@@ -16,7 +16,7 @@ use anyhow::{bail, Context as _};
 use crate::clients::integration_dir;
 use crate::cluster::{free_port, wait_for};
 use crate::maven::MavenJars;
-use crate::process::DaemonProcess;
+use crate::process::{DaemonProcess, ServerProcess};
 
 /// How long a started cluster may take to serve (a cold JVM, formatting, the DataNode
 /// registering, the NameNode leaving safe mode).
@@ -58,7 +58,7 @@ pub struct HdfsServer {
     port: u16,
     datanodes: usize,
     dir: tempfile::TempDir,
-    process: Option<DaemonProcess>,
+    process: ServerProcess,
     starts: u32,
 }
 
@@ -81,7 +81,7 @@ impl HdfsServer {
             port,
             datanodes: datanodes.max(1),
             dir,
-            process: None,
+            process: ServerProcess::default(),
             starts: 0,
         };
         server.launch()?;
@@ -105,25 +105,17 @@ impl HdfsServer {
 
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
-        self.process
-            .as_mut()
-            .is_some_and(|p| p.is_running().unwrap_or(false))
+        self.process.is_running()
     }
 
     /// Kills the cluster with SIGKILL (as a crash); its directory stays.
     pub fn kill(&mut self) -> anyhow::Result<()> {
-        if let Some(mut p) = self.process.take() {
-            p.kill()?;
-        }
-        Ok(())
+        self.process.kill()
     }
 
     /// Stops the cluster with SIGTERM (SIGKILL after a grace period).
     pub fn stop(&mut self) -> anyhow::Result<()> {
-        if let Some(mut p) = self.process.take() {
-            p.terminate(Duration::from_secs(20))?;
-        }
-        Ok(())
+        self.process.stop(Duration::from_secs(20))
     }
 
     /// Starts the cluster again on the same port and directory (stopping it first if it
@@ -135,10 +127,7 @@ impl HdfsServer {
 
     /// The last lines of the cluster's output, for failure reports.
     pub fn log_tail(&self, max_lines: usize) -> String {
-        self.process
-            .as_ref()
-            .map(|p| p.log_tail(max_lines))
-            .unwrap_or_default()
+        self.process.log_tail(max_lines)
     }
 
     fn launch(&mut self) -> anyhow::Result<()> {
@@ -166,7 +155,7 @@ impl HdfsServer {
         });
         match ready {
             Some(Ok(())) => {
-                self.process = Some(process);
+                self.process.set(process);
                 Ok(())
             }
             Some(Err(why)) => bail!("{why} during startup:\n{}", process.log_tail(60)),

@@ -455,3 +455,46 @@ mod tests {
         assert_eq!(describe(&cmd), "yarn application -list 'a b' 'it'\\''s'");
     }
 }
+
+/// The process of a server the harness kills, stops and starts again (ZooKeeper, HDFS):
+/// at most one at a time; the server's files outlive it.
+#[derive(Debug, Default)]
+pub struct ServerProcess(Option<DaemonProcess>);
+
+impl ServerProcess {
+    /// The process just started (the one before must be gone).
+    pub fn set(&mut self, process: DaemonProcess) {
+        self.0 = Some(process);
+    }
+
+    /// True while the process runs.
+    pub fn is_running(&mut self) -> bool {
+        self.0
+            .as_mut()
+            .is_some_and(|p| p.is_running().unwrap_or(false))
+    }
+
+    /// Kills the process with SIGKILL (as a crash).
+    pub fn kill(&mut self) -> anyhow::Result<()> {
+        if let Some(mut p) = self.0.take() {
+            p.kill()?;
+        }
+        Ok(())
+    }
+
+    /// Stops the process with SIGTERM, SIGKILL after `grace`.
+    pub fn stop(&mut self, grace: Duration) -> anyhow::Result<()> {
+        if let Some(mut p) = self.0.take() {
+            p.terminate(grace)?;
+        }
+        Ok(())
+    }
+
+    /// The last lines of its output, for failure reports.
+    pub fn log_tail(&self, max_lines: usize) -> String {
+        self.0
+            .as_ref()
+            .map(|p| p.log_tail(max_lines))
+            .unwrap_or_default()
+    }
+}

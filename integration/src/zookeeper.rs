@@ -17,7 +17,7 @@ use anyhow::{bail, Context as _};
 use crate::clients::integration_dir;
 use crate::cluster::{free_port, wait_until};
 use crate::maven::MavenJars;
-use crate::process::DaemonProcess;
+use crate::process::{DaemonProcess, ServerProcess};
 
 /// How long a started server may take to serve.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,7 +60,7 @@ pub struct ZooKeeperServer {
     jars: ZooKeeperJars,
     port: u16,
     dir: tempfile::TempDir,
-    process: Option<DaemonProcess>,
+    process: ServerProcess,
     starts: u32,
 }
 
@@ -79,7 +79,7 @@ impl ZooKeeperServer {
             jars: jars.clone(),
             port,
             dir,
-            process: None,
+            process: ServerProcess::default(),
             starts: 0,
         };
         server.launch()?;
@@ -98,25 +98,17 @@ impl ZooKeeperServer {
 
     /// True while the server process runs.
     pub fn is_running(&mut self) -> bool {
-        self.process
-            .as_mut()
-            .is_some_and(|p| p.is_running().unwrap_or(false))
+        self.process.is_running()
     }
 
     /// Kills the server with SIGKILL (as a crash); its data directory stays.
     pub fn kill(&mut self) -> anyhow::Result<()> {
-        if let Some(mut p) = self.process.take() {
-            p.kill()?;
-        }
-        Ok(())
+        self.process.kill()
     }
 
     /// Stops the server with SIGTERM (SIGKILL after a grace period).
     pub fn stop(&mut self) -> anyhow::Result<()> {
-        if let Some(mut p) = self.process.take() {
-            p.terminate(Duration::from_secs(10))?;
-        }
-        Ok(())
+        self.process.stop(Duration::from_secs(10))
     }
 
     /// Starts the server again on the same port and data directory (stopping it first if
@@ -128,10 +120,7 @@ impl ZooKeeperServer {
 
     /// The last lines of the server's output, for failure reports.
     pub fn log_tail(&self, max_lines: usize) -> String {
-        self.process
-            .as_ref()
-            .map(|p| p.log_tail(max_lines))
-            .unwrap_or_default()
+        self.process.log_tail(max_lines)
     }
 
     fn launch(&mut self) -> anyhow::Result<()> {
@@ -170,7 +159,7 @@ impl ZooKeeperServer {
             }
             bail!("the ZooKeeper server did not answer within {STARTUP_TIMEOUT:?}:\n{tail}");
         }
-        self.process = Some(process);
+        self.process.set(process);
         Ok(())
     }
 }

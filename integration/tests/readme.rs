@@ -7,7 +7,8 @@
 //! (the `spindle` binary this test was built with first on `PATH`, the Hadoop clients
 //! installed). What differs from a reader's machine, and why:
 //! * `HOME` is a fresh temp dir (the blocks write `~/spindle-conf` and the DAG session's
-//!   secret there); the client cache is the installed one (`SPINDLE_CLIENT_CACHE`).
+//!   secret there); the client, Maven and pip caches are the installed ones
+//!   (`SPINDLE_CLIENT_CACHE`, `SPINDLE_MAVEN_CACHE`, `SPINDLE_PIP_CACHE`).
 //! * The blocks run in a network namespace of their own when the machine allows one
 //!   (`unshare -rn`), so standalone's fixed default ports cannot collide with anything
 //!   else on the machine; otherwise on the machine's loopback, which needs those ports free.
@@ -110,6 +111,19 @@ fn script(blocks: &[Block], work: &Path, standalone_conf: &Path) -> String {
         "export SPINDLE_CLIENT_CACHE={}\n",
         quote(&cache.display().to_string())
     ));
+    // The Maven and pip caches setup-clients.sh fills are the installed ones too (the
+    // walk-through runs without a network).
+    let home = std::env::var("HOME").unwrap_or_default();
+    for (key, default) in [
+        ("SPINDLE_MAVEN_CACHE", ".cache/spindle-maven"),
+        ("SPINDLE_PIP_CACHE", ".cache/spindle-python"),
+    ] {
+        let dir = std::env::var(key)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| format!("{home}/{default}"));
+        s.push_str(&format!("export {key}={}\n", quote(&dir)));
+    }
     if let Ok(jars) = std::env::var("SPINDLE_CLIENT_JARS") {
         if !jars.is_empty() {
             s.push_str(&format!("export SPINDLE_CLIENT_JARS={}\n", quote(&jars)));

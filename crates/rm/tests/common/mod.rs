@@ -12,16 +12,30 @@ use spindle_ipc::IpcClient;
 /// submitApplication): an unmanaged AM (no launch context, as UnmanagedAMLauncher
 /// sends), or a managed one whose AM runs `true`.
 pub async fn submit(client: &IpcClient, unmanaged: bool) -> ApplicationId {
+    submit_with(client, |ctx| {
+        ctx.application_name = Some("rm-protocol-test".into());
+        ctx.unmanaged_am = Some(unmanaged);
+        if unmanaged {
+            ctx.am_container_spec = None;
+        }
+    })
+    .await
+}
+
+/// Submits an application whose AM runs `true` (1 GiB, 1 vcore), its submission
+/// context changed by `edit` first; answers its id.
+pub async fn submit_with(
+    client: &IpcClient,
+    edit: impl FnOnce(&mut pb::ApplicationSubmissionContextProto),
+) -> ApplicationId {
     let new: pb::GetNewApplicationResponseProto = client
         .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
         .await
         .expect("new application");
     let id = new.application_id.expect("id");
-    let ctx = pb::ApplicationSubmissionContextProto {
+    let mut ctx = pb::ApplicationSubmissionContextProto {
         application_id: Some(id),
-        application_name: Some("rm-protocol-test".into()),
-        unmanaged_am: Some(unmanaged),
-        am_container_spec: (!unmanaged).then(|| pb::ContainerLaunchContextProto {
+        am_container_spec: Some(pb::ContainerLaunchContextProto {
             command: vec!["true".into()],
             ..Default::default()
         }),
@@ -32,6 +46,7 @@ pub async fn submit(client: &IpcClient, unmanaged: bool) -> ApplicationId {
         }),
         ..Default::default()
     };
+    edit(&mut ctx);
     let _: pb::SubmitApplicationResponseProto = client
         .call(
             "submitApplication",
