@@ -553,6 +553,7 @@ impl ResourceManager {
             control: control.clone(),
             conf: Arc::new(conf.clone()),
             bound: web_bound,
+            lists: Arc::new(tokio::sync::Semaphore::new(1)),
         };
         let web = spindle_web::WebServer::serve(web_listener, web::router(web), "rm-web")
             .map_err(web_bind_error)?;

@@ -43,6 +43,10 @@ pub struct WebContext {
     pub conf: Arc<Configuration>,
     /// The address the web server bound (for the URLs it hands out).
     pub bound: SocketAddr,
+    /// Lets one list of applications be built at a time: a long list is
+    /// CPU work (10,000 applications are ~11 MB of JSON) that must not
+    /// take every core from the RPC servers and the owner task.
+    pub lists: Arc<tokio::sync::Semaphore>,
 }
 
 impl WebContext {

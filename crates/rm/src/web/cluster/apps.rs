@@ -29,6 +29,13 @@ pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: Heade
         let params = Params::of(&uri)?;
         let q = params::apps_query(&params)?;
         let caller = read_caller(&web, &uri, &headers).await?;
+        // One list at a time, written off the runtime's worker threads.
+        let _one_list = web
+            .lists
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| WebError::unavailable("the web server is stopping"))?;
         let capacity = web.rm().scheduler_kind == SchedulerKind::Capacity;
         let (filter, queue) = (q.filter.clone(), q.queue.clone());
         let (known_queue, views) = query(&web, move |s| {
@@ -51,15 +58,20 @@ pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: Heade
         }
         let ts = web.rm().cluster_ts();
         let now = now_ms();
-        let items = views
-            .iter()
-            .filter(|v| {
-                q.final_status
-                    .is_none_or(|f| v.report.app.final_status == f)
-            })
-            .map(|v| dao::app_info(&tracked(v.clone(), &web), ts, now, q.deselects))
-            .collect();
-        Ok(list_reply(&headers, "apps", "app", items))
+        let (web, headers) = (web.clone(), headers.clone());
+        tokio::task::spawn_blocking(move || {
+            let items = views
+                .into_iter()
+                .filter(|v| {
+                    q.final_status
+                        .is_none_or(|f| v.report.app.final_status == f)
+                })
+                .map(|v| dao::app_info(&tracked(v, &web), ts, now, q.deselects))
+                .collect();
+            list_reply(&headers, "apps", "app", items)
+        })
+        .await
+        .map_err(|e| WebError::unavailable(format!("the application list was not built: {e}")))
     };
     answer(&headers, a.await)
 }
