@@ -23,16 +23,29 @@ use crate::reports::{
     QueueStatistics, QueueUser,
 };
 
-/// Whether the caller administers each queue, remembered while one query
-/// checks many applications.
-type ViewCache = std::collections::BTreeMap<String, bool>;
+/// What one query that reports many applications works out once: whether
+/// the caller administers each queue, and the cluster's capability (a sum
+/// over every node).
+struct ViewCache {
+    administers: std::collections::BTreeMap<String, bool>,
+    capability: Option<Resource>,
+}
+
+impl ViewCache {
+    fn new() -> ViewCache {
+        ViewCache {
+            administers: std::collections::BTreeMap::new(),
+            capability: None,
+        }
+    }
+}
 
 impl RmState {
     /// The application's report as `caller` sees it: in full with VIEW_APP,
     /// else with what Hadoop hides blanked (see [`AppReport::viewable`]).
     pub fn app_report(&self, id: &ApplicationId, caller: &Caller) -> Result<AppReport, Refusal> {
         let app = self.apps.get(id).ok_or(Refusal::ApplicationNotFound(*id))?;
-        Ok(self.report_of(app, caller, &mut ViewCache::default()))
+        Ok(self.report_of(app, caller, &mut ViewCache::new()))
     }
 
     /// The applications `filter` selects, in id order, as `caller` sees
@@ -46,7 +59,7 @@ impl RmState {
                 AppScope::All | AppScope::Viewable => true,
                 AppScope::Own => a.user == caller.user,
             });
-        let mut cache = ViewCache::default();
+        let mut cache = ViewCache::new();
         let reports = selected.map(|a| self.report_of(a, caller, &mut cache));
         match filter.scope {
             AppScope::Viewable => reports.filter(|r| r.viewable).collect(),
@@ -290,11 +303,17 @@ impl RmState {
         let viewable = self
             .access
             .may_access_with(caller, AppAccess::View, app, |queue| {
-                *cache.entry(queue.to_string()).or_insert_with(|| {
-                    self.queues
-                        .may_administer_app(queue, &caller.user, &caller.groups)
-                })
+                *cache
+                    .administers
+                    .entry(queue.to_string())
+                    .or_insert_with(|| {
+                        self.queues
+                            .may_administer_app(queue, &caller.user, &caller.groups)
+                    })
             });
+        let cluster_capability = *cache
+            .capability
+            .get_or_insert_with(|| self.cluster.nodes().cluster_capability());
         if !viewable {
             let mut hidden = app.clone();
             hidden.am_host = "N/A".into();
@@ -307,7 +326,7 @@ impl RmState {
                 progress: 0.0,
                 used_containers: -1,
                 used: Resource::new(-1, -1),
-                cluster_capability: self.cluster.nodes().cluster_capability(),
+                cluster_capability,
                 amrm_token: None,
                 viewable: false,
                 am_tracking: None,
@@ -337,7 +356,7 @@ impl RmState {
             progress,
             used_containers,
             used,
-            cluster_capability: self.cluster.nodes().cluster_capability(),
+            cluster_capability,
             amrm_token,
             viewable: true,
             am_tracking: attempt.map(|a| AmTracking {
@@ -391,7 +410,7 @@ impl RmState {
         } else {
             Vec::new()
         };
-        let mut cache = ViewCache::default();
+        let mut cache = ViewCache::new();
         let apps = if with_apps && q.leaf {
             apps.iter()
                 .map(|a| self.report_of(a, caller, &mut cache))
