@@ -14,7 +14,8 @@
 //!   bound first so the NodeId carries the real port, with NMToken
 //!   authentication ([`security`]);
 //! - containers ([`containers`]): container-token checks, localization of
-//!   `file:` resources with a shared cache ([`localizer`], [`unpack`]),
+//!   `file:` and `hdfs:` resources with shared caches ([`localizer`],
+//!   [`remote`], [`unpack`]),
 //!   Hadoop's launch contract ([`launch`]), the container executor that
 //!   starts, contains and kills container processes ([`executor`]: as the
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
