@@ -13,39 +13,16 @@ use axum::response::IntoResponse;
 use axum::routing::{get, put};
 use axum::Router;
 use hadoop_protos::yarn as pb;
-use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
-use spindle_ipc::{protocols, ClientOptions, IpcClient};
+use spindle_ipc::IpcClient;
 use spindle_rm::tracking::resolved_host_port;
 use spindle_rm::ResourceManager;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 mod common;
-use common::{am_client, report, submit};
-
-async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
-    let mut conf = Configuration::with_defaults();
-    for key in common::RM_ADDRESS_KEYS {
-        conf.set(key, "127.0.0.1:0");
-    }
-    for (k, v) in extra {
-        conf.set(k, *v);
-    }
-    ResourceManager::start(&conf, None)
-        .await
-        .expect("RM starts")
-}
-
-async fn client(rm: &ResourceManager) -> IpcClient {
-    IpcClient::connect(
-        &rm.addresses().client.to_string(),
-        ClientOptions::new("alice", protocols::APPLICATION_CLIENT),
-    )
-    .await
-    .expect("client connection")
-}
+use common::{am_client, client_as, report, start_rm, submit};
 
 /// An unmanaged application whose AM registered with `tracking_url`.
 async fn registered(
@@ -209,7 +186,7 @@ fn rm_page(rm: &ResourceManager, app: ApplicationId) -> String {
 async fn a_running_am_is_proxied_with_hadoops_headers() {
     let rm = start_rm(&[]).await;
     let web = rm.addresses().webapp;
-    let alice = client(&rm).await;
+    let alice = client_as(&rm, "alice").await;
     let ui = start_am_ui().await;
     // Scheme-less, as Hadoop's AMs often give it.
     let (app, _am) = registered(&rm, &alice, &ui.to_string()).await;
@@ -278,7 +255,7 @@ async fn a_running_am_is_proxied_with_hadoops_headers() {
 async fn bad_ids_unknown_apps_and_unreachable_ams() {
     let rm = start_rm(&[("yarn.resourcemanager.proxy.connection.timeout", "500")]).await;
     let web = rm.addresses().webapp;
-    let alice = client(&rm).await;
+    let alice = client_as(&rm, "alice").await;
 
     for path in ["/proxy", "/proxy/redirect"] {
         let a = http(web, "GET", path, &[], "").await;
@@ -336,7 +313,7 @@ async fn bad_ids_unknown_apps_and_unreachable_ams() {
 async fn apps_without_a_running_am_are_redirected_as_hadoop_does() {
     let rm = start_rm(&[]).await;
     let web = rm.addresses().webapp;
-    let alice = client(&rm).await;
+    let alice = client_as(&rm, "alice").await;
 
     // Not registered yet: the RM's application page.
     let waiting = submit(&alice, true).await;
@@ -415,7 +392,7 @@ async fn apps_without_a_running_am_are_redirected_as_hadoop_does() {
 #[tokio::test]
 async fn a_separate_proxy_address_leaves_the_rm_without_proxy() {
     let rm = start_rm(&[("yarn.web-proxy.address", "proxy.example:9046")]).await;
-    let alice = client(&rm).await;
+    let alice = client_as(&rm, "alice").await;
     let ui = start_am_ui().await;
     let (app, _am) = registered(&rm, &alice, &format!("http://{ui}")).await;
     let a = http(

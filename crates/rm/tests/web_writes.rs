@@ -7,37 +7,12 @@ use std::time::Duration;
 
 use hadoop_protos::yarn as pb;
 use serde_json::Value;
-use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
-use spindle_ipc::{protocols, ClientOptions, IpcClient};
-use spindle_rm::ResourceManager;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 mod common;
-use common::{report, submit};
-
-async fn start_rm(extra: &[(&str, &str)]) -> ResourceManager {
-    let mut conf = Configuration::with_defaults();
-    for key in common::RM_ADDRESS_KEYS {
-        conf.set(key, "127.0.0.1:0");
-    }
-    for (k, v) in extra {
-        conf.set(k, *v);
-    }
-    ResourceManager::start(&conf, None)
-        .await
-        .expect("RM starts")
-}
-
-async fn client_as(rm: &ResourceManager, user: &str) -> IpcClient {
-    IpcClient::connect(
-        &rm.addresses().client.to_string(),
-        ClientOptions::new(user, protocols::APPLICATION_CLIENT),
-    )
-    .await
-    .expect("client connection")
-}
+use common::{client_as, report, start_rm, submit};
 
 struct Answer {
     status: u16,

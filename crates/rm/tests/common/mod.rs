@@ -286,3 +286,27 @@ pub async fn registered_unmanaged_am(
         .expect("register");
     (app, am)
 }
+
+/// An RM with every port on loopback port 0 and `extra` settings over the defaults.
+pub async fn start_rm(extra: &[(&str, &str)]) -> spindle_rm::ResourceManager {
+    let mut conf = spindle_common::conf::Configuration::with_defaults();
+    for key in RM_ADDRESS_KEYS {
+        conf.set(key, "127.0.0.1:0");
+    }
+    for (k, v) in extra {
+        conf.set(k, *v);
+    }
+    spindle_rm::ResourceManager::start(&conf, None)
+        .await
+        .expect("RM starts")
+}
+
+/// A client-protocol connection to `rm` as `user` (SIMPLE authentication).
+pub async fn client_as(rm: &spindle_rm::ResourceManager, user: &str) -> IpcClient {
+    IpcClient::connect(
+        &rm.addresses().client.to_string(),
+        spindle_ipc::ClientOptions::new(user, spindle_ipc::protocols::APPLICATION_CLIENT),
+    )
+    .await
+    .expect("client connection")
+}
