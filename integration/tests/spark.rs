@@ -117,6 +117,36 @@ fn status_of(cluster: &Cluster, app: &str) -> Vec<(String, String)> {
     parse_report(&status.stdout)
 }
 
+/// `app` ended FINISHED with `final_state` after `attempts` attempts; its report.
+fn assert_ended(
+    cluster: &Cluster,
+    app: &str,
+    final_state: &str,
+    attempts: usize,
+) -> Vec<(String, String)> {
+    let report = status_of(cluster, app);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some(final_state),
+        "{report:?}"
+    );
+    let listed = cluster.yarn(["applicationattempt", "-list", app]);
+    listed.assert_success();
+    assert!(
+        listed
+            .stdout
+            .contains(&format!("Total number of application attempts :{attempts}")),
+        "{attempts} attempt(s) expected:\n{listed}\n{}",
+        cluster.log_report()
+    );
+    report
+}
+
 #[test]
 fn failing_driver_fails_the_application_after_its_attempts() {
     let Some(clients) = HadoopClients::for_tests() else {
@@ -145,27 +175,9 @@ fn failing_driver_fails_the_application_after_its_attempts() {
         "spark-submit should report the failure:\n{out}"
     );
     let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
-    let report = status_of(&cluster, &app);
     // As with Hadoop's RM: Spark's last attempt unregisters with FAILED, so the
-    // application is FINISHED with final status FAILED.
-    assert_eq!(
-        report_value(&report, "State"),
-        Some("FINISHED"),
-        "{report:?}"
-    );
-    assert_eq!(
-        report_value(&report, "Final-State"),
-        Some("FAILED"),
-        "{report:?}"
-    );
-    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
-    attempts.assert_success();
-    assert!(
-        attempts
-            .stdout
-            .contains("Total number of application attempts :2"),
-        "two attempts expected:\n{attempts}"
-    );
+    // application is FINISHED with final status FAILED, after its two attempts.
+    let report = assert_ended(&cluster, &app, "FAILED", 2);
     let diagnostics = report_value(&report, "Diagnostics").unwrap_or_default();
     assert!(!diagnostics.is_empty(), "diagnostics expected: {report:?}");
 }
@@ -634,26 +646,7 @@ fn succeeded_in_one_attempt(
         cluster.log_report()
     );
     let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"));
-    let report = status_of(cluster, &app);
-    assert_eq!(
-        report_value(&report, "State"),
-        Some("FINISHED"),
-        "{report:?}"
-    );
-    assert_eq!(
-        report_value(&report, "Final-State"),
-        Some("SUCCEEDED"),
-        "{report:?}"
-    );
-    let attempts = cluster.yarn(["applicationattempt", "-list", &app]);
-    attempts.assert_success();
-    assert!(
-        attempts
-            .stdout
-            .contains("Total number of application attempts :1"),
-        "one attempt expected:\n{attempts}\n{}",
-        cluster.log_report()
-    );
+    assert_ended(cluster, &app, "SUCCEEDED", 1);
     app
 }
 
