@@ -15,7 +15,7 @@
 //!   authentication ([`security`]);
 //! - containers ([`containers`]): container-token checks, localization of
 //!   `file:` and `hdfs:` resources with shared caches ([`localizer`],
-//!   [`remote`], [`unpack`]),
+//!   [`unpack`]; remote sources read through `spindle_fs`),
 //!   Hadoop's launch contract ([`launch`]), the container executor that
 //!   starts, contains and kills container processes ([`executor`]: as the
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
@@ -54,7 +54,6 @@ pub mod launch;
 pub mod localizer;
 pub mod procfs;
 pub mod recovery;
-pub mod remote;
 pub mod security;
 pub mod session;
 pub mod unpack;

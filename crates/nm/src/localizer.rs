@@ -2,7 +2,7 @@
 //!
 //! `file:` URLs (the node and the submitter share a file system, or the
 //! file was staged on this machine) and `hdfs://` URLs are served; HDFS is
-//! read natively ([`crate::remote`]), as the application's user for
+//! read natively (through `spindle_fs`), as the application's user for
 //! PRIVATE and APPLICATION resources and as the node's for PUBLIC ones.
 //! Any other scheme is refused with the scheme named. Each resource is
 //! checked against its source (size and modification time in ms, as the
@@ -126,11 +126,11 @@ impl LocalResource {
                 ));
             }
             None
-        } else if scheme.eq_ignore_ascii_case(crate::remote::HDFS_SCHEME) {
+        } else if scheme.eq_ignore_ascii_case(spindle_fs::HDFS_SCHEME) {
             let host = host.ok_or_else(|| {
                 format!("cannot localize {scheme}:{file}: the URL names no NameNode host")
             })?;
-            Some(crate::remote::filesystem_uri(host, url.port))
+            Some(filesystem_uri(host, url.port))
         } else {
             let scheme = if scheme.is_empty() { "(none)" } else { &scheme };
             return Err(format!(
@@ -319,7 +319,7 @@ pub struct Localizer {
     /// is unrecorded, so a restarted node reuses its caches.
     store: Option<Arc<StateStore>>,
     /// Clients of the remote file systems resources come from.
-    remote: crate::remote::RemoteClients,
+    remote: spindle_fs::FileSystems,
     /// Leases and last use of the PUBLIC and PRIVATE copies (locked after
     /// `slots` when both are needed).
     usage: Mutex<HashMap<CacheKey, Usage>>,
@@ -341,7 +341,7 @@ impl Localizer {
             next_id: AtomicU64::new(10),
             fetches: AtomicU64::new(0),
             store,
-            remote: crate::remote::RemoteClients::default(),
+            remote: spindle_fs::FileSystems::default(),
             usage: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
@@ -350,7 +350,7 @@ impl Localizer {
     /// Gives the clients of remote file systems these Hadoop settings (the
     /// node's `fs.*`, `dfs.*`, ... keys: retries, failover, NameServices).
     pub fn with_remote_settings(mut self, settings: Vec<(String, String)>) -> Localizer {
-        self.remote = crate::remote::RemoteClients::new(settings);
+        self.remote = spindle_fs::FileSystems::new(settings);
         self
     }
 
@@ -918,7 +918,7 @@ struct Downloaded {
 /// (the node's own user when `None`), then downloads it into a fresh
 /// directory derived from `base`.
 async fn download(
-    remote: &crate::remote::RemoteClients,
+    remote: &spindle_fs::FileSystems,
     res: &LocalResource,
     user: Option<String>,
     base: &Path,
@@ -933,26 +933,27 @@ async fn download(
         .source
         .to_str()
         .ok_or_else(|| fail("the path is not UTF-8".into()))?;
-    let user = user.as_deref();
-    let status = remote.status(filesystem, user, path).await.map_err(fail)?;
+    let fs = remote
+        .get(filesystem, user.as_deref())
+        .map_err(|e| fail(e.to_string()))?;
+    let status = fs.status(path).await.map_err(|e| fail(e.to_string()))?;
     if status.is_dir {
         return Err(fail(format!(
             "it is a directory; Spindle's NodeManager localizes files and archives from {}",
-            crate::remote::HDFS_SCHEME
+            spindle_fs::HDFS_SCHEME
         )));
     }
     check_source(res, status.modified_ms, Some(status.len))?;
     if res.visibility == Visibility::Public
-        && !remote
-            .is_public(filesystem, &res.source, &status)
+        && !is_public_remote(remote, filesystem, path, &status)
             .await
-            .map_err(fail)?
+            .map_err(|e| fail(e.to_string()))?
     {
         return Err(not_public(res));
     }
     let dir = unique_dir(base).map_err(|e| fail(e.to_string()))?;
     let file = dir.join(DOWNLOAD_NAME);
-    match remote.copy(filesystem, user, path, status.len, &file).await {
+    match fs.download(path, status.len, &file).await {
         Ok(()) => Ok(Downloaded {
             dir,
             file,
@@ -960,8 +961,27 @@ async fn download(
         }),
         Err(e) => {
             let _ = tokio::fs::remove_dir_all(&dir).await;
-            Err(fail(e))
+            Err(fail(e.to_string()))
         }
+    }
+}
+
+/// Hadoop's public check of a remote source, its parents read as the node.
+async fn is_public_remote(
+    remote: &spindle_fs::FileSystems,
+    filesystem: &str,
+    path: &str,
+    status: &spindle_fs::Status,
+) -> std::io::Result<bool> {
+    let fs = remote.get(filesystem, None)?;
+    spindle_fs::is_public(&*fs, path, status).await
+}
+
+/// `hdfs://host[:port]`, the file system a resource URL names.
+fn filesystem_uri(host: &str, port: Option<i32>) -> String {
+    match port {
+        Some(p) if p > 0 => format!("{}://{host}:{p}", spindle_fs::HDFS_SCHEME),
+        _ => format!("{}://{host}", spindle_fs::HDFS_SCHEME),
     }
 }
 
@@ -1227,6 +1247,13 @@ fn restrict_tree(dir: &Dir, path: &Path, modes: (u32, u32), group: Option<u32>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_system_is_named_by_host_and_port() {
+        assert_eq!(filesystem_uri("nn", Some(8020)), "hdfs://nn:8020");
+        assert_eq!(filesystem_uri("nameservice1", None), "hdfs://nameservice1");
+        assert_eq!(filesystem_uri("nn", Some(-1)), "hdfs://nn");
+    }
     use hadoop_protos::yarn::UrlProto;
 
     fn proto(
