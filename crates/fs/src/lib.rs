@@ -330,26 +330,26 @@ mod tests {
     fn urls_split_into_file_system_and_path() {
         let d = "hdfs://nn:8020";
         assert_eq!(
-            locate("hdfs://nn:9000/a/b", d).unwrap(),
+            locate("hdfs://nn:9000/a/b", d).expect("succeeds"),
             at("hdfs://nn:9000", "/a/b")
         );
-        assert_eq!(locate("hdfs:///a", d).unwrap(), at("hdfs://nn:8020", "/a"));
+        assert_eq!(locate("hdfs:///a", d).expect("succeeds"), at("hdfs://nn:8020", "/a"));
         assert_eq!(
-            locate("/tmp/logs", d).unwrap(),
+            locate("/tmp/logs", d).expect("succeeds"),
             at("hdfs://nn:8020", "/tmp/logs")
         );
         assert_eq!(
-            locate("/tmp/logs", "file:///").unwrap(),
+            locate("/tmp/logs", "file:///").expect("succeeds"),
             at("file://", "/tmp/logs")
         );
         assert_eq!(
-            locate("file:///x//y/./z", d).unwrap(),
+            locate("file:///x//y/./z", d).expect("succeeds"),
             at("file://", "/x/y/z")
         );
-        assert_eq!(locate("file:/x", d).unwrap(), at("file://", "/x"));
-        assert_eq!(locate("HDFS://nn", d).unwrap(), at("hdfs://nn", "/"));
+        assert_eq!(locate("file:/x", d).expect("succeeds"), at("file://", "/x"));
+        assert_eq!(locate("HDFS://nn", d).expect("succeeds"), at("hdfs://nn", "/"));
         assert_eq!(
-            locate("hdfs://nn:1/a/b", d).unwrap().url(),
+            locate("hdfs://nn:1/a/b", d).expect("succeeds").url(),
             "hdfs://nn:1/a/b"
         );
         assert_eq!(at("file://", "/a").join("b/c/").url(), "file:///a/b/c");
@@ -358,66 +358,66 @@ mod tests {
     #[test]
     fn bad_urls_are_refused_with_a_reason() {
         let d = "file:///";
-        let e = locate("viewfs://cluster/a", d).unwrap_err();
+        let e = locate("viewfs://cluster/a", d).expect_err("refused");
         assert_eq!(e.kind(), io::ErrorKind::Unsupported);
         assert!(e.to_string().contains("\"viewfs\""), "{e}");
         assert_eq!(
-            locate("a/b", d).unwrap_err().kind(),
+            locate("a/b", d).expect_err("refused").kind(),
             io::ErrorKind::InvalidInput
         );
         assert_eq!(
-            locate("/../etc", d).unwrap_err().kind(),
+            locate("/../etc", d).expect_err("refused").kind(),
             io::ErrorKind::InvalidInput
         );
         assert_eq!(
-            locate("file://host/x", d).unwrap_err().kind(),
+            locate("file://host/x", d).expect_err("refused").kind(),
             io::ErrorKind::InvalidInput
         );
         assert_eq!(
-            locate("hdfs:///x", d).unwrap_err().kind(),
+            locate("hdfs:///x", d).expect_err("refused").kind(),
             io::ErrorKind::InvalidInput
         );
     }
 
     #[tokio::test]
     async fn directories_are_created_with_their_permission_despite_the_umask() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().to_str().unwrap();
+        let tmp = tempfile::tempdir().expect("succeeds");
+        let root = tmp.path().to_str().expect("succeeds");
         let (a, b) = (format!("{root}/a"), format!("{root}/a/b"));
         create_dirs(&LocalFs, &[(&a, 0o1777), (&b, 0o770)])
             .await
-            .unwrap();
-        assert_eq!(LocalFs.status(&a).await.unwrap().permission, 0o1777);
-        assert_eq!(LocalFs.status(&b).await.unwrap().permission, 0o770);
+            .expect("succeeds");
+        assert_eq!(LocalFs.status(&a).await.expect("succeeds").permission, 0o1777);
+        assert_eq!(LocalFs.status(&b).await.expect("succeeds").permission, 0o770);
         // An existing directory keeps its permission.
-        LocalFs.set_permission(&b, 0o700).await.unwrap();
-        create_dirs(&LocalFs, &[(&b, 0o770)]).await.unwrap();
-        assert_eq!(LocalFs.status(&b).await.unwrap().permission, 0o700);
+        LocalFs.set_permission(&b, 0o700).await.expect("succeeds");
+        create_dirs(&LocalFs, &[(&b, 0o770)]).await.expect("succeeds");
+        assert_eq!(LocalFs.status(&b).await.expect("succeeds").permission, 0o700);
     }
 
     #[tokio::test]
     async fn public_means_readable_file_and_searchable_parents() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("succeeds");
         let dir = tmp.path().join("d");
-        std::fs::create_dir(&dir).unwrap();
+        std::fs::create_dir(&dir).expect("succeeds");
         let file = dir.join("f");
-        std::fs::write(&file, b"x").unwrap();
-        let path = file.to_str().unwrap();
+        std::fs::write(&file, b"x").expect("succeeds");
+        let path = file.to_str().expect("succeeds");
         LocalFs
-            .set_permission(tmp.path().to_str().unwrap(), 0o755)
+            .set_permission(tmp.path().to_str().expect("succeeds"), 0o755)
             .await
-            .unwrap();
+            .expect("succeeds");
         LocalFs
-            .set_permission(dir.to_str().unwrap(), 0o755)
+            .set_permission(dir.to_str().expect("succeeds"), 0o755)
             .await
-            .unwrap();
-        LocalFs.set_permission(path, 0o644).await.unwrap();
-        let st = LocalFs.status(path).await.unwrap();
-        assert!(is_public(&LocalFs, path, &st).await.unwrap());
+            .expect("succeeds");
+        LocalFs.set_permission(path, 0o644).await.expect("succeeds");
+        let st = LocalFs.status(path).await.expect("succeeds");
+        assert!(is_public(&LocalFs, path, &st).await.expect("succeeds"));
         LocalFs
-            .set_permission(dir.to_str().unwrap(), 0o750)
+            .set_permission(dir.to_str().expect("succeeds"), 0o750)
             .await
-            .unwrap();
-        assert!(!is_public(&LocalFs, path, &st).await.unwrap());
+            .expect("succeeds");
+        assert!(!is_public(&LocalFs, path, &st).await.expect("succeeds"));
     }
 }

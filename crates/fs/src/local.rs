@@ -201,36 +201,36 @@ mod tests {
 
     #[tokio::test]
     async fn the_operations_do_what_they_say() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().to_str().unwrap().to_string();
+        let tmp = tempfile::tempdir().expect("succeeds");
+        let root = tmp.path().to_str().expect("succeeds").to_string();
         let fs = LocalFs;
         let dir = format!("{root}/x/y");
-        fs.mkdirs(&dir, 0o750).await.unwrap();
-        assert!(fs.status(&dir).await.unwrap().is_dir);
+        fs.mkdirs(&dir, 0o750).await.expect("succeeds");
+        assert!(fs.status(&dir).await.expect("succeeds").is_dir);
         let src = tmp.path().join("src");
-        std::fs::write(&src, b"hello").unwrap();
+        std::fs::write(&src, b"hello").expect("succeeds");
         let file = format!("{dir}/f.tmp");
-        assert_eq!(fs.upload(&src, &file, 0o640).await.unwrap(), 5);
-        fs.rename(&file, &format!("{dir}/f")).await.unwrap();
-        let listed = fs.list(&dir).await.unwrap();
+        assert_eq!(fs.upload(&src, &file, 0o640).await.expect("succeeds"), 5);
+        fs.rename(&file, &format!("{dir}/f")).await.expect("succeeds");
+        let listed = fs.list(&dir).await.expect("succeeds");
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].name(), "f");
         assert_eq!(listed[0].len, 5);
         let dest = tmp.path().join("dest");
-        fs.download(&format!("{dir}/f"), 5, &dest).await.unwrap();
-        assert_eq!(std::fs::read(&dest).unwrap(), b"hello");
+        fs.download(&format!("{dir}/f"), 5, &dest).await.expect("succeeds");
+        assert_eq!(std::fs::read(&dest).expect("succeeds"), b"hello");
         let short = fs
             .download(&format!("{dir}/f"), 9, &tmp.path().join("d2"))
             .await
-            .unwrap_err();
+            .expect_err("refused");
         assert_eq!(short.kind(), io::ErrorKind::UnexpectedEof);
         assert!(!fs
             .delete(&format!("{root}/x"), false)
             .await
             .is_ok_and(|d| d));
-        assert!(fs.delete(&format!("{root}/x"), true).await.unwrap());
-        assert!(!fs.delete(&format!("{root}/x"), true).await.unwrap());
-        let e = fs.status(&dir).await.unwrap_err();
+        assert!(fs.delete(&format!("{root}/x"), true).await.expect("succeeds"));
+        assert!(!fs.delete(&format!("{root}/x"), true).await.expect("succeeds"));
+        let e = fs.status(&dir).await.expect_err("refused");
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(e.to_string().contains(&dir), "{e}");
     }
