@@ -321,6 +321,7 @@ impl Agent {
     fn heartbeat_request(&self, response_id: i32) -> NodeHeartbeatRequestProto {
         let session = self.session.borrow();
         NodeHeartbeatRequestProto {
+            log_aggregation_reports_for_apps: self.containers.log_aggregation_reports(),
             node_status: Some(wire::node_status(
                 &self.node_id,
                 response_id,
@@ -351,6 +352,8 @@ impl Agent {
             match result {
                 Ok(resp) => {
                     self.last_rejection = None;
+                    self.containers
+                        .log_aggregation_reports_sent(req.log_aggregation_reports_for_apps.len());
                     match self.heartbeat_answered(resp) {
                         Ok(id) => response_id = id,
                         Err(end) => return end,

@@ -88,6 +88,9 @@ pub struct ContainerSettings {
     pub cache_target_bytes: u64,
     /// `yarn.nodemanager.localizer.cache.cleanup.interval-ms`.
     pub cache_cleanup_interval: Duration,
+    /// Log aggregation (`yarn.log-aggregation-enable` and the remote log
+    /// dir), or how long local logs stay without it.
+    pub log_aggregation: crate::logagg::LogAggregationSettings,
 }
 
 impl Default for ContainerSettings {
@@ -127,6 +130,7 @@ impl Default for ContainerSettings {
             remote_fs: Vec::new(),
             cache_target_bytes: 10240 << 20,
             cache_cleanup_interval: Duration::from_millis(600_000),
+            log_aggregation: crate::logagg::LogAggregationSettings::default(),
         }
     }
 }
@@ -265,6 +269,7 @@ fn container_settings(conf: &Configuration) -> Result<ContainerSettings, NmError
             keys::NM_LOCALIZER_CACHE_CLEANUP_INTERVAL_MS,
             d.cache_cleanup_interval,
         )?,
+        log_aggregation: crate::logagg::LogAggregationSettings::from_conf(conf)?,
     })
 }
 

@@ -52,6 +52,7 @@ pub mod executor;
 pub mod hardware;
 pub mod launch;
 pub mod localizer;
+pub mod logagg;
 pub mod procfs;
 pub mod recovery;
 pub mod security;

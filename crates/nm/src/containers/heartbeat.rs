@@ -5,8 +5,9 @@
 use std::time::Instant;
 
 use hadoop_protos::yarn::{
-    ContainerIdProto, ContainerStatusProto, ExecutionTypeProto, NmContainerStatusProto,
-    PriorityProto, SignalContainerCommandProto, SignalContainerRequestProto,
+    ContainerIdProto, ContainerStatusProto, ExecutionTypeProto, LogAggregationReportProto,
+    LogAggregationStatusProto, NmContainerStatusProto, PriorityProto,
+    SignalContainerCommandProto, SignalContainerRequestProto,
 };
 use spindle_common::text::escaped;
 use spindle_common::{ApplicationId, ContainerId};
@@ -14,6 +15,7 @@ use tracing::{debug, info, warn};
 
 use super::manager::ContainerManager;
 use super::records::{ContainerPhase, KillOutcome, KillReason, State};
+use crate::logagg::AggregationStatus;
 use crate::wire;
 
 impl ContainerManager {
@@ -30,6 +32,33 @@ impl ContainerManager {
                 c.status_proto(true)
             })
             .collect()
+    }
+
+    /// The log aggregation reports the next heartbeat carries
+    /// (`log_aggregation_reports_for_apps`): every one not yet answered.
+    pub fn log_aggregation_reports(&self) -> Vec<LogAggregationReportProto> {
+        self.inner
+            .logs
+            .pending_reports()
+            .into_iter()
+            .map(|r| LogAggregationReportProto {
+                application_id: Some(wire::app_id_proto(&r.app)),
+                log_aggregation_status: Some(
+                    match r.status {
+                        AggregationStatus::Running => LogAggregationStatusProto::LogRunning,
+                        AggregationStatus::Succeeded => LogAggregationStatusProto::LogSucceeded,
+                        AggregationStatus::Failed => LogAggregationStatusProto::LogFailed,
+                    } as i32,
+                ),
+                diagnostics: Some(r.diagnostics),
+            })
+            .collect()
+    }
+
+    /// A heartbeat carrying the `sent` oldest log aggregation reports was
+    /// answered: they are not sent again.
+    pub fn log_aggregation_reports_sent(&self, sent: usize) {
+        self.inner.logs.acknowledge(sent);
     }
 
     /// After a heartbeat went through: completed containers of applications

@@ -21,6 +21,7 @@ use super::records::{
 use crate::config::NmConfig;
 use crate::launch::ContainerPaths;
 use crate::localizer::Localizer;
+use crate::logagg::LogAggregator;
 use crate::procfs;
 use crate::recovery::{AppRecord, ContainerRecord, StateStore};
 use crate::security::{ContainerTokenChecker, Rejection, SharedNodeId, TokenSecrets};
@@ -41,6 +42,8 @@ pub(super) struct Inner {
     pub(super) tick_ms: f64,
     /// The recovery records, when `yarn.nodemanager.recovery.enabled`.
     pub(super) store: Option<Arc<StateStore>>,
+    /// Finished applications' logs: aggregated, then deleted.
+    pub(super) logs: Arc<LogAggregator>,
 }
 
 /// The container side of the NodeManager. Cheap to clone.
@@ -73,6 +76,12 @@ impl ContainerManager {
                         .with_remote_settings(cfg.containers.remote_fs.clone()),
                 ),
                 tokens: ContainerTokenChecker::new(node_id.clone(), secrets),
+                logs: Arc::new(LogAggregator::new(
+                    cfg.containers.log_aggregation.clone(),
+                    cfg.containers.remote_fs.clone(),
+                    cfg.log_dirs.clone(),
+                    &cfg.local_dirs,
+                )),
                 cfg,
                 node_id,
                 session,
@@ -304,6 +313,11 @@ impl ContainerManager {
             }
         };
         self.inner.localizer.forget_app(app);
+        if let Some(node) = self.inner.node_id.get().cloned() {
+            let (logs, user) = (self.inner.logs.clone(), user.clone());
+            let delay = self.inner.cfg.containers.delete_debug_delay;
+            tokio::spawn(async move { logs.app_finished(&node, app, &user, delay).await });
+        }
         let dirs: Vec<PathBuf> = self
             .inner
             .cfg
