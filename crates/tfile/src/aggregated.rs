@@ -624,6 +624,30 @@ mod tests {
     }
 
     #[test]
+    fn corrupted_log_files_are_errors_never_panics() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let files = write_files(
+            tmp.path(),
+            &[("stdout", b"out\n".repeat(40)), ("stderr", b"err".to_vec())],
+        );
+        let acls = [("VIEW_APP".to_string(), "u".to_string())];
+        let mut w = LogWriter::new(Vec::new(), "u", &acls).expect("new");
+        w.append_container("container_x", &files)
+            .expect("append container");
+        w.append_container("container_y", &files)
+            .expect("append container");
+        let bytes = w.finish().expect("finish");
+        for pos in 0..bytes.len() {
+            for flip in [0x01u8, 0x40, 0xff] {
+                let mut bad = bytes.clone();
+                bad[pos] ^= flip;
+                // An error or some (possibly different) logs; never a panic.
+                let _ = LogReader::new(Cursor::new(&bad)).and_then(|mut r| r.read_all());
+            }
+        }
+    }
+
+    #[test]
     fn truncated_log_files_are_errors() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let files = write_files(tmp.path(), &[("stdout", b"x".repeat(5000))]);

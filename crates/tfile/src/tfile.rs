@@ -163,8 +163,8 @@ impl<W: Write> std::fmt::Debug for TFileWriter<W> {
 }
 
 impl<W: Write> TFileWriter<W> {
-    /// Starts a file on `out` (written from its current position, counted as offset 0):
-    /// writes the magic. A data block is closed after the record that brings it to
+    /// Starts a file on `out`, which must be empty (offsets are counted from the first byte
+    /// written, as Hadoop requires a fresh file): writes the magic. A data block is closed after the record that brings it to
     /// `min_block_size` bytes (YARN's log aggregation uses 256 KiB).
     pub fn new(out: W, min_block_size: u64) -> io::Result<Self> {
         let mut writer = Self {
@@ -603,7 +603,8 @@ impl<R: Read + Seek> TFileReader<R> {
                         "data block count {count} exceeds the index"
                     )));
                 }
-                let mut blocks = Vec::with_capacity(count);
+                // Grown as regions are read, not sized by the count read from the file.
+                let mut blocks = Vec::with_capacity(count.min(1024));
                 for _ in 0..count {
                     blocks.push(BlockRegion::read(block)?);
                 }
@@ -934,7 +935,14 @@ impl<R: Read + Seek> TFileScanner<'_, R> {
             }
             self.enter_block()?;
         }
-        while self.record_in_block >= self.reader.block_records[self.block] {
+        loop {
+            let Some(&records) = self.reader.block_records.get(self.block) else {
+                // Past the last block (or none at all).
+                return Ok(None);
+            };
+            if self.record_in_block < records {
+                break;
+            }
             if self.block_left != 0 {
                 return Err(invalid(format!(
                     "data block {} has {} bytes after its last record",
@@ -1092,6 +1100,23 @@ mod tests {
         assert_eq!(&bytes[last..last + 11], &[10, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
         let recs = read_all(&bytes).expect("read all");
         assert_eq!(recs[0].1.len(), 1_200_010);
+    }
+
+    #[test]
+    fn the_scanner_stays_at_the_end() {
+        for records in [Vec::new(), records()] {
+            let bytes = sample(&records, 256 * 1024);
+            let mut reader = TFileReader::new(Cursor::new(&bytes)).expect("new");
+            let mut scanner = reader.scanner();
+            for _ in 0..records.len() {
+                assert!(scanner.next_key().expect("next key").is_some());
+            }
+            for _ in 0..3 {
+                assert_eq!(scanner.next_key().expect("next key"), None);
+                let mut rest = Vec::new();
+                assert_eq!(scanner.read_to_end(&mut rest).expect("read"), 0);
+            }
+        }
     }
 
     #[test]
