@@ -403,7 +403,7 @@ impl<R: Read + Seek> ContainerScanner<'_, R> {
         }
         if self.file_left > 0 {
             let left = self.file_left;
-            let skipped = io::copy(&mut (&mut self.scanner).take(left), &mut io::sink())?;
+            let skipped = self.scanner.skip_in_value(left)?;
             if skipped != left {
                 return Err(invalid("log file content ends before its length"));
             }
