@@ -7,14 +7,15 @@
 //! The Java half is integration/java/AggregatedLogTool.java, run with the Hadoop client jars
 //! through integration/bin/yarn. The logs cover several containers, an empty file, a file
 //! over 1 MiB (several value chunks) and records past the 256 KiB minimum block size (several
-//! data blocks), non-ASCII and binary content, and a container of many small files.
+//! data blocks), non-ASCII and binary content, a container of many small files and one with
+//! none. `yarn logs` itself prints the logs of our file placed in Hadoop's remote log layout.
 
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use spindle_integration::HadoopClients;
+use spindle_integration::{HadoopClients, MavenJars};
 use spindle_tfile::aggregated::{ContainerLogs, LogFile, LogReader, LogWriter};
 use spindle_tfile::tfile::TFileReader;
 
@@ -84,6 +85,11 @@ fn fixture() -> Vec<Container> {
             id: container_id(5),
             files: vec![("stderr".into(), Vec::new())],
         },
+        // No files: neither writer writes a record for it.
+        Container {
+            id: container_id(6),
+            files: Vec::new(),
+        },
     ]
 }
 
@@ -136,11 +142,12 @@ fn write_ours(path: &Path, containers: &[Container], dirs: &[PathBuf]) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
-/// The logs as both readers should see them: files sorted by name (their paths share the
-/// folder).
+/// The logs as both readers should see them: containers with files, their files sorted by
+/// name (their paths share the folder).
 fn expected_logs(containers: &[Container]) -> Vec<ContainerLogs> {
     containers
         .iter()
+        .filter(|c| !c.files.is_empty())
         .map(|c| {
             let mut files: Vec<LogFile> = c
                 .files
@@ -366,7 +373,10 @@ fn hadoops_tfile_dumper_accepts_our_file() {
     assert_eq!(property("TFile Version"), "v1.0");
     assert_eq!(property("File Length"), len.to_string());
     assert_eq!(property("Data Compression"), "none");
-    assert_eq!(property("Record Count"), (3 + containers.len()).to_string());
+    assert_eq!(
+        property("Record Count"),
+        (3 + expected_logs(&containers).len()).to_string()
+    );
     assert_eq!(property("Sorted"), "false");
     assert_eq!(
         property("Data Block Count"),
@@ -415,4 +425,172 @@ fn a_hundred_containers_of_twenty_kib_size_and_write_time() {
     let dump = hadoop_dump(&clients, &classes, &file);
     let expected = expected_dump(&expected_logs(&containers));
     assert!(dump == expected, "{}", first_difference(&dump, &expected));
+}
+
+/// Hadoop 3.3.4's `LogsCLI` needs the shaded Jettison, which the client jars leave out and
+/// `hadoop-client-minicluster` carries (`integration/setup-maven.sh hdfs`).
+fn minicluster_jar() -> Option<PathBuf> {
+    let jars = MavenJars::for_tests("hdfs", "hadoop-client-minicluster")?;
+    let entries = jars.classpath_entries().unwrap_or_default();
+    entries.into_iter().find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("hadoop-client-minicluster"))
+    })
+}
+
+/// One `LogType` section of `yarn logs` output: (container id, file name, length, content).
+type Section = (String, String, usize, String);
+
+/// Splits what `yarn logs` printed into its per-file sections.
+fn parse_yarn_logs(stdout: &str) -> Vec<Section> {
+    let mut sections = Vec::new();
+    let mut rest = stdout;
+    while let Some(at) = rest.find("Container: ") {
+        rest = &rest[at + "Container: ".len()..];
+        let container = rest.split([' ', '\n']).next().unwrap_or("").to_string();
+        let field = |rest: &str, name: &str| -> Option<String> {
+            let at = rest.find(&format!("\n{name}:"))?;
+            let line = rest[at + name.len() + 2..].lines().next()?;
+            Some(line.to_string())
+        };
+        let (Some(name), Some(length)) = (field(rest, "LogType"), field(rest, "LogLength")) else {
+            break;
+        };
+        let Some(start) = rest
+            .find("\nLogContents:\n")
+            .map(|at| at + "\nLogContents:\n".len())
+        else {
+            break;
+        };
+        let end_marker = format!("\nEnd of LogType:{name}\n");
+        let Some(len) = rest[start..].find(&end_marker) else {
+            break;
+        };
+        let content = rest[start..start + len].to_string();
+        sections.push((
+            container,
+            name,
+            length.parse().unwrap_or(usize::MAX),
+            content,
+        ));
+        rest = &rest[start + len + end_marker.len()..];
+    }
+    sections
+}
+
+/// `yarn logs` (Hadoop's LogsCLI) prints every file of our file, found in the remote
+/// application log directory where a NodeManager puts it
+/// (`<remote-app-log-dir>/<user>/bucket-logs-tfile/<app id % 10000>/<app id>/<host>_<port>`),
+/// with no ResourceManager running (the CLI then reads the file system directly).
+#[test]
+fn yarn_logs_prints_every_file_of_our_file() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jettison) = minicluster_jar() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Text only: the CLI prints the bytes as they are.
+    let big: String = (0..60_000)
+        .map(|i| format!("line {i} of a big log\n"))
+        .collect();
+    let containers = vec![
+        Container {
+            id: container_id(1),
+            files: vec![
+                ("stdout".into(), b"hello from the AM\n".to_vec()),
+                ("stderr".into(), Vec::new()),
+                (
+                    "syslog".into(),
+                    "héllo wörld ✓ 日本語 😀\n".as_bytes().to_vec(),
+                ),
+            ],
+        },
+        Container {
+            id: container_id(2),
+            files: vec![("big.log".into(), big.into_bytes())],
+        },
+        Container {
+            id: container_id(3),
+            files: (0..50)
+                .map(|i| {
+                    (
+                        format!("part-{i:05}.log"),
+                        format!("line {i}\n").into_bytes(),
+                    )
+                })
+                .collect(),
+        },
+    ];
+    let dirs = write_dirs(&tmp.path().join("logs"), &containers);
+    let remote = tmp.path().join("remote");
+    let app_dir = remote
+        .join(OWNER)
+        .join("bucket-logs-tfile")
+        .join("0042")
+        .join("application_1700000000000_0042");
+    std::fs::create_dir_all(&app_dir).expect("remote app dir");
+    write_ours(&app_dir.join("node-1_8041"), &containers, &dirs);
+
+    let conf_dir = tmp.path().join("conf");
+    std::fs::create_dir_all(&conf_dir).expect("conf dir");
+    let mut yarn = spindle_integration::conf::fast_failing_client_settings();
+    yarn.set("yarn.resourcemanager.address", "127.0.0.1:1")
+        .set("yarn.log-aggregation-enable", "true")
+        .set("yarn.nodemanager.remote-app-log-dir", remote.display());
+    yarn.write(&conf_dir.join("yarn-site.xml"))
+        .expect("yarn-site.xml");
+    let mut core = spindle_integration::HadoopConf::new();
+    core.set("fs.defaultFS", "file:///");
+    core.write(&conf_dir.join("core-site.xml"))
+        .expect("core-site.xml");
+
+    let out = clients
+        .yarn()
+        .conf_dir(&conf_dir)
+        .classpath(jettison)
+        .run([
+            "logs",
+            "-applicationId",
+            "application_1700000000000_0042",
+            "-appOwner",
+            OWNER,
+        ])
+        .expect("run yarn logs");
+    out.assert_success();
+    let mut sections = parse_yarn_logs(&out.stdout);
+    sections.sort();
+    let mut expected: Vec<Section> = containers
+        .iter()
+        .flat_map(|c| {
+            c.files.iter().map(|(name, content)| {
+                (
+                    c.id.clone(),
+                    name.clone(),
+                    content.len(),
+                    String::from_utf8_lossy(content).into_owned(),
+                )
+            })
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(
+        sections.len(),
+        expected.len(),
+        "sections of:\n{}",
+        out.stderr
+    );
+    for (got, want) in sections.iter().zip(&expected) {
+        assert!(
+            got == want,
+            "yarn logs printed {} {} ({} bytes, {} chars), expected {} bytes",
+            got.0,
+            got.1,
+            got.2,
+            got.3.len(),
+            want.2
+        );
+    }
 }

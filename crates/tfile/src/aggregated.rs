@@ -403,7 +403,7 @@ impl<R: Read + Seek> ContainerScanner<'_, R> {
         }
         if self.file_left > 0 {
             let left = self.file_left;
-            let skipped = io::copy(&mut (&mut self.scanner).take(left), &mut io::sink())?;
+            let skipped = self.scanner.skip_in_value(left)?;
             if skipped != left {
                 return Err(invalid("log file content ends before its length"));
             }
@@ -621,6 +621,30 @@ mod tests {
         let b = Path::new("/l/\u{FF61}");
         assert_eq!(java_path_order(a, b), Ordering::Less);
         assert_eq!(a.cmp(b), Ordering::Greater);
+    }
+
+    #[test]
+    fn corrupted_log_files_are_errors_never_panics() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let files = write_files(
+            tmp.path(),
+            &[("stdout", b"out\n".repeat(40)), ("stderr", b"err".to_vec())],
+        );
+        let acls = [("VIEW_APP".to_string(), "u".to_string())];
+        let mut w = LogWriter::new(Vec::new(), "u", &acls).expect("new");
+        w.append_container("container_x", &files)
+            .expect("append container");
+        w.append_container("container_y", &files)
+            .expect("append container");
+        let bytes = w.finish().expect("finish");
+        for pos in 0..bytes.len() {
+            for flip in [0x01u8, 0x40, 0xff] {
+                let mut bad = bytes.clone();
+                bad[pos] ^= flip;
+                // An error or some (possibly different) logs; never a panic.
+                let _ = LogReader::new(Cursor::new(&bad)).and_then(|mut r| r.read_all());
+            }
+        }
     }
 
     #[test]

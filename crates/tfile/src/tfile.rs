@@ -163,9 +163,10 @@ impl<W: Write> std::fmt::Debug for TFileWriter<W> {
 }
 
 impl<W: Write> TFileWriter<W> {
-    /// Starts a file on `out` (written from its current position, counted as offset 0):
-    /// writes the magic. A data block is closed after the record that brings it to
-    /// `min_block_size` bytes (YARN's log aggregation uses 256 KiB).
+    /// Starts a file on `out`, which must be empty (offsets are counted from the first byte
+    /// written, as Hadoop requires a fresh file): writes the magic. A data block is closed
+    /// after the record that brings it to `min_block_size` bytes (YARN's log aggregation
+    /// uses 256 KiB).
     pub fn new(out: W, min_block_size: u64) -> io::Result<Self> {
         let mut writer = Self {
             out: Counting {
@@ -389,6 +390,7 @@ impl<W: Write> TFileWriter<W> {
         tail.extend(API_VERSION.1.to_be_bytes());
         tail.extend(MAGIC);
         self.out.write_all(&tail)?;
+        self.out.flush()?;
         self.out
             .inner
             .into_inner()
@@ -603,7 +605,8 @@ impl<R: Read + Seek> TFileReader<R> {
                         "data block count {count} exceeds the index"
                     )));
                 }
-                let mut blocks = Vec::with_capacity(count);
+                // Grown as regions are read, not sized by the count read from the file.
+                let mut blocks = Vec::with_capacity(count.min(1024));
                 for _ in 0..count {
                     blocks.push(BlockRegion::read(block)?);
                 }
@@ -886,6 +889,24 @@ impl<R: Read + Seek> TFileScanner<'_, R> {
         Ok(())
     }
 
+    /// Skips up to `n` bytes of the current value without reading them (seeking); returns
+    /// the bytes skipped, fewer only at the value's end.
+    pub fn skip_in_value(&mut self, mut n: u64) -> io::Result<u64> {
+        let mut skipped = 0;
+        while n > 0 {
+            self.next_chunk()?;
+            if !self.in_value {
+                break;
+            }
+            let step = n.min(self.chunk_left);
+            self.block_skip(step)?;
+            self.chunk_left -= step;
+            n -= step;
+            skipped += step;
+        }
+        Ok(skipped)
+    }
+
     /// Skips what is left of the current value.
     pub fn skip_value(&mut self) -> io::Result<()> {
         while self.in_value {
@@ -934,7 +955,14 @@ impl<R: Read + Seek> TFileScanner<'_, R> {
             }
             self.enter_block()?;
         }
-        while self.record_in_block >= self.reader.block_records[self.block] {
+        loop {
+            let Some(&records) = self.reader.block_records.get(self.block) else {
+                // Past the last block (or none at all).
+                return Ok(None);
+            };
+            if self.record_in_block < records {
+                break;
+            }
             if self.block_left != 0 {
                 return Err(invalid(format!(
                     "data block {} has {} bytes after its last record",
@@ -1092,6 +1120,43 @@ mod tests {
         assert_eq!(&bytes[last..last + 11], &[10, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
         let recs = read_all(&bytes).expect("read all");
         assert_eq!(recs[0].1.len(), 1_200_010);
+    }
+
+    #[test]
+    fn skipping_inside_a_value_crosses_chunks() {
+        let recs = records();
+        let bytes = sample(&recs, 256 * 1024);
+        let mut reader = TFileReader::new(Cursor::new(&bytes)).expect("new");
+        let mut scanner = reader.scanner();
+        for (key, value) in &recs {
+            assert_eq!(scanner.next_key().expect("next key").as_ref(), Some(key));
+            // Skip all but the last 10 bytes, read those, then nothing is left.
+            let keep = value.len().min(10);
+            let skip = (value.len() - keep) as u64;
+            assert_eq!(scanner.skip_in_value(skip).expect("skip"), skip);
+            let mut tail = Vec::new();
+            scanner.read_to_end(&mut tail).expect("read");
+            assert_eq!(tail, value[value.len() - keep..]);
+            assert_eq!(scanner.skip_in_value(5).expect("skip at the end"), 0);
+        }
+        assert_eq!(scanner.next_key().expect("next key"), None);
+    }
+
+    #[test]
+    fn the_scanner_stays_at_the_end() {
+        for records in [Vec::new(), records()] {
+            let bytes = sample(&records, 256 * 1024);
+            let mut reader = TFileReader::new(Cursor::new(&bytes)).expect("new");
+            let mut scanner = reader.scanner();
+            for _ in 0..records.len() {
+                assert!(scanner.next_key().expect("next key").is_some());
+            }
+            for _ in 0..3 {
+                assert_eq!(scanner.next_key().expect("next key"), None);
+                let mut rest = Vec::new();
+                assert_eq!(scanner.read_to_end(&mut rest).expect("read"), 0);
+            }
+        }
     }
 
     #[test]
