@@ -33,6 +33,7 @@ use crate::cluster::nodes::{
 use crate::hosts::HostLists;
 use crate::keys::NmMasterKeys;
 use crate::launch::AmLaunchContext;
+use crate::log_aggregation::AppLogReport;
 use crate::queue_files::QueueFile;
 use crate::refusal::Refusal;
 use crate::submission::Submission;
@@ -296,12 +297,14 @@ pub struct FinishApplicationMaster {
 // ---- ResourceTracker ----------------------------------------------------------
 
 /// `registerNodeManager`, with the node's rack already resolved, the
-/// containers the node still holds and the applications it runs.
+/// containers the node still holds, the applications it runs and the log
+/// aggregation reports it kept from before.
 #[derive(Debug, Clone)]
 pub struct RegisterNode {
     pub registration: Registration,
     pub containers: Vec<ContainerStatus>,
     pub running_apps: Vec<ApplicationId>,
+    pub log_reports: Vec<AppLogReport>,
 }
 
 /// The answer to a registration.
@@ -313,12 +316,14 @@ pub enum NodeRegistration {
     Rejected(String),
 }
 
-/// `nodeHeartbeat`: the node's status, its containers, and the ids of the
-/// master keys it already has.
+/// `nodeHeartbeat`: the node's status, its containers, its log aggregation
+/// reports, and the ids of the master keys it already has.
 #[derive(Debug, Clone)]
 pub struct NodeHeartbeat {
     pub heartbeat: Heartbeat,
     pub containers: Vec<ContainerStatus>,
+    /// Where the node is with aggregating applications' logs.
+    pub log_reports: Vec<AppLogReport>,
     pub known_container_token_key: Option<i32>,
     pub known_nm_token_key: Option<i32>,
 }

@@ -19,6 +19,7 @@ use crate::core::CoreStopped;
 use crate::launch::LaunchSizes;
 use crate::launch::{AmLaunchContext, AppAccess};
 use crate::limits::LimitExceeded;
+use crate::log_aggregation::{AppLogReport, LogAggregationStatus};
 use crate::refusal::Refusal;
 use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
 use crate::tracking::WebAddresses;
@@ -280,6 +281,41 @@ pub fn node_state_from_pb(v: i32) -> Option<NodeState> {
     })
 }
 
+pub fn log_aggregation_status_to_pb(s: LogAggregationStatus) -> pb::LogAggregationStatusProto {
+    use pb::LogAggregationStatusProto as P;
+    match s {
+        LogAggregationStatus::Disabled => P::LogDisabled,
+        LogAggregationStatus::NotStart => P::LogNotStart,
+        LogAggregationStatus::Running => P::LogRunning,
+        LogAggregationStatus::RunningWithFailure => P::LogRunningWithFailure,
+        LogAggregationStatus::Succeeded => P::LogSucceeded,
+        LogAggregationStatus::Failed => P::LogFailed,
+        LogAggregationStatus::TimeOut => P::LogTimeOut,
+    }
+}
+
+/// A node's log aggregation report about an application; `None` when the
+/// application id or the status cannot be read. An unset message is
+/// `N/A`, the proto's default, as Hadoop reads it.
+pub fn app_log_report_from_pb(r: &pb::LogAggregationReportProto) -> Option<AppLogReport> {
+    use pb::LogAggregationStatusProto as P;
+    let app = proto::app_id_from_pb(r.application_id.as_ref()?);
+    let status = match P::try_from(r.log_aggregation_status?).ok()? {
+        P::LogDisabled => LogAggregationStatus::Disabled,
+        P::LogNotStart => LogAggregationStatus::NotStart,
+        P::LogRunning => LogAggregationStatus::Running,
+        P::LogRunningWithFailure => LogAggregationStatus::RunningWithFailure,
+        P::LogSucceeded => LogAggregationStatus::Succeeded,
+        P::LogFailed => LogAggregationStatus::Failed,
+        P::LogTimeOut => LogAggregationStatus::TimeOut,
+    };
+    Some(AppLogReport {
+        app,
+        status,
+        diagnostics: r.diagnostics().to_string(),
+    })
+}
+
 pub fn health_from_pb(p: Option<&pb::NodeHealthStatusProto>) -> Health {
     match p {
         None => Health {
@@ -384,7 +420,9 @@ pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationRep
         application_type: Some(a.app_type.clone()),
         am_rm_token: r.amrm_token.as_ref().map(Token::to_proto),
         application_tags: a.tags.iter().cloned().collect(),
-        log_aggregation_status: None,
+        log_aggregation_status: r
+            .log_aggregation
+            .map(|s| log_aggregation_status_to_pb(s) as i32),
         unmanaged_application: Some(a.unmanaged_am),
         priority: Some(priority_to_pb(a.priority)),
         app_node_label_expression: None,

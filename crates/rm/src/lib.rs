@@ -35,6 +35,7 @@ pub mod keys;
 pub mod launch;
 pub mod launcher;
 pub mod limits;
+pub mod log_aggregation;
 pub mod queue_admission;
 pub mod queue_files;
 pub mod refusal;
@@ -509,6 +510,7 @@ impl ResourceManager {
                 limits,
                 work_preserving,
                 scheduling_wait_ms,
+                log_aggregation: log_aggregation::LogAggregationConf::from_conf(conf)?,
                 ..Settings::new(0)
             },
             queue_file,

@@ -11,6 +11,7 @@ use spindle_scheduler::{QueueReport, SchedulerKind};
 use crate::apps::{App, AppState};
 use crate::attempts::Attempt;
 use crate::cluster::nodes::{Node, NodeState};
+use crate::log_aggregation::LogAggregationStatus;
 
 /// An application as `getApplicationReport` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,9 @@ pub struct AppReport {
     /// tracking URLs are made of, see [`crate::tracking`]); `None` without
     /// an attempt or when not viewable.
     pub am_tracking: Option<AmTracking>,
+    /// The log aggregation status (see [`crate::log_aggregation`]); as
+    /// Hadoop, only with an attempt and VIEW_APP (`None` otherwise).
+    pub log_aggregation: Option<LogAggregationStatus>,
 }
 
 /// What the web proxy and the REST writes need to know about an

@@ -14,8 +14,8 @@ use crate::command::{
 };
 use crate::context::RmContext;
 use crate::convert::{
-    app_id_to_pb, container_id_from_pb, container_id_to_pb, health_from_pb, node_id_from_pb,
-    resource_from_pb,
+    app_id_to_pb, app_log_report_from_pb, container_id_from_pb, container_id_to_pb, health_from_pb,
+    node_id_from_pb, resource_from_pb,
 };
 
 pub fn service(ctx: Arc<RmContext>) -> Service {
@@ -59,12 +59,18 @@ async fn register_node_manager(
         .iter()
         .map(spindle_common::proto::app_id_from_pb)
         .collect();
+    let log_reports = req
+        .log_aggregation_reports_for_apps
+        .iter()
+        .filter_map(app_log_report_from_pb)
+        .collect();
     let outcome = ctx
         .core
         .call(RegisterNode {
             registration,
             containers,
             running_apps,
+            log_reports,
         })
         .await?;
     let mut resp = pb::RegisterNodeManagerResponseProto {
@@ -114,7 +120,8 @@ async fn unregister_node_manager(
 // ---- conversions of this protocol ------------------------------------------------
 
 /// A heartbeat in domain terms: the node's status, its containers (those
-/// whose ids cannot be read left out), what it runs, and the master keys it has.
+/// whose ids cannot be read left out), what it runs, its log aggregation
+/// reports (unreadable ones left out), and the master keys it has.
 fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat, RpcError> {
     let status = req.node_status.unwrap_or_default();
     let id = node_id_from_pb(status.node_id.as_ref())?;
@@ -155,6 +162,11 @@ fn heartbeat_from_pb(req: pb::NodeHeartbeatRequestProto) -> Result<NodeHeartbeat
             used,
         },
         containers,
+        log_reports: req
+            .log_aggregation_reports_for_apps
+            .iter()
+            .filter_map(app_log_report_from_pb)
+            .collect(),
         known_container_token_key: req
             .last_known_container_token_master_key
             .and_then(|k| k.key_id),

@@ -192,6 +192,11 @@ impl RmState {
             .map(|g| self.allocated_container(g, &user, now))
             .collect();
         let new_nodes: BTreeSet<NodeId> = granted.into_iter().map(|g| g.node).collect();
+        // Containers the AM takes (Hadoop's ACQUIRED) put the application
+        // on their nodes.
+        for node in &new_nodes {
+            self.ran_on_node(attempt_id.app, node);
+        }
         let nm_tokens = self.nm_tokens_for(attempt_id, new_nodes, &user);
         let summary = self.cluster.summary(now.mono_ms);
         let amrm_token = (amrm_key_id != self.tokens.current_amrm_key_id())

@@ -35,6 +35,8 @@ impl RmState {
                 attempt.am_node = Some(alloc.node.clone());
                 attempt.state = AttemptState::Allocated;
                 info!(attempt = %attempt_id, container = %alloc.container, node = %escaped(&alloc.node.to_string()), "AM container allocated");
+                // Hadoop's attempt takes its AM container at once.
+                self.ran_on_node(attempt_id.app, &alloc.node);
                 self.launch_am(attempt_id, now);
             } else {
                 attempt.granted.push(Granted {

@@ -90,6 +90,7 @@ fn every_command_is_answered_with_its_own_reply() {
                 used: Resource::new(1024, 1),
             },
             containers: Vec::new(),
+            log_reports: Vec::new(),
             known_container_token_key: None,
             known_nm_token_key: None,
         },
@@ -178,6 +179,7 @@ fn every_command_is_answered_with_its_own_reply() {
             registration: tiny,
             containers: Vec::new(),
             running_apps: Vec::new(),
+            log_reports: Vec::new(),
         },
     );
     assert!(

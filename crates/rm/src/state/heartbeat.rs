@@ -31,12 +31,15 @@ impl RmState {
     /// listed for cleanup in the node's next heartbeat answer; and, beyond
     /// Hadoop, what the orphans hold is kept from the scheduler until the
     /// node reports them gone, so nothing is placed on resources they
-    /// still use.
+    /// still use. The running applications the node names that the RM
+    /// knows are on the node for log aggregation, and the log aggregation
+    /// reports it kept from before are taken (see `log_aggregation.rs`).
     pub(super) fn register_node(&mut self, now: Now, cmd: RegisterNode) -> NodeRegistration {
         let RegisterNode {
             registration,
             containers,
             running_apps,
+            log_reports,
         } = cmd;
         let id = registration.id.clone();
         let (outcome, decisions) = self.cluster.register_node(registration, now.mono_ms);
@@ -45,10 +48,14 @@ impl RmState {
             RegisterOutcome::Accepted => {
                 self.node_work.remove(&id);
                 self.last_answers.remove(&id);
-                let unknown_apps: BTreeSet<ApplicationId> = running_apps
-                    .into_iter()
-                    .filter(|app| !self.knows_app(app))
-                    .collect();
+                let (known_apps, unknown_apps): (Vec<ApplicationId>, Vec<ApplicationId>) =
+                    running_apps
+                        .into_iter()
+                        .partition(|app| self.knows_app(app));
+                for app in known_apps {
+                    self.ran_on_node(app, &id);
+                }
+                let unknown_apps: BTreeSet<ApplicationId> = unknown_apps.into_iter().collect();
                 if !unknown_apps.is_empty() {
                     let names: Vec<String> =
                         unknown_apps.iter().map(ApplicationId::to_string).collect();
@@ -65,6 +72,7 @@ impl RmState {
                 }
                 self.track_orphans(&id, &containers, now);
                 self.recover_containers(&id, &containers, now);
+                self.log_reports(&id, log_reports);
                 NodeRegistration::Accepted(self.tokens.nm_master_keys())
             }
             RegisterOutcome::Rejected(reason) => NodeRegistration::Rejected(reason),
@@ -136,6 +144,7 @@ impl RmState {
                     if let Some(h) = self.history.get_mut(&attempt_id.app) {
                         h.ran_on.insert(node.clone());
                     }
+                    self.ran_on_node(attempt_id.app, node);
                     self.apply(d, now);
                     if self.pending_releases.remove(&st.container) {
                         info!(container = %st.container, "container released by its AM before it was recovered; released now");
@@ -223,13 +232,15 @@ impl RmState {
     /// `nodeHeartbeat`, in order: the node table and the scheduler's view of
     /// the node take its status (it may be told to resync or shut down
     /// instead, and then nothing else happens); its container statuses are
-    /// taken; the scheduler may place containers on it; the answer carries
-    /// the containers and applications it must clean up, the completions the
-    /// RM has taken note of, and master keys it does not have yet.
+    /// taken, then its log aggregation reports; the scheduler may place
+    /// containers on it; the answer carries the containers and applications
+    /// it must clean up, the completions the RM has taken note of, and
+    /// master keys it does not have yet.
     pub(super) fn node_heartbeat(&mut self, now: Now, cmd: NodeHeartbeat) -> HeartbeatAnswer {
         let NodeHeartbeat {
             heartbeat,
             containers,
+            log_reports,
             known_container_token_key,
             known_nm_token_key,
         } = cmd;
@@ -251,6 +262,7 @@ impl RmState {
         }
         self.track_orphans(&id, &containers, now);
         self.container_statuses(&id, containers, now);
+        self.log_reports(&id, log_reports);
         let offered = self.cluster.offer_node(&id, now.mono_ms);
         self.apply(offered, now);
         let work = self.node_work.remove(&id).unwrap_or_default();

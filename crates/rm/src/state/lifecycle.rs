@@ -487,6 +487,7 @@ impl RmState {
         if app_end == AppEnd::Continues {
             return;
         }
+        self.logs_app_ended(attempt_id.app, now.mono_ms);
         let Some(history) = self.history.get_mut(&attempt_id.app) else {
             return;
         };

@@ -16,7 +16,9 @@
 //! - `queries`: the read-only questions handlers (and any other reader)
 //!   ask, answered with domain reports;
 //! - `overview`: the few more the web UI asks (cluster totals, attempts
-//!   with their AM nodes, queue users).
+//!   with their AM nodes, queue users);
+//! - `log_aggregation`: NodeManagers' log aggregation reports, the nodes
+//!   an application ran on, and its end (the time-out's start).
 //!
 //! The nodes and the scheduler core sit in [`Cluster`], which keeps the two
 //! in step; tokens in [`TokenIssuer`]. Nothing here touches the network or
@@ -27,6 +29,7 @@ mod am_protocol;
 mod decisions;
 mod heartbeat;
 mod lifecycle;
+mod log_aggregation;
 mod overview;
 mod queries;
 mod store;
@@ -50,6 +53,7 @@ use crate::command::{Command, HeartbeatAnswer, Reply};
 use crate::keys::TokenIssuer;
 use crate::launch::{AmLaunchContext, Effect};
 use crate::limits::Limits;
+use crate::log_aggregation::{LogAggregationConf, LogAggregations};
 use crate::queue_files::QueueFile;
 use crate::time::Now;
 use tracked::Tracked;
@@ -79,6 +83,9 @@ pub struct Settings {
     /// after a work-preserving restart that recovered applications, nothing
     /// new is allocated for this long.
     pub scheduling_wait_ms: u64,
+    /// Log aggregation status: `yarn.log-aggregation-enable` and its
+    /// time-out (see [`crate::log_aggregation`]).
+    pub log_aggregation: LogAggregationConf,
 }
 
 impl Settings {
@@ -92,6 +99,7 @@ impl Settings {
             limits: Limits::default(),
             work_preserving: true,
             scheduling_wait_ms: 10_000,
+            log_aggregation: LogAggregationConf::default(),
         }
     }
 }
@@ -137,6 +145,10 @@ pub struct RmState {
     /// node reported them (Hadoop's pending-release cache): released as
     /// soon as they are taken back.
     pending_releases: std::collections::BTreeSet<ContainerId>,
+    /// What NodeManagers report about aggregating applications' logs, per
+    /// application and node (see `log_aggregation.rs` here and
+    /// [`crate::log_aggregation`]); never stored.
+    log_aggregation: LogAggregations,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -161,6 +173,7 @@ impl RmState {
         tokens: TokenIssuer,
     ) -> RmState {
         let access = AccessControl::new(settings.acl_enabled, admin_acl);
+        let log_aggregation = LogAggregations::new(settings.log_aggregation);
         RmState {
             settings,
             cluster,
@@ -178,6 +191,7 @@ impl RmState {
             restart_ended: Default::default(),
             recovered_attempts: Default::default(),
             pending_releases: Default::default(),
+            log_aggregation,
         }
     }
 
@@ -246,7 +260,12 @@ impl RmState {
     /// container may still be winding down, and its end must still reach
     /// its attempt.
     fn forget_evicted(&mut self) {
-        self.evicted.extend(self.apps.take_evicted());
+        let evicted = self.apps.take_evicted();
+        for app in &evicted {
+            // Hadoop's reports live in the RMApp, which goes with eviction.
+            self.log_aggregation.forget(app);
+        }
+        self.evicted.extend(evicted);
         if self.evicted.is_empty() {
             return;
         }
@@ -279,8 +298,8 @@ impl RmState {
 
     /// The periodic tick: node liveness (lost nodes and timed-out graceful
     /// decommissions leave the scheduler), master keys that are due roll,
-    /// AM liveness, a continuous-scheduling pass, then what ended
-    /// applications no longer need is let go.
+    /// AM liveness, the log aggregation time-out, a continuous-scheduling
+    /// pass, then what ended applications no longer need is let go.
     fn tick(&mut self, now: Now) {
         let (_, decisions) = self.cluster.expire(now.mono_ms);
         self.apply(decisions, now);
@@ -292,6 +311,7 @@ impl RmState {
         self.last_answers.retain(|id, _| active(id));
         self.tokens.roll_due(now.mono_ms);
         self.expire_silent_ams(now);
+        self.log_aggregation.expire(now.mono_ms);
         self.schedule_pass(now);
         self.forget_ended();
         self.forget_recovered();
@@ -362,3 +382,7 @@ mod store_tests;
 #[cfg(test)]
 #[path = "overview_tests.rs"]
 mod overview_tests;
+
+#[cfg(test)]
+#[path = "log_aggregation_tests.rs"]
+mod log_aggregation_tests;

@@ -155,7 +155,11 @@ impl RmState {
 
     /// The application, when it exists and `caller` may view it (the checks
     /// and their order of Hadoop's `verifyUserAccessForRMApp` + `checkAccess`).
-    fn viewable_app(&self, id: &ApplicationId, caller: &Caller) -> Result<&App, Refusal> {
+    pub(super) fn viewable_app(
+        &self,
+        id: &ApplicationId,
+        caller: &Caller,
+    ) -> Result<&App, Refusal> {
         let app = self.apps.get(id).ok_or(Refusal::ApplicationNotFound(*id))?;
         if self
             .access
@@ -330,6 +334,7 @@ impl RmState {
                 amrm_token: None,
                 viewable: false,
                 am_tracking: None,
+                log_aggregation: None,
             };
         }
         let attempt = self.current_attempt(&app.id);
@@ -363,6 +368,7 @@ impl RmState {
                 state: a.state,
                 url: a.tracking_url.clone(),
             }),
+            log_aggregation: attempt.map(|_| self.log_aggregation_status(&app.id)),
         }
     }
 

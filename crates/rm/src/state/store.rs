@@ -493,6 +493,11 @@ impl RmState {
         if matches!(outcome, Recovered::Restarted) {
             self.start_attempt(id, now);
         }
+        if state.is_final() {
+            // As Hadoop's recovered final applications: no reports (they
+            // are not stored), the status time-out counting from now.
+            self.logs_app_ended(id, now.mono_ms);
+        }
         Ok(outcome)
     }
 }

@@ -230,6 +230,7 @@ fn without_work_preserving_recovery_a_running_application_restarts_in_a_new_atte
             registration,
             containers: vec![running(am_container)],
             running_apps: vec![app],
+            log_reports: Vec::new(),
         },
     );
     assert!(matches!(outcome, NodeRegistration::Accepted(_)));
@@ -359,6 +360,7 @@ fn a_work_preserving_restart_keeps_the_attempt_and_takes_back_its_containers() {
             registration: registration("h1"),
             containers: vec![running(am), running(task)],
             running_apps: vec![app],
+            log_reports: Vec::new(),
         },
     );
     assert!(matches!(outcome, NodeRegistration::Accepted(_)));
@@ -488,6 +490,7 @@ fn an_am_container_that_ended_while_the_rm_was_down_ends_its_attempt() {
             registration: registration("h1"),
             containers: vec![exited, running(task)],
             running_apps: vec![app],
+            log_reports: Vec::new(),
         },
     );
     assert_eq!(
@@ -562,6 +565,7 @@ fn a_container_released_before_its_node_came_back_is_released_when_it_does() {
             registration: registration("h1"),
             containers: vec![running(am), running(task)],
             running_apps: vec![app],
+            log_reports: Vec::new(),
         },
     );
     // Only the AM container is held; the task is to be killed, and its AM

@@ -182,6 +182,7 @@ impl TestRm {
                 registration,
                 containers: Vec::new(),
                 running_apps: Vec::new(),
+                log_reports: Vec::new(),
             },
         );
         assert!(
@@ -209,6 +210,18 @@ impl TestRm {
         containers: Vec<ContainerStatus>,
         now: Now,
     ) -> HeartbeatAnswer {
+        self.heartbeat_reporting(node, containers, Vec::new(), now)
+    }
+
+    /// A heartbeat of `node` at `now` reporting `containers` and the log
+    /// aggregation reports `log_reports`.
+    pub(crate) fn heartbeat_reporting(
+        &mut self,
+        node: &NodeId,
+        containers: Vec<ContainerStatus>,
+        log_reports: Vec<crate::log_aggregation::AppLogReport>,
+        now: Now,
+    ) -> HeartbeatAnswer {
         let response_id = self.response_ids.get(node).copied().unwrap_or(0);
         let heartbeat = Heartbeat {
             id: node.clone(),
@@ -222,6 +235,7 @@ impl TestRm {
             NodeHeartbeat {
                 heartbeat,
                 containers,
+                log_reports,
                 known_container_token_key: None,
                 known_nm_token_key: None,
             },

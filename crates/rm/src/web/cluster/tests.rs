@@ -63,6 +63,7 @@ fn view(state: AppState, viewable: bool) -> AppView {
             amrm_token: None,
             viewable,
             am_tracking: None,
+            log_aggregation: None,
         },
         am: viewable.then_some(am),
     }
