@@ -30,6 +30,10 @@
 //! be, after every change (as if a client read it after each), and the
 //! time-out is applied by the RM's tick, so a report read in the tick's
 //! interval after the deadline can still show the status from before it.
+//! Two of what is taken: reports of an unhealthy node count (Hadoop's
+//! `RMNodeImpl` drops them), and so do those a node that re-registers
+//! hands in (Hadoop reads them only from a node it did not know). With
+//! aggregation disabled nothing is kept (Hadoop keeps `DISABLED` entries).
 //!
 //! Nothing here is stored: after an RM restart an application starts over
 //! without reports (`NOT_START` until nodes report again), as in Hadoop.
