@@ -34,6 +34,7 @@ pub mod cluster;
 pub mod conf;
 pub mod descriptors;
 pub mod hdfs;
+pub mod logs;
 pub mod maven;
 pub mod process;
 pub mod spark;

@@ -15,7 +15,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use spindle_integration::{HadoopClients, MavenJars};
+use spindle_integration::logs::minicluster_jar;
+use spindle_integration::HadoopClients;
 use spindle_tfile::aggregated::{ContainerLogs, LogFile, LogReader, LogWriter};
 use spindle_tfile::tfile::TFileReader;
 
@@ -425,18 +426,6 @@ fn a_hundred_containers_of_twenty_kib_size_and_write_time() {
     let dump = hadoop_dump(&clients, &classes, &file);
     let expected = expected_dump(&expected_logs(&containers));
     assert!(dump == expected, "{}", first_difference(&dump, &expected));
-}
-
-/// Hadoop 3.3.4's `LogsCLI` needs the shaded Jettison, which the client jars leave out and
-/// `hadoop-client-minicluster` carries (`integration/setup-maven.sh hdfs`).
-fn minicluster_jar() -> Option<PathBuf> {
-    let jars = MavenJars::for_tests("hdfs", "hadoop-client-minicluster")?;
-    let entries = jars.classpath_entries().unwrap_or_default();
-    entries.into_iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("hadoop-client-minicluster"))
-    })
 }
 
 /// One `LogType` section of `yarn logs` output: (container id, file name, length, content).

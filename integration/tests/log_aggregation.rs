@@ -12,27 +12,17 @@
 //! pass, except under CI, where they fail.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use spindle_integration::cli::{parse_report, report_value};
+use spindle_integration::logs::{
+    containers_in, final_aggregation_status, minicluster_jar, yarn_logs,
+};
 use spindle_integration::process::run_with_timeout;
 use spindle_integration::spark::{self, app_id_in, pi_py, Staging};
-use spindle_integration::{CliOutput, Cluster, HadoopClients, MavenJars, NodeManagerSpec};
+use spindle_integration::{Cluster, HadoopClients, NodeManagerSpec};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Hadoop 3.3.4's `LogsCLI` needs the shaded Jettison of the minicluster jar (see
-/// web_nm.rs).
-fn minicluster_jar() -> Option<PathBuf> {
-    let jars = MavenJars::for_tests("hdfs", "hadoop-client-minicluster")?;
-    let entries = jars.classpath_entries().unwrap_or_default();
-    entries.into_iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("hadoop-client-minicluster"))
-    })
-}
 
 fn start(clients: &HadoopClients, remote_dir: &str) -> Cluster {
     Cluster::builder()
@@ -51,7 +41,12 @@ fn pi_cluster_mode(cluster: &Cluster, clients: &HadoopClients) -> String {
         cluster,
         clients,
         Staging::ClusterDir,
-        &["--deploy-mode", "cluster", pi.to_str().unwrap_or_default(), "4"],
+        &[
+            "--deploy-mode",
+            "cluster",
+            pi.to_str().unwrap_or_default(),
+            "4",
+        ],
     );
     let out = run_with_timeout(cmd, Duration::from_secs(600)).expect("spark-submit runs");
     assert!(
@@ -60,50 +55,6 @@ fn pi_cluster_mode(cluster: &Cluster, clients: &HadoopClients) -> String {
         cluster.log_report()
     );
     app_id_in(&out).unwrap_or_else(|| panic!("no application id in the output:\n{out}"))
-}
-
-/// Waits until the RM reports the application's log aggregation as final, and returns
-/// that status with the whole report.
-#[track_caller]
-fn final_aggregation_status(cluster: &Cluster, app: &str) -> (String, CliOutput) {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let out = cluster.yarn(["application", "-status", app]);
-        out.assert_success();
-        let report = parse_report(&out.stdout);
-        let status = report_value(&report, "Log Aggregation Status")
-            .unwrap_or_default()
-            .to_string();
-        if ["SUCCEEDED", "FAILED", "TIME_OUT"].contains(&status.as_str()) {
-            return (status, out);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "log aggregation of {app} did not end within {TIMEOUT:?} (last: {status:?}):\n{out}\n{}",
-            cluster.log_report()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-#[track_caller]
-fn yarn_logs(cluster: &Cluster, jettison: &Path, args: &[&str]) -> CliOutput {
-    let mut full = vec!["logs"];
-    full.extend_from_slice(args);
-    match cluster.yarn_command().classpath(jettison).run(&full) {
-        Ok(out) => out,
-        Err(e) => panic!("cannot run yarn logs: {e:#}"),
-    }
-}
-
-/// The containers `yarn logs` printed logs for (its `Container: <id> on <node>` lines).
-fn containers_in(out: &CliOutput) -> BTreeSet<String> {
-    out.stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("Container: "))
-        .filter_map(|rest| rest.split_whitespace().next())
-        .map(str::to_string)
-        .collect()
 }
 
 /// Every file below `dir` (recursively), as paths relative to it.
@@ -155,7 +106,7 @@ fn spark_logs_are_aggregated_to_a_local_dir_and_yarn_logs_prints_them() {
     let cluster = start(&clients, &format!("file://{}", root.display()));
 
     let app = pi_cluster_mode(&cluster, &clients);
-    let (status, report) = final_aggregation_status(&cluster, &app);
+    let (status, report) = final_aggregation_status(&cluster, &app, TIMEOUT);
     assert_eq!(status, "SUCCEEDED", "{report}\n{}", cluster.log_report());
 
     // Hadoop 3.3's bucket layout: <root>/<user>/bucket-logs-tfile/<id % 10000>/<app>/<host>_<port>.
@@ -213,12 +164,15 @@ fn spark_logs_are_aggregated_to_a_local_dir_and_yarn_logs_prints_them() {
     );
     for file in ["LogType:stdout", "LogType:stderr"] {
         assert_eq!(
-            all.stdout.matches(file).count(),
+            all.stdout.lines().filter(|l| *l == file).count(),
             containers.len(),
             "every container has its {file}:\n{all}"
         );
     }
-    assert!(all.stdout.contains("LogAggregationType: AGGREGATED"), "{all}");
+    assert!(
+        all.stdout.contains("LogAggregationType: AGGREGATED"),
+        "{all}"
+    );
 
     // One container, one file.
     let driver = yarn_logs(
@@ -236,15 +190,32 @@ fn spark_logs_are_aggregated_to_a_local_dir_and_yarn_logs_prints_them() {
     driver.assert_success();
     assert!(driver.stdout.contains("Pi is roughly"), "{driver}");
     assert!(!driver.stdout.contains("LogType:stderr"), "{driver}");
-    assert_eq!(containers_in(&driver), BTreeSet::from([am.clone()]), "{driver}");
+    assert_eq!(
+        containers_in(&driver),
+        BTreeSet::from([am.clone()]),
+        "{driver}"
+    );
     let stderr_only = yarn_logs(
         &cluster,
         &jettison,
-        &["-applicationId", &app, "-containerId", &am, "-log_files", "stderr"],
+        &[
+            "-applicationId",
+            &app,
+            "-containerId",
+            &am,
+            "-log_files",
+            "stderr",
+        ],
     );
     stderr_only.assert_success();
-    assert!(!stderr_only.stdout.contains("Pi is roughly"), "{stderr_only}");
-    assert!(stderr_only.stdout.contains("LogType:stderr"), "{stderr_only}");
+    assert!(
+        !stderr_only.stdout.contains("Pi is roughly"),
+        "{stderr_only}"
+    );
+    assert!(
+        stderr_only.stdout.contains("LogType:stderr"),
+        "{stderr_only}"
+    );
 }
 
 #[test]
@@ -256,10 +227,7 @@ fn an_unwritable_remote_dir_fails_the_aggregation_and_the_node_keeps_the_logs() 
     let remote = tempfile::tempdir().expect("a temp dir");
     let blocker = remote.path().join("not-a-dir");
     std::fs::write(&blocker, b"x").expect("write");
-    let cluster = start(
-        &clients,
-        &format!("file://{}/app-logs", blocker.display()),
-    );
+    let cluster = start(&clients, &format!("file://{}/app-logs", blocker.display()));
     let mut cmd = std::process::Command::new(cluster.binary());
     cmd.arg("distributed-shell")
         .arg("--conf")
@@ -269,7 +237,7 @@ fn an_unwritable_remote_dir_fails_the_aggregation_and_the_node_keeps_the_logs() 
     let out = run_with_timeout(cmd, Duration::from_secs(180)).expect("distributed-shell runs");
     assert!(out.success(), "{out}\n{}", cluster.log_report());
     let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in:\n{out}"));
-    let (status, report) = final_aggregation_status(&cluster, &app);
+    let (status, report) = final_aggregation_status(&cluster, &app, TIMEOUT);
     assert_eq!(status, "FAILED", "{report}");
     let kept = (0..2).any(|i| {
         files_below(&cluster.root().join(format!("nm-{i}/logs")).join(&app))

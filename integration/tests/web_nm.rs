@@ -9,14 +9,13 @@
 mod web_http;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use spindle_integration::cli::{parse_report, report_value, NodeList};
+use spindle_integration::logs::{minicluster_jar, yarn_logs};
 use spindle_integration::{
-    AppSubmission, CliOutput, Cluster, HadoopClients, HadoopConf, MavenJars, NodeManagerSpec,
-    Standalone,
+    AppSubmission, Cluster, HadoopClients, HadoopConf, NodeManagerSpec, Standalone,
 };
 use web_http::{get, get_json};
 
@@ -46,31 +45,6 @@ fn wait<T>(cluster: &Cluster, what: &str, mut f: impl FnMut() -> Option<T>) -> T
             );
         }
         std::thread::sleep(POLL);
-    }
-}
-
-/// Hadoop 3.3.4's `LogsCLI` parses the NM's JSON with the shaded Jettison, which
-/// the shaded client runtime (the jars pyspark ships) leaves out; Hadoop's
-/// `hadoop-client-minicluster` jar of the same release carries it
-/// (`integration/setup-maven.sh hdfs` installs it).
-fn minicluster_jar() -> Option<PathBuf> {
-    let jars = MavenJars::for_tests("hdfs", "hadoop-client-minicluster")?;
-    let entries = jars.classpath_entries().unwrap_or_default();
-    entries.into_iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("hadoop-client-minicluster"))
-    })
-}
-
-/// `yarn logs <args>` with the Jettison classes on the classpath.
-#[track_caller]
-fn yarn_logs(cluster: &Cluster, jettison: &Path, args: &[&str]) -> CliOutput {
-    let mut full = vec!["logs"];
-    full.extend_from_slice(args);
-    match cluster.yarn_command().classpath(jettison).run(&full) {
-        Ok(out) => out,
-        Err(e) => panic!("cannot run yarn logs: {e:#}"),
     }
 }
 
