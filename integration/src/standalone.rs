@@ -76,6 +76,11 @@ impl Standalone {
             "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
             300,
         )
+        // Each standalone its own aggregated logs (aggregation is on by default).
+        .set(
+            "yarn.nodemanager.remote-app-log-dir",
+            format!("file://{}", root.join("app-logs").display()),
+        )
         // Each standalone its own state store (recovery is on by default).
         .set(
             "spindle.resourcemanager.state-store.path",
@@ -116,6 +121,11 @@ impl Standalone {
         for (key, addr) in &addresses {
             client.set(key.as_str(), addr);
         }
+        // `yarn logs` reads where the node aggregates to.
+        client.set(
+            "yarn.nodemanager.remote-app-log-dir",
+            format!("file://{}", root.join("app-logs").display()),
+        );
         client.write(&client_conf_dir.join("yarn-site.xml"))?;
         let mut core = HadoopConf::new();
         core.set("fs.defaultFS", "file:///");

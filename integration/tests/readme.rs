@@ -278,6 +278,7 @@ fn the_readme_walkthrough_runs_as_written() {
         ("the node list", "Total Nodes:1"),
         ("the distributed shell", "Distributed shell succeeded"),
         ("Spark", "final status: SUCCEEDED"),
+        ("yarn logs of the Spark job", "Pi is roughly"),
         ("the DAG", "SUCCEEDED wordcount"),
         ("the word counts", "to 6"),
         ("the DAG session's stop", "FINISHED SUCCEEDED"),

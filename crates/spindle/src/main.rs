@@ -5,7 +5,8 @@
 //! - `spindle standalone` runs an RM and one NM in one process, on Hadoop's default
 //!   ports, so the stock `yarn` CLI finds it without any configuration; unless
 //!   configured otherwise it listens on loopback only, switches the virtual-memory
-//!   check off and keeps its applications across restarts (see [`STANDALONE_DEFAULTS`]).
+//!   check off, keeps its applications across restarts and aggregates finished
+//!   applications' logs (see [`STANDALONE_DEFAULTS`]).
 //!
 //! Configuration comes from `--conf DIR`, else `YARN_CONF_DIR`, else `HADOOP_CONF_DIR`,
 //! like Hadoop's daemons.
@@ -368,7 +369,14 @@ async fn run_nm_until_stopped(
 /// - Standalone has no authentication, so it listens on loopback only: every RM
 ///   address follows `yarn.resourcemanager.hostname` and the NM's follows
 ///   `yarn.nodemanager.hostname` unless set themselves.
-pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 4] = [
+/// - Log aggregation is on (`yarn.log-aggregation-enable`): a finished
+///   application's logs go to `yarn.nodemanager.remote-app-log-dir` (`/tmp/logs`
+///   on `fs.defaultFS`, the local file system unless configured), where the stock
+///   `yarn logs -applicationId` reads them. The node keeps its own copies, and the
+///   application's directories, for ten minutes more
+///   (`yarn.nodemanager.delete.debug-delay-sec`), so the paths the distributed
+///   shell prints can still be opened.
+pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 6] = [
     ("yarn.nodemanager.vmem-check-enabled", "false", &[]),
     (
         "yarn.resourcemanager.hostname",
@@ -381,6 +389,8 @@ pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 4] = [
         &["yarn.nodemanager.bind-host"],
     ),
     ("yarn.resourcemanager.recovery.enabled", "true", &[]),
+    ("yarn.log-aggregation-enable", "true", &[]),
+    ("yarn.nodemanager.delete.debug-delay-sec", "600", &[]),
 ];
 
 /// Whether `key` has a value from a site file or code, not only a built-in default.
@@ -474,6 +484,8 @@ mod tests {
                 "yarn.resourcemanager.hostname=127.0.0.1",
                 "yarn.nodemanager.hostname=127.0.0.1",
                 "yarn.resourcemanager.recovery.enabled=true",
+                "yarn.log-aggregation-enable=true",
+                "yarn.nodemanager.delete.debug-delay-sec=600",
             ]
         );
         assert!(conf
@@ -497,11 +509,13 @@ mod tests {
     #[test]
     fn configured_values_win_over_standalone_defaults() {
         let mut conf = conf_with(&format!(
-            "{}{}{}{}",
+            "{}{}{}{}{}{}",
             property("yarn.nodemanager.vmem-check-enabled", "true"),
             property("yarn.resourcemanager.bind-host", "0.0.0.0"),
             property("yarn.nodemanager.hostname", "0.0.0.0"),
             property("yarn.resourcemanager.recovery.enabled", "false"),
+            property("yarn.log-aggregation-enable", "false"),
+            property("yarn.nodemanager.delete.debug-delay-sec", "0"),
         ));
         assert!(apply_standalone_defaults(&mut conf).is_empty());
         assert!(!conf
