@@ -251,3 +251,87 @@ fn an_unwritable_remote_dir_fails_the_aggregation_and_the_node_keeps_the_logs() 
         cluster.log_report()
     );
 }
+
+/// The figures of docs/benchmarks.md ("Log aggregation"): 100 containers, each writing
+/// 10 KiB to stdout and 10 KiB to stderr, on two NodeManagers; how long each node took
+/// to aggregate (its log line), the aggregated bytes, and how long the stock `yarn logs`
+/// takes to print them all, on `file://` and on HDFS. Not a test of speed (nothing is
+/// asserted about time): run by hand, with a release binary:
+/// `SPINDLE_BIN=target/release/spindle cargo test -p spindle-integration --test log_aggregation -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn figures_for_100_containers() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jettison) = minicluster_jar() else {
+        return;
+    };
+    let Some(jars) = spindle_integration::HdfsJars::for_tests() else {
+        return;
+    };
+    let hdfs = spindle_integration::HdfsServer::start(&jars).expect("HDFS starts");
+    let remote = tempfile::tempdir().expect("a temp dir");
+    for (what, dir, default_fs) in [
+        (
+            "file://",
+            format!("file://{}/app-logs", remote.path().display()),
+            "file:///".to_string(),
+        ),
+        ("hdfs://", "/tmp/logs".to_string(), hdfs.uri()),
+    ] {
+        let cluster = Cluster::builder()
+            .heartbeat_interval_ms(500)
+            .core_property("fs.defaultFS", &default_fs)
+            .rm_property("yarn.log-aggregation-enable", "true")
+            .rm_property("yarn.nodemanager.remote-app-log-dir", &dir)
+            .nodemanager(NodeManagerSpec::new(8192, 8))
+            .nodemanager(NodeManagerSpec::new(8192, 8))
+            .start(&clients)
+            .expect("cluster starts");
+        let mut cmd = std::process::Command::new(cluster.binary());
+        cmd.arg("distributed-shell")
+            .arg("--conf")
+            .arg(cluster.conf_dir())
+            .args(["--num-containers", "100", "--container-memory", "128"])
+            .args([
+                "--command",
+                "head -c 10240 /dev/zero | tr '\\0' o; head -c 10240 /dev/zero | tr '\\0' e >&2",
+            ]);
+        let out = run_with_timeout(cmd, Duration::from_secs(900)).expect("distributed-shell runs");
+        assert!(out.success(), "{out}\n{}", cluster.log_report());
+        let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id in:\n{out}"));
+        let (status, report) = final_aggregation_status(&cluster, &app, TIMEOUT);
+        assert_eq!(status, "SUCCEEDED", "{report}");
+        let took: Vec<String> = cluster
+            .log_report()
+            .lines()
+            .filter(|l| l.contains("aggregated the application's logs") && l.contains(&app))
+            .map(|l| {
+                let field = |k: &str| {
+                    l.split_whitespace()
+                        .find_map(|w| w.strip_prefix(k))
+                        .unwrap_or("?")
+                        .to_string()
+                };
+                format!(
+                    "{} containers, {} bytes in {} ms",
+                    field("containers="),
+                    field("bytes="),
+                    field("took_ms=")
+                )
+            })
+            .collect();
+        let started = Instant::now();
+        let logs = yarn_logs(&cluster, &jettison, &["-applicationId", &app]);
+        let printing = started.elapsed();
+        logs.assert_success();
+        let printed = containers_in(&logs).len();
+        println!(
+            "FIGURE {what}: per node: {took:?}; yarn logs printed {printed} containers \
+             ({} bytes of output) in {:.2} s",
+            logs.stdout.len(),
+            printing.as_secs_f64()
+        );
+    }
+}
