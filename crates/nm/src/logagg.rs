@@ -97,7 +97,9 @@ impl LogAggregationSettings {
             && conf.get_bool(keys::YARN_LOG_AGGREGATION_ENABLE)?;
         let remote_root = if enabled {
             let dir = conf
-                .get(&format!("yarn.log-aggregation.{CONTROLLER}.remote-app-log-dir"))
+                .get(&format!(
+                    "yarn.log-aggregation.{CONTROLLER}.remote-app-log-dir"
+                ))
                 .filter(|s| !s.trim().is_empty())
                 .or_else(|| conf.get(keys::NM_REMOTE_APP_LOG_DIR))
                 .unwrap_or_else(|| "/tmp/logs".to_string());
@@ -302,7 +304,9 @@ impl LogAggregator {
             match tokio::fs::remove_dir_all(&dir).await {
                 Ok(()) => debug!(dir = %escaped(&dir.to_string_lossy()), "deleted"),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => warn!(dir = %escaped(&dir.to_string_lossy()), error = %e, "cannot delete an application's logs"),
+                Err(e) => {
+                    warn!(dir = %escaped(&dir.to_string_lossy()), error = %e, "cannot delete an application's logs")
+                }
             }
         }
     }
@@ -318,15 +322,17 @@ impl LogAggregator {
     ) -> Result<Aggregated, String> {
         let containers = containers_of(app, &self.local_app_dirs(app)).await;
         let file = remote_log_file(root, user, &self.settings.suffix, app, node);
-        let scratch = self
-            .scratch
-            .join(format!("{app}.{}.aggregated{TMP_SUFFIX}", node_string(node)));
+        let scratch = self.scratch.join(format!(
+            "{app}.{}.aggregated{TMP_SUFFIX}",
+            node_string(node)
+        ));
         let local = scratch.clone();
         let owner = user.to_string();
         let count = containers.len();
-        let written = tokio::task::spawn_blocking(move || write_aggregated(&local, &owner, &containers))
-            .await
-            .map_err(|e| format!("writing the aggregated log failed: {e}"))?;
+        let written =
+            tokio::task::spawn_blocking(move || write_aggregated(&local, &owner, &containers))
+                .await
+                .map_err(|e| format!("writing the aggregated log failed: {e}"))?;
         let result = match written {
             Ok(_) => self.upload(root, user, app, &scratch, &file).await,
             Err(e) => Err(format!("writing {}: {e}", scratch.display())),
@@ -352,10 +358,7 @@ impl LogAggregator {
     ) -> Result<u64, String> {
         // The root dir as the node (Hadoop's verifyAndCreateRemoteLogDir),
         // the rest as the application's user (createAppDir).
-        let node_fs = self
-            .filesystems
-            .of(root, None)
-            .map_err(|e| e.to_string())?;
+        let node_fs = self.filesystems.of(root, None).map_err(|e| e.to_string())?;
         spindle_fs::create_dirs(&*node_fs, &[(&root.path, ROOT_DIR_PERMISSION)])
             .await
             .map_err(|e| format!("the remote root log dir: {e}"))?;
@@ -449,7 +452,11 @@ async fn containers_of(app: ApplicationId, app_dirs: &[PathBuf]) -> Vec<Containe
 }
 
 /// Writes the aggregated log file of `containers` (owner `owner`) at `path`.
-fn write_aggregated(path: &Path, owner: &str, containers: &[ContainerLogs]) -> std::io::Result<u64> {
+fn write_aggregated(
+    path: &Path,
+    owner: &str,
+    containers: &[ContainerLogs],
+) -> std::io::Result<u64> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(parent) = path.parent() {
@@ -469,9 +476,7 @@ fn write_aggregated(path: &Path, owner: &str, containers: &[ContainerLogs]) -> s
     }
     let mut out = writer.finish()?;
     out.flush()?;
-    out.into_inner()
-        .map_err(|e| e.into_error())?
-        .sync_all()?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     Ok(bytes)
 }
 
@@ -520,8 +525,14 @@ mod tests {
         assert_eq!(on.suffix, "applogs-tfile");
         let own = LogAggregationSettings::from_conf(&conf(&[
             ("yarn.log-aggregation-enable", "true"),
-            ("yarn.log-aggregation.TFile.remote-app-log-dir", "file:///var/agg"),
-            ("yarn.log-aggregation.TFile.remote-app-log-dir-suffix", "mine"),
+            (
+                "yarn.log-aggregation.TFile.remote-app-log-dir",
+                "file:///var/agg",
+            ),
+            (
+                "yarn.log-aggregation.TFile.remote-app-log-dir-suffix",
+                "mine",
+            ),
         ]))
         .expect("valid");
         assert_eq!(own.remote_root.expect("on").url(), "file:///var/agg");
@@ -552,29 +563,21 @@ mod tests {
     async fn containers_are_found_in_every_log_dir_and_links_are_skipped() {
         let tmp = tempfile::tempdir().expect("a temp dir");
         let app = ApplicationId::new(1, 3);
-        let c1 = ContainerId::new(
-            spindle_common::ids::ApplicationAttemptId::new(app, 1),
-            1,
-        );
+        let c1 = ContainerId::new(spindle_common::ids::ApplicationAttemptId::new(app, 1), 1);
         let other = ContainerId::new(
             spindle_common::ids::ApplicationAttemptId::new(ApplicationId::new(1, 4), 1),
             1,
         );
         let (d1, d2) = (tmp.path().join("l1"), tmp.path().join("l2"));
         for d in [&d1, &d2] {
-            std::fs::create_dir_all(d.join(app.to_string()).join(c1.to_string()))
-                .expect("mkdir");
+            std::fs::create_dir_all(d.join(app.to_string()).join(c1.to_string())).expect("mkdir");
         }
         std::fs::create_dir_all(d1.join(app.to_string()).join(other.to_string())).expect("mkdir");
         let c1_dir = |d: &Path| d.join(app.to_string()).join(c1.to_string());
         std::fs::write(c1_dir(&d1).join("stdout"), b"out").expect("write");
         std::fs::write(c1_dir(&d2).join("stderr"), b"err").expect("write");
         std::os::unix::fs::symlink("/etc/passwd", c1_dir(&d2).join("link")).expect("link");
-        let found = containers_of(
-            app,
-            &[d1.join(app.to_string()), d2.join(app.to_string())],
-        )
-        .await;
+        let found = containers_of(app, &[d1.join(app.to_string()), d2.join(app.to_string())]).await;
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].id, c1);
         let mut names: Vec<_> = found[0].files.iter().map(|(n, _)| n.as_str()).collect();

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use hadoop_protos::yarn::{
     ContainerIdProto, ContainerStatusProto, ExecutionTypeProto, LogAggregationReportProto,
-    LogAggregationStatusProto, NmContainerStatusProto, PriorityProto,
-    SignalContainerCommandProto, SignalContainerRequestProto,
+    LogAggregationStatusProto, NmContainerStatusProto, PriorityProto, SignalContainerCommandProto,
+    SignalContainerRequestProto,
 };
 use spindle_common::text::escaped;
 use spindle_common::{ApplicationId, ContainerId};
@@ -43,13 +43,11 @@ impl ContainerManager {
             .into_iter()
             .map(|r| LogAggregationReportProto {
                 application_id: Some(wire::app_id_proto(&r.app)),
-                log_aggregation_status: Some(
-                    match r.status {
-                        AggregationStatus::Running => LogAggregationStatusProto::LogRunning,
-                        AggregationStatus::Succeeded => LogAggregationStatusProto::LogSucceeded,
-                        AggregationStatus::Failed => LogAggregationStatusProto::LogFailed,
-                    } as i32,
-                ),
+                log_aggregation_status: Some(match r.status {
+                    AggregationStatus::Running => LogAggregationStatusProto::LogRunning,
+                    AggregationStatus::Succeeded => LogAggregationStatusProto::LogSucceeded,
+                    AggregationStatus::Failed => LogAggregationStatusProto::LogFailed,
+                } as i32),
                 diagnostics: Some(r.diagnostics),
             })
             .collect()
