@@ -35,6 +35,7 @@ pub mod keys;
 pub mod launch;
 pub mod launcher;
 pub mod limits;
+pub mod log_retention;
 pub mod queue_admission;
 pub mod queue_files;
 pub mod refusal;
@@ -521,6 +522,7 @@ impl ResourceManager {
             // tenth of its interval.
             tick: Duration::from_millis((expiry_ms / 10).clamp(50, 1000)),
             launcher,
+            log_retention: log_retention::LogRetention::from_conf(conf)?,
         };
         let control = active::RmControl::new(context.clone(), keys, active_conf, ha.clone());
 
