@@ -15,6 +15,7 @@
 
 mod hdfs;
 mod local;
+pub mod remote_logs;
 
 use std::collections::HashMap;
 use std::io;

@@ -273,15 +273,9 @@ fn container_settings(conf: &Configuration) -> Result<ContainerSettings, NmError
     })
 }
 
-/// The prefixes of the Hadoop client settings remote file system clients
-/// read.
-const REMOTE_FS_PREFIXES: [&str; 4] = ["fs.", "dfs.", "hadoop.", "ipc."];
-
+/// The Hadoop client settings remote file system clients read.
 fn remote_fs_settings(conf: &Configuration) -> Vec<(String, String)> {
-    conf.keys()
-        .filter(|k| REMOTE_FS_PREFIXES.iter().any(|p| k.starts_with(p)))
-        .filter_map(|k| conf.get(k).map(|v| (k.to_string(), v)))
-        .collect()
+    spindle_fs::remote_logs::client_settings(conf)
 }
 
 /// Everything the NodeManager agent needs to run.

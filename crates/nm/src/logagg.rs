@@ -22,6 +22,7 @@ use std::time::Duration;
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::ids::{ApplicationId, ContainerId, NodeId};
 use spindle_common::text::escaped;
+use spindle_fs::remote_logs::BUCKET_PREFIX;
 use spindle_fs::{FileSystems, Location};
 
 use crate::error::NmError;
@@ -36,9 +37,6 @@ const APP_DIR_PERMISSION: u16 = 0o770;
 const LOG_FILE_PERMISSION: u16 = 0o640;
 /// `LogAggregationUtils.TMP_FILE_SUFFIX`.
 const TMP_SUFFIX: &str = ".tmp";
-/// The file controller Spindle writes with: Hadoop's default
-/// `yarn.log-aggregation.file-formats`.
-const CONTROLLER: &str = "TFile";
 
 /// How this node aggregates logs.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,42 +74,11 @@ impl LogAggregationSettings {
             Some(_) => conf.get_i64(keys::NM_LOG_RETAIN_SECONDS)?,
             None => d.local_retain.as_secs() as i64,
         };
-        let suffix = conf
-            .get(&format!(
-                "yarn.log-aggregation.{CONTROLLER}.remote-app-log-dir-suffix"
-            ))
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| {
-                let base = conf
-                    .get(keys::NM_REMOTE_APP_LOG_DIR_SUFFIX)
-                    .unwrap_or_else(|| "logs".to_string());
-                format!("{base}-{}", CONTROLLER.to_lowercase())
-            });
-        if suffix.contains('/') || suffix.trim().is_empty() || suffix == ".." {
-            return Err(NmError::Config {
-                key: keys::NM_REMOTE_APP_LOG_DIR_SUFFIX.to_string(),
-                message: format!("{suffix:?} is not a directory name"),
-            });
-        }
+        let suffix = spindle_fs::remote_logs::remote_log_suffix(conf)?;
         let enabled = conf.get(keys::YARN_LOG_AGGREGATION_ENABLE).is_some()
             && conf.get_bool(keys::YARN_LOG_AGGREGATION_ENABLE)?;
         let remote_root = if enabled {
-            let dir = conf
-                .get(&format!(
-                    "yarn.log-aggregation.{CONTROLLER}.remote-app-log-dir"
-                ))
-                .filter(|s| !s.trim().is_empty())
-                .or_else(|| conf.get(keys::NM_REMOTE_APP_LOG_DIR))
-                .unwrap_or_else(|| "/tmp/logs".to_string());
-            let default_fs = conf
-                .get("fs.defaultFS")
-                .unwrap_or_else(|| "file:///".to_string());
-            Some(
-                spindle_fs::locate(dir.trim(), &default_fs).map_err(|e| NmError::Config {
-                    key: keys::NM_REMOTE_APP_LOG_DIR.to_string(),
-                    message: e.to_string(),
-                })?,
-            )
+            Some(spindle_fs::remote_logs::remote_log_root(conf)?)
         } else {
             None
         };
@@ -138,7 +105,7 @@ pub fn remote_log_file(
 /// `<root>/<user>/bucket-<suffix>/<bucket>/<appId>`.
 fn app_dir(root: &Location, user: &str, suffix: &str, app: ApplicationId) -> Location {
     root.join(user)
-        .join(&format!("bucket-{suffix}"))
+        .join(&format!("{BUCKET_PREFIX}{suffix}"))
         .join(&format!("{:04}", app.id.rem_euclid(10_000)))
         .join(&app.to_string())
 }

@@ -34,6 +34,7 @@ use crate::ha_conf::HaConf;
 use crate::hosts::HostLists;
 use crate::keys::{KeyRing, KeyRolling, KeySlot, TokenIssuer};
 use crate::launcher::Launcher;
+use crate::log_retention::LogRetention;
 use crate::queue_files::QueueFile;
 use crate::state::{RmState, Settings};
 use crate::store::{self, StoreConf, StoreStats};
@@ -76,6 +77,8 @@ pub(crate) struct ActiveConf {
     pub scheduler_service: String,
     pub tick: Duration,
     pub launcher: Launcher,
+    /// Aggregated log retention (`None`: logs are kept).
+    pub log_retention: Option<LogRetention>,
 }
 
 /// One activation: what [`RmControl::transition_to_standby`] stops.
@@ -352,6 +355,9 @@ impl RmControl {
             Some(failed_tx),
         );
         tokio::spawn(c.launcher.clone().run(pinned.clone(), effects_rx));
+        if let Some(retention) = &c.log_retention {
+            tokio::spawn(retention.clone().run(pinned.clone()));
+        }
         *self.figures.lock().unwrap_or_else(|e| e.into_inner()) = figures;
         info!(cluster_ts, generation, "active services started");
         Ok(Activation {

@@ -112,6 +112,16 @@ impl CoreHandle {
             .is_some()
     }
 
+    /// Resolves once the activation this handle reaches has ended (its
+    /// owner task is gone), at once when it reaches none. Meant for a
+    /// handle [`CoreInbox::pinned`] to one activation: the tasks of that
+    /// activation stop with it.
+    pub async fn ended(&self) {
+        if let Some(tx) = self.sender() {
+            tx.closed().await;
+        }
+    }
+
     fn sender(&self) -> Option<mpsc::Sender<Message>> {
         self.slot.read().unwrap_or_else(|e| e.into_inner()).clone()
     }

@@ -36,6 +36,7 @@ pub mod launch;
 pub mod launcher;
 pub mod limits;
 pub mod log_aggregation;
+pub mod log_retention;
 pub mod queue_admission;
 pub mod queue_files;
 pub mod refusal;
@@ -523,6 +524,7 @@ impl ResourceManager {
             // tenth of its interval.
             tick: Duration::from_millis((expiry_ms / 10).clamp(50, 1000)),
             launcher,
+            log_retention: log_retention::LogRetention::from_conf(conf)?,
         };
         let control = active::RmControl::new(context.clone(), keys, active_conf, ha.clone());
 

@@ -160,6 +160,9 @@ pub const YARN_WEB_PROXY_ADDRESS: &str = "yarn.web-proxy.address";
 pub const YARN_TIMELINE_SERVICE_ENABLED: &str = "yarn.timeline-service.enabled";
 pub const YARN_NODE_LABELS_ENABLED: &str = "yarn.node-labels.enabled";
 pub const YARN_LOG_AGGREGATION_ENABLE: &str = "yarn.log-aggregation-enable";
+pub const YARN_LOG_AGGREGATION_RETAIN_SECONDS: &str = "yarn.log-aggregation.retain-seconds";
+pub const YARN_LOG_AGGREGATION_RETAIN_CHECK_INTERVAL_SECONDS: &str =
+    "yarn.log-aggregation.retain-check-interval-seconds";
 pub const YARN_LOG_SERVER_URL: &str = "yarn.log.server.url";
 pub const YARN_LOG_DIR: &str = "yarn.log.dir";
 
@@ -344,6 +347,8 @@ pub const ALL: &[&str] = &[
     YARN_TIMELINE_SERVICE_ENABLED,
     YARN_NODE_LABELS_ENABLED,
     YARN_LOG_AGGREGATION_ENABLE,
+    YARN_LOG_AGGREGATION_RETAIN_SECONDS,
+    YARN_LOG_AGGREGATION_RETAIN_CHECK_INTERVAL_SECONDS,
     YARN_LOG_SERVER_URL,
     YARN_LOG_DIR,
     NM_HOSTNAME,

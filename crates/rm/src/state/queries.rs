@@ -536,6 +536,18 @@ impl RmState {
         self.cluster.nodes().get(id).map(NodeReport::of)
     }
 
+    /// Of `ids`, the applications this RM knows that have not ended (not
+    /// FINISHED, FAILED or KILLED). The log retention keeps these
+    /// applications' aggregated log directories (deleting only their old
+    /// node files) and deletes the others', as Hadoop's
+    /// `AggregatedLogDeletionService` does with the application reports.
+    pub fn unfinished_apps(&self, ids: &[ApplicationId]) -> BTreeSet<ApplicationId> {
+        ids.iter()
+            .filter(|id| self.apps.get(id).is_some_and(|a| !a.state.is_final()))
+            .copied()
+            .collect()
+    }
+
     /// The state and type of every application (for application statistics).
     pub fn app_states_and_types(&self) -> Vec<(AppState, String)> {
         self.apps
