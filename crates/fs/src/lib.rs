@@ -333,7 +333,10 @@ mod tests {
             locate("hdfs://nn:9000/a/b", d).expect("succeeds"),
             at("hdfs://nn:9000", "/a/b")
         );
-        assert_eq!(locate("hdfs:///a", d).expect("succeeds"), at("hdfs://nn:8020", "/a"));
+        assert_eq!(
+            locate("hdfs:///a", d).expect("succeeds"),
+            at("hdfs://nn:8020", "/a")
+        );
         assert_eq!(
             locate("/tmp/logs", d).expect("succeeds"),
             at("hdfs://nn:8020", "/tmp/logs")
@@ -347,7 +350,10 @@ mod tests {
             at("file://", "/x/y/z")
         );
         assert_eq!(locate("file:/x", d).expect("succeeds"), at("file://", "/x"));
-        assert_eq!(locate("HDFS://nn", d).expect("succeeds"), at("hdfs://nn", "/"));
+        assert_eq!(
+            locate("HDFS://nn", d).expect("succeeds"),
+            at("hdfs://nn", "/")
+        );
         assert_eq!(
             locate("hdfs://nn:1/a/b", d).expect("succeeds").url(),
             "hdfs://nn:1/a/b"
@@ -387,12 +393,23 @@ mod tests {
         create_dirs(&LocalFs, &[(&a, 0o1777), (&b, 0o770)])
             .await
             .expect("succeeds");
-        assert_eq!(LocalFs.status(&a).await.expect("succeeds").permission, 0o1777);
-        assert_eq!(LocalFs.status(&b).await.expect("succeeds").permission, 0o770);
+        assert_eq!(
+            LocalFs.status(&a).await.expect("succeeds").permission,
+            0o1777
+        );
+        assert_eq!(
+            LocalFs.status(&b).await.expect("succeeds").permission,
+            0o770
+        );
         // An existing directory keeps its permission.
         LocalFs.set_permission(&b, 0o700).await.expect("succeeds");
-        create_dirs(&LocalFs, &[(&b, 0o770)]).await.expect("succeeds");
-        assert_eq!(LocalFs.status(&b).await.expect("succeeds").permission, 0o700);
+        create_dirs(&LocalFs, &[(&b, 0o770)])
+            .await
+            .expect("succeeds");
+        assert_eq!(
+            LocalFs.status(&b).await.expect("succeeds").permission,
+            0o700
+        );
     }
 
     #[tokio::test]

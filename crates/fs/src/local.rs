@@ -211,13 +211,17 @@ mod tests {
         std::fs::write(&src, b"hello").expect("succeeds");
         let file = format!("{dir}/f.tmp");
         assert_eq!(fs.upload(&src, &file, 0o640).await.expect("succeeds"), 5);
-        fs.rename(&file, &format!("{dir}/f")).await.expect("succeeds");
+        fs.rename(&file, &format!("{dir}/f"))
+            .await
+            .expect("succeeds");
         let listed = fs.list(&dir).await.expect("succeeds");
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].name(), "f");
         assert_eq!(listed[0].len, 5);
         let dest = tmp.path().join("dest");
-        fs.download(&format!("{dir}/f"), 5, &dest).await.expect("succeeds");
+        fs.download(&format!("{dir}/f"), 5, &dest)
+            .await
+            .expect("succeeds");
         assert_eq!(std::fs::read(&dest).expect("succeeds"), b"hello");
         let short = fs
             .download(&format!("{dir}/f"), 9, &tmp.path().join("d2"))
@@ -228,8 +232,14 @@ mod tests {
             .delete(&format!("{root}/x"), false)
             .await
             .is_ok_and(|d| d));
-        assert!(fs.delete(&format!("{root}/x"), true).await.expect("succeeds"));
-        assert!(!fs.delete(&format!("{root}/x"), true).await.expect("succeeds"));
+        assert!(fs
+            .delete(&format!("{root}/x"), true)
+            .await
+            .expect("succeeds"));
+        assert!(!fs
+            .delete(&format!("{root}/x"), true)
+            .await
+            .expect("succeeds"));
         let e = fs.status(&dir).await.expect_err("refused");
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(e.to_string().contains(&dir), "{e}");

@@ -581,6 +581,29 @@ impl Localizer {
         })
     }
 
+    /// Leases of the PUBLIC and PRIVATE copies at `paths` (or holding
+    /// them: a path inside an unpacked archive names its copy), one per
+    /// copy named; paths of no cached copy are passed over. For a
+    /// container reacquired after a restart, which holds the copies its
+    /// work dir links to.
+    pub fn lease_copies(self: &Arc<Self>, paths: &[PathBuf]) -> Vec<Lease> {
+        let held: Vec<(CacheKey, Slot)> = {
+            let slots = self.lock();
+            slots
+                .iter()
+                .filter(|(key, _)| !matches!(key.scope, Scope::App(..)))
+                .filter(|(_, slot)| match slot.get() {
+                    Some(Ok(done)) => paths.iter().any(|p| p.starts_with(&done.path)),
+                    _ => false,
+                })
+                .map(|(key, slot)| (key.clone(), slot.clone()))
+                .collect()
+        };
+        held.iter()
+            .filter_map(|(key, slot)| self.lease(key, slot))
+            .collect()
+    }
+
     fn release(&self, key: &CacheKey) {
         let now = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some(u) = self.usage_lock().get_mut(key) {
@@ -1066,6 +1089,99 @@ fn remove_copy(dir: &Path) -> io::Result<()> {
     }
     writable(dir)?;
     fs::remove_dir_all(dir)
+}
+
+/// The directories of a local dir that a node started without recovery
+/// does not take over from its predecessor (Hadoop's `cleanUpLocalDirs`):
+/// the caches and the node's private dir.
+pub const CLEANED_AT_START: [&str; 3] = ["usercache", "filecache", crate::executor::NM_PRIVATE];
+
+/// What marks a directory moved aside for deletion: `<name>_DEL_<ms>`.
+const MOVED_ASIDE: &str = "_DEL_";
+
+/// Hadoop's start-up cleanup of the local dirs (recovery off): renames
+/// each local dir's [`CLEANED_AT_START`] dirs to `<name>_DEL_<now_ms>` at
+/// once, so the node starts from empty caches however big the old ones
+/// are, and answers them together with any `<name>_DEL_…` an earlier start
+/// left behind ([`moved_aside_leftovers`]), for [`delete_moved_aside`] to
+/// remove in the background.
+/// Call it after the executor reaped the previous run's containers (their
+/// pid files are in `nmPrivate`). A dir that cannot be renamed is logged
+/// and left.
+pub fn move_aside_local_dirs(local_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
+    for root in local_dirs {
+        for name in CLEANED_AT_START {
+            let from = root.join(name);
+            if fs::symlink_metadata(&from).is_err() {
+                continue;
+            }
+            let base = format!("{name}{MOVED_ASIDE}{now_ms}");
+            let mut to = root.join(&base);
+            let mut k = 0;
+            while fs::symlink_metadata(&to).is_ok() && k < 1000 {
+                k += 1;
+                to = root.join(format!("{base}-{k}"));
+            }
+            match fs::rename(&from, &to) {
+                Ok(()) => info!(
+                    dir = %escaped(&from.to_string_lossy()),
+                    moved_to = %escaped(&to.to_string_lossy()),
+                    "recovery is off: moved the previous run's directory aside; it is deleted in                      the background"
+                ),
+                Err(e) => warn!(
+                    dir = %escaped(&from.to_string_lossy()),
+                    error = %e,
+                    "cannot move the previous run's directory aside"
+                ),
+            }
+        }
+    }
+    moved_aside_leftovers(local_dirs)
+}
+
+/// The `<name>_DEL_…` directories in the local dirs: moved aside by this
+/// start or left by an earlier one that stopped before deleting them.
+pub fn moved_aside_leftovers(local_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut doomed = Vec::new();
+    for root in local_dirs {
+        let Ok(entries) = fs::read_dir(root) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let moved = CLEANED_AT_START
+                .iter()
+                .any(|d| name.starts_with(&format!("{d}{MOVED_ASIDE}")));
+            if moved && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                doomed.push(entry.path());
+            }
+        }
+    }
+    doomed.sort();
+    doomed
+}
+
+/// Deletes the directories [`move_aside_local_dirs`] answered, read-only
+/// ones (localized copies) included; failures are logged.
+pub fn delete_moved_aside(dirs: Vec<PathBuf>) {
+    for dir in dirs {
+        let started = std::time::Instant::now();
+        let result = fs::remove_dir_all(&dir).or_else(|_| remove_copy(&dir));
+        match result {
+            Ok(()) => info!(
+                dir = %escaped(&dir.to_string_lossy()),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "deleted a directory a previous run left"
+            ),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => warn!(
+                dir = %escaped(&dir.to_string_lossy()),
+                error = %e,
+                "cannot delete a directory a previous run left"
+            ),
+        }
+    }
 }
 
 /// Creates `base` (or `base-<k>` when taken) with its parents.
@@ -1585,6 +1701,113 @@ mod tests {
         assert_eq!(loc.fetch_count(), fetched + 1);
         assert_eq!(fs::read(&again.path).expect("copy").len(), 1000);
         drop(lc);
+    }
+
+    /// A recovered container holds the copies its work dir links to (a
+    /// file, and a file inside an unpacked archive): the cleanup leaves
+    /// them until it ends; copies it does not link to are not held.
+    #[tokio::test]
+    async fn copies_a_recovered_container_links_to_are_held_until_it_ends() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(StateStore::open(&tmp.path().join("recovery")).expect("store"));
+        let local = vec![tmp.path().join("local")];
+        let public = |name: &str, kind: LocalResourceTypeProto| {
+            let src = tmp.path().join(name);
+            if kind == LocalResourceTypeProto::Archive {
+                crate::unpack::tests::make_zip(&src, &[("lib/a.jar", b"aaaa")]);
+            } else {
+                fs::write(&src, vec![b'x'; 100]).expect("write");
+            }
+            chmod(&src, 0o644);
+            resource(&src, kind, LocalResourceVisibilityProto::Public)
+        };
+        chmod(tmp.path(), 0o755);
+        let (file, zip, other) = (
+            public("used.txt", LocalResourceTypeProto::File),
+            public("env.zip", LocalResourceTypeProto::Archive),
+            public("unused.txt", LocalResourceTypeProto::File),
+        );
+        let first = Arc::new(Localizer::recording(local.clone(), Some(store.clone())));
+        let (f1, z1, o1) = (
+            first.localize(&file, "alice", app()).await.expect("file"),
+            first.localize(&zip, "alice", app()).await.expect("zip"),
+            first.localize(&other, "alice", app()).await.expect("other"),
+        );
+        let (f_path, z_path, o_path) = (f1.path.clone(), z1.path.clone(), o1.path.clone());
+        drop((f1, z1, o1));
+
+        // The next run takes the copies back; its reacquired container links
+        // to the file and to a jar inside the archive.
+        let second = Arc::new(Localizer::recording(local, Some(store.clone())));
+        let live = std::collections::HashSet::from([app()]);
+        assert_eq!(second.restore(store.load().resources, &live), (3, 0));
+        let leases = second.lease_copies(&[
+            f_path.clone(),
+            z_path.join("lib/a.jar"),
+            tmp.path().join("elsewhere"),
+        ]);
+        assert_eq!(leases.len(), 2);
+        let cleaned = second.clean_up(0);
+        assert_eq!(cleaned.removed, 1, "{cleaned:?}");
+        assert!(!o_path.exists(), "the copy nobody holds is evicted");
+        assert!(f_path.exists() && z_path.join("lib/a.jar").exists());
+        // The container ends: its copies may go.
+        drop(leases);
+        assert_eq!(second.clean_up(0).removed, 2);
+        assert!(!f_path.exists() && !z_path.exists());
+    }
+
+    /// Without recovery the node starts from empty caches: the old ones are
+    /// moved aside at once (read-only copies included) and deleted, with
+    /// what an earlier start left moved aside.
+    #[test]
+    fn a_start_without_recovery_moves_the_old_caches_aside_and_deletes_them() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("local");
+        let copy = root.join("filecache/10/x.jar");
+        fs::create_dir_all(&copy).expect("mkdir");
+        fs::write(copy.join("a"), b"a").expect("write");
+        chmod(&copy.join("a"), 0o555);
+        chmod(&copy, 0o555);
+        fs::create_dir_all(root.join("usercache/alice/appcache/app_1")).expect("mkdir");
+        fs::create_dir_all(root.join("nmPrivate/app_1/c_1")).expect("mkdir");
+        fs::create_dir_all(root.join("usercache_DEL_5/bob")).expect("mkdir");
+        fs::create_dir_all(root.join("other")).expect("mkdir");
+
+        let doomed = move_aside_local_dirs(std::slice::from_ref(&root), 77);
+        let names: Vec<String> = doomed
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "filecache_DEL_77",
+                "nmPrivate_DEL_77",
+                "usercache_DEL_5",
+                "usercache_DEL_77"
+            ]
+        );
+        for gone in ["filecache", "usercache", "nmPrivate"] {
+            assert!(!root.join(gone).exists(), "{gone} is still there");
+        }
+        // The same instant again (a start within the same ms): another name.
+        fs::create_dir_all(root.join("filecache")).expect("mkdir");
+        let again = move_aside_local_dirs(std::slice::from_ref(&root), 77);
+        assert!(
+            again.contains(&root.join("filecache_DEL_77-1")),
+            "{again:?}"
+        );
+
+        delete_moved_aside(again);
+        let left: Vec<String> = fs::read_dir(&root)
+            .expect("list")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["other"]);
+        assert!(moved_aside_leftovers(std::slice::from_ref(&root)).is_empty());
     }
 
     fn resource(
