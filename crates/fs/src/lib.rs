@@ -15,6 +15,7 @@
 
 mod hdfs;
 mod local;
+mod tree;
 
 use std::collections::HashMap;
 use std::io;
@@ -25,6 +26,7 @@ use futures_util::future::BoxFuture;
 
 pub use hdfs::{HdfsFs, HDFS_SCHEME};
 pub use local::LocalFs;
+pub use tree::{download_tree, list_tree, TreeEntry, TreeLimits};
 
 /// The URL scheme of the local file system.
 pub const FILE_SCHEME: &str = "file";

@@ -17,7 +17,8 @@
 //! The cache key is the scope plus (source path, size, timestamp, type), so
 //! the containers of an application share one copy, and concurrent requests
 //! for the same resource wait for the first one instead of copying again.
-//! A FILE is copied (a directory recursively, its links kept as links); an
+//! A FILE is copied (a directory recursively, its links kept as links; a
+//! directory on HDFS up to 32 levels and 100,000 entries, every name checked); an
 //! ARCHIVE is unpacked into a directory named like the resource (with the
 //! checks of [`crate::unpack`]); a PATTERN jar has only the entries matching
 //! its pattern unpacked and the jar itself kept in that directory too (other
@@ -931,8 +932,75 @@ struct Downloaded {
     dir: PathBuf,
     /// The downloaded bytes, in `dir`.
     file: PathBuf,
-    /// The source's size.
+    /// The source's size (a directory's: the sum of its files').
     bytes: u64,
+    /// A directory resource: `file` is the copied tree.
+    is_dir: bool,
+}
+
+/// How big a directory resource from a remote file system may be.
+const REMOTE_TREE: spindle_fs::TreeLimits = spindle_fs::TreeLimits {
+    max_depth: 32,
+    max_entries: 100_000,
+};
+
+/// A directory resource on a remote file system (a FILE resource naming a
+/// directory, as Hadoop's `FSDownload` copies recursively): checked as
+/// Hadoop checks it before a byte is copied (the top's modification time;
+/// for PUBLIC, the top readable and searchable by everyone with every
+/// directory above it searchable, and everything in it readable, every
+/// directory searchable), listed whole within [`REMOTE_TREE`] with every
+/// name a plain path component, then copied into a fresh directory derived
+/// from `base`.
+async fn download_dir(
+    remote: &spindle_fs::FileSystems,
+    fs: &dyn spindle_fs::FileSystem,
+    res: &LocalResource,
+    filesystem: &str,
+    path: &str,
+    status: &spindle_fs::Status,
+    base: &Path,
+) -> Result<Downloaded, String> {
+    let shown = res.display();
+    let fail = |e: String| format!("cannot localize {shown}: {e}");
+    if res.kind != ResourceType::File {
+        return Err(fail("it is a directory, not an archive".into()));
+    }
+    check_source(res, status.modified_ms, None)?;
+    let tree = spindle_fs::list_tree(fs, path, REMOTE_TREE)
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if res.visibility == Visibility::Public {
+        let everyone_may_read = |s: &spindle_fs::Status| {
+            let want = if s.is_dir { 0o005 } else { 0o004 };
+            s.permission & want == want
+        };
+        let public = everyone_may_read(status)
+            && tree.iter().all(|e| everyone_may_read(&e.status))
+            && is_public_remote(remote, filesystem, path, status)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+        if !public {
+            return Err(not_public(res));
+        }
+    }
+    let dir = unique_dir(base).map_err(|e| fail(e.to_string()))?;
+    let file = dir.join(DOWNLOAD_NAME);
+    match spindle_fs::download_tree(fs, &tree, &file).await {
+        Ok(bytes) => {
+            debug!(resource = %escaped(&shown), entries = tree.len(), bytes, "downloaded a directory");
+            Ok(Downloaded {
+                dir,
+                file,
+                bytes,
+                is_dir: true,
+            })
+        }
+        Err(e) => {
+            let _ = tokio::task::spawn_blocking(move || remove_copy(&dir)).await;
+            Err(fail(e.to_string()))
+        }
+    }
 }
 
 /// Checks the remote resource `res` where it is, before a byte is copied,
@@ -961,10 +1029,7 @@ async fn download(
         .map_err(|e| fail(e.to_string()))?;
     let status = fs.status(path).await.map_err(|e| fail(e.to_string()))?;
     if status.is_dir {
-        return Err(fail(format!(
-            "it is a directory; Spindle's NodeManager localizes files and archives from {}",
-            spindle_fs::HDFS_SCHEME
-        )));
+        return download_dir(remote, &*fs, res, filesystem, path, &status, base).await;
     }
     check_source(res, status.modified_ms, Some(status.len))?;
     if res.visibility == Visibility::Public
@@ -981,6 +1046,7 @@ async fn download(
             dir,
             file,
             bytes: status.len,
+            is_dir: false,
         }),
         Err(e) => {
             let _ = tokio::fs::remove_dir_all(&dir).await;
@@ -1031,21 +1097,27 @@ fn place_downloaded(
         .ok_or_else(|| format!("cannot localize {shown}: the path has no file name"))?
         .to_owned();
     let dest = d.dir.join(&name);
-    let result = File::open(&d.file)
-        .and_then(|f| f.metadata().map(|m| (f, m)))
-        .map_err(|e| format!("cannot localize {shown}: reading its download: {e}"))
-        .and_then(|(file, meta)| {
-            let placed = place(res, file, &meta, &dest);
-            let _ = fs::remove_file(&d.file);
-            placed
-        })
-        .and_then(|()| {
-            restrict_modes(&d.dir, &name, res.visibility, reader.map(|r| r.gid))
-                .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
-        });
+    let placed = if d.is_dir {
+        // A directory resource is the copied tree itself.
+        fs::rename(&d.file, &dest)
+            .map_err(|e| format!("cannot localize {shown}: placing its download: {e}"))
+    } else {
+        File::open(&d.file)
+            .and_then(|f| f.metadata().map(|m| (f, m)))
+            .map_err(|e| format!("cannot localize {shown}: reading its download: {e}"))
+            .and_then(|(file, meta)| {
+                let placed = place(res, file, &meta, &dest);
+                let _ = fs::remove_file(&d.file);
+                placed
+            })
+    };
+    let result = placed.and_then(|()| {
+        restrict_modes(&d.dir, &name, res.visibility, reader.map(|r| r.gid))
+            .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
+    });
     if let Err(e) = &result {
         debug!(resource = %escaped(&shown), error = %escaped(e), "localization failed; removing the partial copy");
-        let _ = fs::remove_dir_all(&d.dir);
+        let _ = remove_copy(&d.dir);
     }
     result.map(|()| Done {
         fingerprint: fingerprint(&dest),
