@@ -21,7 +21,9 @@
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
 //!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats;
 //! - recovery ([`recovery`]): with `yarn.nodemanager.recovery.enabled`, a
-//!   NodeManager killed and started again takes back its containers.
+//!   NodeManager killed and started again takes back its containers (and
+//!   the cached copies they use); without it, a start moves the previous
+//!   run's caches and `nmPrivate` aside and deletes them in the background.
 //!
 //! - the web server ([`web`]) on `yarn.nodemanager.webapp.address`:
 //!   Hadoop's `NMWebServices` and the container log pages.
