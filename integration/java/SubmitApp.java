@@ -3,13 +3,25 @@
 // report until the RM has accepted it) and prints the application id on stdout.
 //
 // Usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD] [--memory-mb MB]
-//                  [--vcores N] [--max-attempts N] [--type TYPE]
-// The AM container runs CMD (default "sleep 1") through the NodeManager's launch script.
+//                  [--vcores N] [--max-attempts N] [--type TYPE] [--public-file LINK=PATH]...
+// The AM container runs CMD (default "sleep 1") through the NodeManager's launch script;
+// each --public-file is a PUBLIC FILE resource of the local file PATH (its size and
+// modification time as Hadoop's local FileSystem states them), linked as LINK.
 // Exit status 0 with the id on stdout on success; 1 with a message on stderr otherwise.
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.yarn.api.records.LocalResource;
+import org.apache.hadoop.yarn.api.records.LocalResourceType;
+import org.apache.hadoop.yarn.api.records.LocalResourceVisibility;
+import org.apache.hadoop.yarn.api.records.URL;
 
 import org.apache.hadoop.yarn.api.protocolrecords.GetNewApplicationResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -22,6 +34,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
 public final class SubmitApp {
     private SubmitApp() {}
+
+    private static final List<String> PUBLIC_FILES = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = parse(args);
@@ -36,8 +50,23 @@ public final class SubmitApp {
         int maxAttempts = intOption(opts, "--max-attempts", 1);
         String type = opts.getOrDefault("--type", "YARN");
 
+        YarnConfiguration conf = new YarnConfiguration();
+        Map<String, LocalResource> resources = new HashMap<>();
+        FileSystem local = FileSystem.getLocal(conf);
+        for (String spec : PUBLIC_FILES) {
+            int eq = spec.indexOf('=');
+            if (eq <= 0) {
+                usage("--public-file needs LINK=PATH, got '" + spec + "'");
+            }
+            Path path = local.makeQualified(new Path(spec.substring(eq + 1)));
+            FileStatus status = local.getFileStatus(path);
+            resources.put(spec.substring(0, eq), LocalResource.newInstance(
+                    URL.fromPath(path), LocalResourceType.FILE, LocalResourceVisibility.PUBLIC,
+                    status.getLen(), status.getModificationTime()));
+        }
+
         YarnClient client = YarnClient.createYarnClient();
-        client.init(new YarnConfiguration());
+        client.init(conf);
         client.start();
         try {
             YarnClientApplication app = client.createApplication();
@@ -54,7 +83,7 @@ public final class SubmitApp {
             ctx.setMaxAppAttempts(maxAttempts);
             ctx.setResource(Resource.newInstance(memoryMb, vcores));
             ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(
-                    Collections.emptyMap(), Collections.emptyMap(),
+                    resources, Collections.emptyMap(),
                     Collections.singletonList(command), null, null, null));
             ApplicationId id = client.submitApplication(ctx);
             System.out.println(id);
@@ -76,6 +105,12 @@ public final class SubmitApp {
                 case "--max-attempts":
                 case "--type":
                     break;
+                case "--public-file":
+                    if (i + 1 >= args.length) {
+                        usage(key + " needs a value");
+                    }
+                    PUBLIC_FILES.add(args[i + 1]);
+                    continue;
                 default:
                     usage("unknown option " + key);
             }
@@ -103,7 +138,8 @@ public final class SubmitApp {
     private static void usage(String problem) {
         System.err.println("SubmitApp: " + problem);
         System.err.println("usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD]"
-                + " [--memory-mb MB] [--vcores N] [--max-attempts N] [--type TYPE]");
+                + " [--memory-mb MB] [--vcores N] [--max-attempts N] [--type TYPE]"
+                + " [--public-file LINK=PATH]...");
         System.exit(1);
     }
 }

@@ -984,7 +984,7 @@ impl Cluster {
         }
         let memory = app.memory_mb.to_string();
         let vcores = app.vcores.to_string();
-        let out = cmd.run([
+        let mut args: Vec<String> = [
             "SubmitApp",
             "--name",
             &app.name,
@@ -996,7 +996,15 @@ impl Cluster {
             &memory,
             "--vcores",
             &vcores,
-        ])?;
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        for (link, path) in &app.public_files {
+            args.push("--public-file".into());
+            args.push(format!("{link}={}", path.display()));
+        }
+        let out = cmd.run(args)?;
         if !out.success() {
             bail!("submitting application {:?} failed:\n{out}", app.name);
         }
@@ -1128,6 +1136,8 @@ pub struct AppSubmission {
     pub memory_mb: u64,
     /// AM container virtual cores.
     pub vcores: u32,
+    /// PUBLIC FILE resources of the AM container: (link name, local file).
+    pub public_files: Vec<(String, PathBuf)>,
 }
 
 impl AppSubmission {
@@ -1141,7 +1151,16 @@ impl AppSubmission {
             user: None,
             memory_mb: 256,
             vcores: 1,
+            public_files: Vec::new(),
         }
+    }
+
+    /// Gives the AM container the local file `path` as a PUBLIC resource
+    /// linked as `link` (its size and modification time as Hadoop's local
+    /// FileSystem states them).
+    pub fn public_file(mut self, link: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.public_files.push((link.into(), path.into()));
+        self
     }
 
     /// Submits as `user` (through `HADOOP_USER_NAME`, as Hadoop's clients allow).

@@ -16,6 +16,7 @@
 mod hdfs;
 mod local;
 pub mod remote_logs;
+mod tree;
 
 use std::collections::HashMap;
 use std::io;
@@ -26,6 +27,7 @@ use futures_util::future::BoxFuture;
 
 pub use hdfs::{HdfsFs, HDFS_SCHEME};
 pub use local::LocalFs;
+pub use tree::{download_tree, list_tree, TreeEntry, TreeLimits};
 
 /// The URL scheme of the local file system.
 pub const FILE_SCHEME: &str = "file";

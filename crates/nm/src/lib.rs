@@ -21,7 +21,9 @@
 //!   NodeManager's user or as their own, cgroups v2 where available), memory
 //!   monitoring from `/proc` ([`procfs`]), and their statuses in heartbeats;
 //! - recovery ([`recovery`]): with `yarn.nodemanager.recovery.enabled`, a
-//!   NodeManager killed and started again takes back its containers.
+//!   NodeManager killed and started again takes back its containers (and
+//!   the cached copies they use); without it, a start moves the previous
+//!   run's caches and `nmPrivate` aside and deletes them in the background.
 //!
 //! - the web server ([`web`]) on `yarn.nodemanager.webapp.address`:
 //!   Hadoop's `NMWebServices` and the container log pages.
@@ -186,6 +188,35 @@ impl NodeManager {
         .map_err(|e| {
             NmError::Internal(format!("the container executor's start-up failed: {e}"))
         })??;
+        // Without recovery the previous run's caches and private dir are
+        // not taken over (Hadoop's cleanUpLocalDirs): moved aside now, after
+        // the executor reaped its containers by their pid files, and deleted
+        // in the background so that a big cache does not slow the start.
+        let doomed = {
+            let dirs = cfg.local_dirs.clone();
+            let clean = !cfg.recovery.enabled;
+            tokio::task::spawn_blocking(move || {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis())
+                    .unwrap_or(0);
+                if clean {
+                    localizer::move_aside_local_dirs(&dirs, now_ms)
+                } else {
+                    localizer::moved_aside_leftovers(&dirs)
+                }
+            })
+            .await
+            .unwrap_or_default()
+        };
+        if !doomed.is_empty() {
+            let spawned = std::thread::Builder::new()
+                .name("nm-local-dir-cleanup".into())
+                .spawn(move || localizer::delete_moved_aside(doomed));
+            if let Err(e) = spawned {
+                warn!(error = %e, "cannot start deleting the previous run's local directories");
+            }
+        }
         // The web server is bound before anything reports its port: the
         // RM (registration) and containers (NM_HTTP_PORT) get the port
         // actually bound.

@@ -17,7 +17,8 @@
 //! The cache key is the scope plus (source path, size, timestamp, type), so
 //! the containers of an application share one copy, and concurrent requests
 //! for the same resource wait for the first one instead of copying again.
-//! A FILE is copied (a directory recursively, its links kept as links); an
+//! A FILE is copied (a directory recursively, its links kept as links; a
+//! directory on HDFS up to 32 levels and 100,000 entries, every name checked); an
 //! ARCHIVE is unpacked into a directory named like the resource (with the
 //! checks of [`crate::unpack`]); a PATTERN jar has only the entries matching
 //! its pattern unpacked and the jar itself kept in that directory too (other
@@ -581,6 +582,29 @@ impl Localizer {
         })
     }
 
+    /// Leases of the PUBLIC and PRIVATE copies at `paths` (or holding
+    /// them: a path inside an unpacked archive names its copy), one per
+    /// copy named; paths of no cached copy are passed over. For a
+    /// container reacquired after a restart, which holds the copies its
+    /// work dir links to.
+    pub fn lease_copies(self: &Arc<Self>, paths: &[PathBuf]) -> Vec<Lease> {
+        let held: Vec<(CacheKey, Slot)> = {
+            let slots = self.lock();
+            slots
+                .iter()
+                .filter(|(key, _)| !matches!(key.scope, Scope::App(..)))
+                .filter(|(_, slot)| match slot.get() {
+                    Some(Ok(done)) => paths.iter().any(|p| p.starts_with(&done.path)),
+                    _ => false,
+                })
+                .map(|(key, slot)| (key.clone(), slot.clone()))
+                .collect()
+        };
+        held.iter()
+            .filter_map(|(key, slot)| self.lease(key, slot))
+            .collect()
+    }
+
     fn release(&self, key: &CacheKey) {
         let now = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some(u) = self.usage_lock().get_mut(key) {
@@ -908,8 +932,75 @@ struct Downloaded {
     dir: PathBuf,
     /// The downloaded bytes, in `dir`.
     file: PathBuf,
-    /// The source's size.
+    /// The source's size (a directory's: the sum of its files').
     bytes: u64,
+    /// A directory resource: `file` is the copied tree.
+    is_dir: bool,
+}
+
+/// How big a directory resource from a remote file system may be.
+const REMOTE_TREE: spindle_fs::TreeLimits = spindle_fs::TreeLimits {
+    max_depth: 32,
+    max_entries: 100_000,
+};
+
+/// A directory resource on a remote file system (a FILE resource naming a
+/// directory, as Hadoop's `FSDownload` copies recursively): checked as
+/// Hadoop checks it before a byte is copied (the top's modification time;
+/// for PUBLIC, the top readable and searchable by everyone with every
+/// directory above it searchable, and everything in it readable, every
+/// directory searchable), listed whole within [`REMOTE_TREE`] with every
+/// name a plain path component, then copied into a fresh directory derived
+/// from `base`.
+async fn download_dir(
+    remote: &spindle_fs::FileSystems,
+    fs: &dyn spindle_fs::FileSystem,
+    res: &LocalResource,
+    filesystem: &str,
+    path: &str,
+    status: &spindle_fs::Status,
+    base: &Path,
+) -> Result<Downloaded, String> {
+    let shown = res.display();
+    let fail = |e: String| format!("cannot localize {shown}: {e}");
+    if res.kind != ResourceType::File {
+        return Err(fail("it is a directory, not an archive".into()));
+    }
+    check_source(res, status.modified_ms, None)?;
+    let tree = spindle_fs::list_tree(fs, path, REMOTE_TREE)
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if res.visibility == Visibility::Public {
+        let everyone_may_read = |s: &spindle_fs::Status| {
+            let want = if s.is_dir { 0o005 } else { 0o004 };
+            s.permission & want == want
+        };
+        let public = everyone_may_read(status)
+            && tree.iter().all(|e| everyone_may_read(&e.status))
+            && is_public_remote(remote, filesystem, path, status)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+        if !public {
+            return Err(not_public(res));
+        }
+    }
+    let dir = unique_dir(base).map_err(|e| fail(e.to_string()))?;
+    let file = dir.join(DOWNLOAD_NAME);
+    match spindle_fs::download_tree(fs, &tree, &file).await {
+        Ok(bytes) => {
+            debug!(resource = %escaped(&shown), entries = tree.len(), bytes, "downloaded a directory");
+            Ok(Downloaded {
+                dir,
+                file,
+                bytes,
+                is_dir: true,
+            })
+        }
+        Err(e) => {
+            let _ = tokio::task::spawn_blocking(move || remove_copy(&dir)).await;
+            Err(fail(e.to_string()))
+        }
+    }
 }
 
 /// Checks the remote resource `res` where it is, before a byte is copied,
@@ -938,10 +1029,7 @@ async fn download(
         .map_err(|e| fail(e.to_string()))?;
     let status = fs.status(path).await.map_err(|e| fail(e.to_string()))?;
     if status.is_dir {
-        return Err(fail(format!(
-            "it is a directory; Spindle's NodeManager localizes files and archives from {}",
-            spindle_fs::HDFS_SCHEME
-        )));
+        return download_dir(remote, &*fs, res, filesystem, path, &status, base).await;
     }
     check_source(res, status.modified_ms, Some(status.len))?;
     if res.visibility == Visibility::Public
@@ -958,6 +1046,7 @@ async fn download(
             dir,
             file,
             bytes: status.len,
+            is_dir: false,
         }),
         Err(e) => {
             let _ = tokio::fs::remove_dir_all(&dir).await;
@@ -1008,21 +1097,27 @@ fn place_downloaded(
         .ok_or_else(|| format!("cannot localize {shown}: the path has no file name"))?
         .to_owned();
     let dest = d.dir.join(&name);
-    let result = File::open(&d.file)
-        .and_then(|f| f.metadata().map(|m| (f, m)))
-        .map_err(|e| format!("cannot localize {shown}: reading its download: {e}"))
-        .and_then(|(file, meta)| {
-            let placed = place(res, file, &meta, &dest);
-            let _ = fs::remove_file(&d.file);
-            placed
-        })
-        .and_then(|()| {
-            restrict_modes(&d.dir, &name, res.visibility, reader.map(|r| r.gid))
-                .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
-        });
+    let placed = if d.is_dir {
+        // A directory resource is the copied tree itself.
+        fs::rename(&d.file, &dest)
+            .map_err(|e| format!("cannot localize {shown}: placing its download: {e}"))
+    } else {
+        File::open(&d.file)
+            .and_then(|f| f.metadata().map(|m| (f, m)))
+            .map_err(|e| format!("cannot localize {shown}: reading its download: {e}"))
+            .and_then(|(file, meta)| {
+                let placed = place(res, file, &meta, &dest);
+                let _ = fs::remove_file(&d.file);
+                placed
+            })
+    };
+    let result = placed.and_then(|()| {
+        restrict_modes(&d.dir, &name, res.visibility, reader.map(|r| r.gid))
+            .map_err(|e| format!("cannot set the modes of the copy of {shown}: {e}"))
+    });
     if let Err(e) = &result {
         debug!(resource = %escaped(&shown), error = %escaped(e), "localization failed; removing the partial copy");
-        let _ = fs::remove_dir_all(&d.dir);
+        let _ = remove_copy(&d.dir);
     }
     result.map(|()| Done {
         fingerprint: fingerprint(&dest),
@@ -1066,6 +1161,99 @@ fn remove_copy(dir: &Path) -> io::Result<()> {
     }
     writable(dir)?;
     fs::remove_dir_all(dir)
+}
+
+/// The directories of a local dir that a node started without recovery
+/// does not take over from its predecessor (Hadoop's `cleanUpLocalDirs`):
+/// the caches and the node's private dir.
+pub const CLEANED_AT_START: [&str; 3] = ["usercache", "filecache", crate::executor::NM_PRIVATE];
+
+/// What marks a directory moved aside for deletion: `<name>_DEL_<ms>`.
+const MOVED_ASIDE: &str = "_DEL_";
+
+/// Hadoop's start-up cleanup of the local dirs (recovery off): renames
+/// each local dir's [`CLEANED_AT_START`] dirs to `<name>_DEL_<now_ms>` at
+/// once, so the node starts from empty caches however big the old ones
+/// are, and answers them together with any `<name>_DEL_…` an earlier start
+/// left behind ([`moved_aside_leftovers`]), for [`delete_moved_aside`] to
+/// remove in the background.
+/// Call it after the executor reaped the previous run's containers (their
+/// pid files are in `nmPrivate`). A dir that cannot be renamed is logged
+/// and left.
+pub fn move_aside_local_dirs(local_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
+    for root in local_dirs {
+        for name in CLEANED_AT_START {
+            let from = root.join(name);
+            if fs::symlink_metadata(&from).is_err() {
+                continue;
+            }
+            let base = format!("{name}{MOVED_ASIDE}{now_ms}");
+            let mut to = root.join(&base);
+            let mut k = 0;
+            while fs::symlink_metadata(&to).is_ok() && k < 1000 {
+                k += 1;
+                to = root.join(format!("{base}-{k}"));
+            }
+            match fs::rename(&from, &to) {
+                Ok(()) => info!(
+                    dir = %escaped(&from.to_string_lossy()),
+                    moved_to = %escaped(&to.to_string_lossy()),
+                    "recovery is off: moved the previous run's directory aside; it is deleted in                      the background"
+                ),
+                Err(e) => warn!(
+                    dir = %escaped(&from.to_string_lossy()),
+                    error = %e,
+                    "cannot move the previous run's directory aside"
+                ),
+            }
+        }
+    }
+    moved_aside_leftovers(local_dirs)
+}
+
+/// The `<name>_DEL_…` directories in the local dirs: moved aside by this
+/// start or left by an earlier one that stopped before deleting them.
+pub fn moved_aside_leftovers(local_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut doomed = Vec::new();
+    for root in local_dirs {
+        let Ok(entries) = fs::read_dir(root) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let moved = CLEANED_AT_START
+                .iter()
+                .any(|d| name.starts_with(&format!("{d}{MOVED_ASIDE}")));
+            if moved && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                doomed.push(entry.path());
+            }
+        }
+    }
+    doomed.sort();
+    doomed
+}
+
+/// Deletes the directories [`move_aside_local_dirs`] answered, read-only
+/// ones (localized copies) included; failures are logged.
+pub fn delete_moved_aside(dirs: Vec<PathBuf>) {
+    for dir in dirs {
+        let started = std::time::Instant::now();
+        let result = fs::remove_dir_all(&dir).or_else(|_| remove_copy(&dir));
+        match result {
+            Ok(()) => info!(
+                dir = %escaped(&dir.to_string_lossy()),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "deleted a directory a previous run left"
+            ),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => warn!(
+                dir = %escaped(&dir.to_string_lossy()),
+                error = %e,
+                "cannot delete a directory a previous run left"
+            ),
+        }
+    }
 }
 
 /// Creates `base` (or `base-<k>` when taken) with its parents.
@@ -1585,6 +1773,113 @@ mod tests {
         assert_eq!(loc.fetch_count(), fetched + 1);
         assert_eq!(fs::read(&again.path).expect("copy").len(), 1000);
         drop(lc);
+    }
+
+    /// A recovered container holds the copies its work dir links to (a
+    /// file, and a file inside an unpacked archive): the cleanup leaves
+    /// them until it ends; copies it does not link to are not held.
+    #[tokio::test]
+    async fn copies_a_recovered_container_links_to_are_held_until_it_ends() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(StateStore::open(&tmp.path().join("recovery")).expect("store"));
+        let local = vec![tmp.path().join("local")];
+        let public = |name: &str, kind: LocalResourceTypeProto| {
+            let src = tmp.path().join(name);
+            if kind == LocalResourceTypeProto::Archive {
+                crate::unpack::tests::make_zip(&src, &[("lib/a.jar", b"aaaa")]);
+            } else {
+                fs::write(&src, vec![b'x'; 100]).expect("write");
+            }
+            chmod(&src, 0o644);
+            resource(&src, kind, LocalResourceVisibilityProto::Public)
+        };
+        chmod(tmp.path(), 0o755);
+        let (file, zip, other) = (
+            public("used.txt", LocalResourceTypeProto::File),
+            public("env.zip", LocalResourceTypeProto::Archive),
+            public("unused.txt", LocalResourceTypeProto::File),
+        );
+        let first = Arc::new(Localizer::recording(local.clone(), Some(store.clone())));
+        let (f1, z1, o1) = (
+            first.localize(&file, "alice", app()).await.expect("file"),
+            first.localize(&zip, "alice", app()).await.expect("zip"),
+            first.localize(&other, "alice", app()).await.expect("other"),
+        );
+        let (f_path, z_path, o_path) = (f1.path.clone(), z1.path.clone(), o1.path.clone());
+        drop((f1, z1, o1));
+
+        // The next run takes the copies back; its reacquired container links
+        // to the file and to a jar inside the archive.
+        let second = Arc::new(Localizer::recording(local, Some(store.clone())));
+        let live = std::collections::HashSet::from([app()]);
+        assert_eq!(second.restore(store.load().resources, &live), (3, 0));
+        let leases = second.lease_copies(&[
+            f_path.clone(),
+            z_path.join("lib/a.jar"),
+            tmp.path().join("elsewhere"),
+        ]);
+        assert_eq!(leases.len(), 2);
+        let cleaned = second.clean_up(0);
+        assert_eq!(cleaned.removed, 1, "{cleaned:?}");
+        assert!(!o_path.exists(), "the copy nobody holds is evicted");
+        assert!(f_path.exists() && z_path.join("lib/a.jar").exists());
+        // The container ends: its copies may go.
+        drop(leases);
+        assert_eq!(second.clean_up(0).removed, 2);
+        assert!(!f_path.exists() && !z_path.exists());
+    }
+
+    /// Without recovery the node starts from empty caches: the old ones are
+    /// moved aside at once (read-only copies included) and deleted, with
+    /// what an earlier start left moved aside.
+    #[test]
+    fn a_start_without_recovery_moves_the_old_caches_aside_and_deletes_them() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("local");
+        let copy = root.join("filecache/10/x.jar");
+        fs::create_dir_all(&copy).expect("mkdir");
+        fs::write(copy.join("a"), b"a").expect("write");
+        chmod(&copy.join("a"), 0o555);
+        chmod(&copy, 0o555);
+        fs::create_dir_all(root.join("usercache/alice/appcache/app_1")).expect("mkdir");
+        fs::create_dir_all(root.join("nmPrivate/app_1/c_1")).expect("mkdir");
+        fs::create_dir_all(root.join("usercache_DEL_5/bob")).expect("mkdir");
+        fs::create_dir_all(root.join("other")).expect("mkdir");
+
+        let doomed = move_aside_local_dirs(std::slice::from_ref(&root), 77);
+        let names: Vec<String> = doomed
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "filecache_DEL_77",
+                "nmPrivate_DEL_77",
+                "usercache_DEL_5",
+                "usercache_DEL_77"
+            ]
+        );
+        for gone in ["filecache", "usercache", "nmPrivate"] {
+            assert!(!root.join(gone).exists(), "{gone} is still there");
+        }
+        // The same instant again (a start within the same ms): another name.
+        fs::create_dir_all(root.join("filecache")).expect("mkdir");
+        let again = move_aside_local_dirs(std::slice::from_ref(&root), 77);
+        assert!(
+            again.contains(&root.join("filecache_DEL_77-1")),
+            "{again:?}"
+        );
+
+        delete_moved_aside(again);
+        let left: Vec<String> = fs::read_dir(&root)
+            .expect("list")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["other"]);
+        assert!(moved_aside_leftovers(std::slice::from_ref(&root)).is_empty());
     }
 
     fn resource(

@@ -1,5 +1,5 @@
 //! Localization from a real HDFS (Hadoop 3.3.4's MiniDFSCluster, files written with the
-//! 3.3.4 client's `FsShell`): files and archives are copied, checked against their source
+//! 3.3.4 client's `FsShell`): files, directories (recursively) and archives are copied, checked against their source
 //! as Hadoop checks them, read as the application's user, refused with Hadoop's messages;
 //! an HDFS that is down fails the localization with a clear error and, back, serves again.
 
@@ -85,6 +85,15 @@ impl Fixture {
             pattern: None,
         }
     }
+}
+
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o7777
 }
 
 fn app() -> ApplicationId {
@@ -218,6 +227,84 @@ async fn resources_on_hdfs_are_localized_checked_and_refused_as_hadoop_does() {
     };
     let err = LocalResource::from_proto(&proto).expect_err("viewfs");
     assert!(err.contains("scheme viewfs is not supported"), "{err}");
+
+    // A directory given as a FILE resource is copied whole, as Hadoop's
+    // FSDownload copies it; checked by the directory's modification time.
+    let tree = local.path().join("conf");
+    std::fs::create_dir_all(tree.join("sub")).expect("mkdir");
+    std::fs::write(tree.join("a.xml"), b"<a/>\n").expect("write");
+    std::fs::write(tree.join("sub/b.xml"), b"<b>deep</b>\n").expect("write");
+    fx.fs(
+        "alice",
+        &["-put", "-f", &tree.to_string_lossy(), "/user/alice/conf"],
+    );
+    let stat = fx.stat("/user/alice/conf");
+    let dir = fx.resource(
+        "/user/alice/conf",
+        stat,
+        ResourceType::File,
+        Visibility::Private,
+    );
+    let got = localize(&localizer, &dir, "alice")
+        .await
+        .expect("a directory");
+    assert!(
+        got.path.is_dir() && got.path.ends_with("conf"),
+        "{}",
+        got.path.display()
+    );
+    assert_eq!(
+        std::fs::read(got.path.join("a.xml")).expect("a.xml"),
+        b"<a/>\n"
+    );
+    assert_eq!(
+        std::fs::read(got.path.join("sub/b.xml")).expect("sub/b.xml"),
+        b"<b>deep</b>\n"
+    );
+    assert_eq!(got.bytes, 17);
+    assert_eq!(mode_of(&got.path.join("sub")), 0o700);
+    assert_eq!(mode_of(&got.path.join("sub/b.xml")), 0o500);
+    let again = localize(&localizer, &dir, "alice").await.expect("cached");
+    assert!(again.from_cache);
+    let err = localize(
+        &localizer,
+        &LocalResource {
+            timestamp: stat.1 - 1,
+            ..dir.clone()
+        },
+        "alice",
+    )
+    .await
+    .expect_err("changed");
+    assert!(err.contains("changed on src filesystem"), "{err}");
+    let err = localize(
+        &localizer,
+        &LocalResource {
+            kind: ResourceType::Archive,
+            ..dir.clone()
+        },
+        "alice",
+    )
+    .await
+    .expect_err("not an archive");
+    assert!(err.contains("it is a directory, not an archive"), "{err}");
+    // PUBLIC: everything in it must be readable by everyone.
+    fx.fs("alice", &["-chmod", "600", "/user/alice/conf/sub/b.xml"]);
+    let public_dir = LocalResource {
+        visibility: Visibility::Public,
+        ..dir.clone()
+    };
+    let err = localize(&localizer, &public_dir, "bob")
+        .await
+        .expect_err("not public");
+    assert!(err.contains("is not publicly accessible"), "{err}");
+    fx.fs("alice", &["-chmod", "644", "/user/alice/conf/sub/b.xml"]);
+    let got = localize(&localizer, &public_dir, "bob")
+        .await
+        .expect("public");
+    assert!(got.path.starts_with(local.path().join("filecache")));
+    assert_eq!(mode_of(&got.path.join("sub/b.xml")), 0o555);
+    assert_eq!(mode_of(&got.path.join("sub")), 0o755);
 
     // HDFS down: a clear error, nothing cached; back up: served.
     let stat = fx.put("alice", "/user/alice/res/c.txt", b"after the outage\n");

@@ -13,7 +13,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::process::{binary_or_skip, nm_client, start_over_ipc, work_dir, write_conf, NmProcess};
+use common::process::{
+    binary_or_skip, nm_client, start_clc_over_ipc, start_over_ipc, work_dir, write_conf, NmProcess,
+};
 use common::{container, process_alive, wait_file, FakeRm, Setup};
 use hadoop_protos::yarn::{
     ContainerStateProto, RegisterNodeManagerRequestProto, SignalContainerCommandProto,
@@ -520,5 +522,130 @@ async fn with_the_linux_container_executor_an_exit_code_is_recorded_too() {
         rm.last_reported(&runs_on) == Some((COMPLETE, 9))
     })
     .await;
+    assert!(second.stop().success(), "{}", second.log());
+}
+
+/// A reacquired container holds the cached copies it uses, as one started
+/// by the running node does: the cache cleanup of the restarted node
+/// (target 0, every 100 ms) evicts an unused copy but not the one under the
+/// running container, which still reads it; once the container ends, its
+/// copy is evicted too.
+#[tokio::test]
+async fn a_reacquired_container_keeps_its_cached_resources_from_the_cleanup() {
+    use hadoop_protos::yarn::{LocalResourceTypeProto, LocalResourceVisibilityProto};
+    use std::os::unix::fs::PermissionsExt;
+    let Some(bin) =
+        binary_or_skip("a_reacquired_container_keeps_its_cached_resources_from_the_cleanup")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    // PUBLIC resources must be readable by everyone where they are.
+    let staging = dir.join("staging");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    for d in [dir, staging.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let (used, unused) = (staging.join("used.txt"), staging.join("unused.txt"));
+    std::fs::write(&used, "used-line\n").expect("write");
+    std::fs::write(&unused, "unused-line\n").expect("write");
+    let (rm, server) = FakeRm::start(setup()).await;
+    let recovery = dir.join("recovery").display().to_string();
+    let address = format!("127.0.0.1:{}", free_port());
+    let conf = |interval_ms: &str| {
+        write_conf(
+            dir,
+            server.local_addr(),
+            &[
+                (keys::NM_RECOVERY_ENABLED, "true"),
+                (keys::NM_RECOVERY_DIR, recovery.as_str()),
+                (keys::NM_ADDRESS, address.as_str()),
+                (keys::NM_LOCALIZER_CACHE_TARGET_SIZE_MB, "0"),
+                (keys::NM_LOCALIZER_CACHE_CLEANUP_INTERVAL_MS, interval_ms),
+            ],
+        )
+    };
+    // The first run does not clean its cache within the test.
+    let mut first = NmProcess::start(&bin, &conf("3600000"), dir.join("nm1.log"), None);
+    let node = rm.registered_node(0).await;
+    let client = nm_client(&node, 160, "alice").await;
+    let public = |link: &str, path: &Path| {
+        common::file_resource(
+            link,
+            path,
+            LocalResourceTypeProto::File,
+            LocalResourceVisibilityProto::Public,
+        )
+    };
+    // One container reads its resource until told to stop; one used the
+    // other resource and ended.
+    let (runs, ended) = (container(160, 2), container(160, 3));
+    let mut launch = common::clc(&["echo $$ > {{PWD}}/main.pid; \
+         while [ ! -e {{PWD}}/go ]; do cat data.txt > /dev/null || exit 3; sleep 0.05; done; \
+         cat data.txt > {{PWD}}/seen"]);
+    launch.local_resources = vec![public("data.txt", &used)];
+    start_clc_over_ipc(&client, &node, runs, launch).await;
+    let mut launch = common::clc(&["cat other.txt > {{PWD}}/seen"]);
+    launch.local_resources = vec![public("other.txt", &unused)];
+    start_clc_over_ipc(&client, &node, ended, launch).await;
+    let pid = main_pid(dir, &runs).await;
+    rm.wait_until("the second container's end", |rm| {
+        rm.last_reported(&ended) == Some((COMPLETE, 0))
+    })
+    .await;
+    let copy_of = |id: &ContainerId, link: &str| {
+        let link = work_dir(dir, id).join(link);
+        std::fs::read_link(&link).unwrap_or_else(|e| panic!("{}: {e}", link.display()))
+    };
+    let (held, unheld) = (copy_of(&runs, "data.txt"), copy_of(&ended, "other.txt"));
+    assert!(
+        held.starts_with(dir.join("local/filecache")),
+        "{}",
+        held.display()
+    );
+    assert!(unheld.exists());
+
+    first.kill9();
+    drop(client);
+    let mut second = NmProcess::start(&bin, &conf("100"), dir.join("nm2.log"), None);
+    rm.registered_node(1).await;
+    let deadline = Instant::now() + WAIT;
+    while unheld.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the unused copy was not evicted:\n{}",
+            second.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Several more cleanups later, the copy under the running container is
+    // still there, and the container still reads it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        held.exists(),
+        "evicted under a running container:\n{}",
+        second.log()
+    );
+    assert!(process_alive(pid), "{}", second.log());
+    go(dir, &runs);
+    rm.wait_until("the reacquired container's end", |rm| {
+        rm.last_reported(&runs) == Some((COMPLETE, 0))
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(work_dir(dir, &runs).join("seen")).expect("seen"),
+        "used-line\n"
+    );
+    // It ended: nothing holds its copy any more.
+    let deadline = Instant::now() + WAIT;
+    while held.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the copy was not evicted after its container ended:\n{}",
+            second.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(second.stop().success(), "{}", second.log());
 }

@@ -17,6 +17,7 @@
 //! cgroup, its marked processes).
 
 use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -40,6 +41,50 @@ pub const LOST: i32 = 154;
 const POLL: Duration = Duration::from_millis(250);
 
 const LEFTOVER_KILL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How deep below a work dir, and how many entries in all, the links to a
+/// recovered container's resources are looked for (a resource's link name
+/// may have directories in it; the container may have written much more).
+const LINK_DEPTH: usize = 8;
+const LINK_ENTRIES: usize = 20_000;
+
+/// The targets of the symbolic links in the work dir `dir` (links to
+/// directories are not followed): the launch script links each resource
+/// there to its localized copy, so these name the copies a recovered
+/// container uses.
+fn resource_links(dir: &Path) -> Vec<PathBuf> {
+    let mut targets = Vec::new();
+    let mut pending = vec![(dir.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > LINK_ENTRIES {
+                warn!(
+                    dir = %escaped(&dir.to_string_lossy()),
+                    "a recovered container's work dir has too many entries to look through all \
+                     of it for its resources"
+                );
+                return targets;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(entry.path()) {
+                        targets.push(target);
+                    }
+                }
+                Ok(t) if t.is_dir() && depth + 1 < LINK_DEPTH => {
+                    pending.push((entry.path(), depth + 1));
+                }
+                _ => {}
+            }
+        }
+    }
+    targets
+}
 
 impl ContainerManager {
     /// Tracks the recovered containers and applications again, completes
@@ -115,25 +160,50 @@ impl ContainerManager {
                     },
                 );
                 if phase != ContainerPhase::Done {
-                    watch_list.push((id, phase, kill_rx));
+                    let work_dir = st
+                        .containers
+                        .get(&id)
+                        .and_then(|c| c.paths.as_ref())
+                        .map(|p| p.work_dir.clone());
+                    watch_list.push((id, phase, kill_rx, work_dir));
                 }
             }
         }
         self.changed();
-        for (id, phase, kill_rx) in watch_list {
+        for (id, phase, kill_rx, work_dir) in watch_list {
             let cfg = self.inner.cfg.clone();
-            let r = tokio::task::spawn_blocking(move || cfg.executor.reacquire(&id)).await;
-            let Ok(r) = r else {
+            let r = tokio::task::spawn_blocking(move || {
+                let r = cfg.executor.reacquire(&id);
+                // What a running container links to in its work dir: the
+                // copies it uses.
+                let links = match &work_dir {
+                    Some(dir) if r.alive() => resource_links(dir),
+                    _ => Vec::new(),
+                };
+                (r, links)
+            })
+            .await;
+            let Ok((r, links)) = r else {
                 self.complete(id, LOST, format!("cannot reacquire container {id}"));
                 continue;
             };
             if r.alive() {
-                info!(container = %id, pid = ?r.pid(), "reacquired a running container");
+                // Its cached copies are held until it ends, as a container
+                // started by this run holds them: the cache cleanup cannot
+                // remove a resource under it.
+                let leases = self.inner.localizer.lease_copies(&links);
+                info!(
+                    container = %id,
+                    pid = ?r.pid(),
+                    cached_resources_held = leases.len(),
+                    "reacquired a running container"
+                );
                 self.set_phase(id, ContainerPhase::Running, r.pid(), None);
                 let this = self.clone();
                 tokio::spawn(async move {
                     this.watch_reacquired(id, ContainerPhase::Running, r, kill_rx)
-                        .await
+                        .await;
+                    drop(leases);
                 });
             } else {
                 self.clone().watch_reacquired(id, phase, r, kill_rx).await;

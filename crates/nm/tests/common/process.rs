@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use hadoop_protos::yarn::{
-    StartContainerRequestProto, StartContainersRequestProto, StartContainersResponseProto,
+    ContainerLaunchContextProto, StartContainerRequestProto, StartContainersRequestProto,
+    StartContainersResponseProto,
 };
 use spindle_common::{ContainerId, NodeId};
 use spindle_ipc::IpcClient;
@@ -130,12 +131,22 @@ pub async fn nm_client(node: &NodeId, app_n: i32, user: &str) -> IpcClient {
 }
 
 pub async fn start_over_ipc(client: &IpcClient, node: &NodeId, id: ContainerId, command: &str) {
+    start_clc_over_ipc(client, node, id, clc(&[command])).await
+}
+
+/// Starts the launch context `launch` as container `id` of alice over IPC.
+pub async fn start_clc_over_ipc(
+    client: &IpcClient,
+    node: &NodeId,
+    id: ContainerId,
+    launch: ContainerLaunchContextProto,
+) {
     let resp: StartContainersResponseProto = client
         .call(
             "startContainers",
             &StartContainersRequestProto {
                 start_container_request: vec![StartContainerRequestProto {
-                    container_launch_context: Some(clc(&[command])),
+                    container_launch_context: Some(launch),
                     container_token: Some(container_token(
                         node,
                         id,
