@@ -4,9 +4,12 @@
 //
 // Usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD] [--memory-mb MB]
 //                  [--vcores N] [--max-attempts N] [--type TYPE] [--public-file LINK=PATH]...
+//                  [--private-file LINK=URI]...
 // The AM container runs CMD (default "sleep 1") through the NodeManager's launch script;
 // each --public-file is a PUBLIC FILE resource of the local file PATH (its size and
-// modification time as Hadoop's local FileSystem states them), linked as LINK.
+// modification time as Hadoop's local FileSystem states them), linked as LINK; each
+// --private-file a PRIVATE FILE resource of URI on its file system (an hdfs:// URL, or a
+// path on fs.defaultFS), its size and modification time as that file system states them.
 // Exit status 0 with the id on stdout on success; 1 with a message on stderr otherwise.
 
 import java.util.ArrayList;
@@ -36,6 +39,7 @@ public final class SubmitApp {
     private SubmitApp() {}
 
     private static final List<String> PUBLIC_FILES = new ArrayList<>();
+    private static final List<String> PRIVATE_FILES = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = parse(args);
@@ -62,6 +66,21 @@ public final class SubmitApp {
             FileStatus status = local.getFileStatus(path);
             resources.put(spec.substring(0, eq), LocalResource.newInstance(
                     URL.fromPath(path), LocalResourceType.FILE, LocalResourceVisibility.PUBLIC,
+                    status.getLen(), status.getModificationTime()));
+        }
+
+        for (String spec : PRIVATE_FILES) {
+            int eq = spec.indexOf('=');
+            if (eq <= 0) {
+                usage("--private-file needs LINK=URI, got '" + spec + "'");
+            }
+            Path path = new Path(spec.substring(eq + 1));
+            FileSystem fs = path.getFileSystem(conf);
+            Path qualified = fs.makeQualified(path);
+            FileStatus status = fs.getFileStatus(qualified);
+            resources.put(spec.substring(0, eq), LocalResource.newInstance(
+                    URL.fromPath(qualified), LocalResourceType.FILE,
+                    LocalResourceVisibility.PRIVATE,
                     status.getLen(), status.getModificationTime()));
         }
 
@@ -111,6 +130,12 @@ public final class SubmitApp {
                     }
                     PUBLIC_FILES.add(args[i + 1]);
                     continue;
+                case "--private-file":
+                    if (i + 1 >= args.length) {
+                        usage(key + " needs a value");
+                    }
+                    PRIVATE_FILES.add(args[i + 1]);
+                    continue;
                 default:
                     usage("unknown option " + key);
             }
@@ -139,7 +164,7 @@ public final class SubmitApp {
         System.err.println("SubmitApp: " + problem);
         System.err.println("usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD]"
                 + " [--memory-mb MB] [--vcores N] [--max-attempts N] [--type TYPE]"
-                + " [--public-file LINK=PATH]...");
+                + " [--public-file LINK=PATH]... [--private-file LINK=URI]...");
         System.exit(1);
     }
 }

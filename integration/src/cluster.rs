@@ -1004,6 +1004,12 @@ impl Cluster {
             args.push("--public-file".into());
             args.push(format!("{link}={}", path.display()));
         }
+        for (link, uri) in &app.private_files {
+            args.push("--private-file".into());
+            args.push(format!("{link}={uri}"));
+        }
+        args.push("--max-attempts".into());
+        args.push(app.max_attempts.to_string());
         let out = cmd.run(args)?;
         if !out.success() {
             bail!("submitting application {:?} failed:\n{out}", app.name);
@@ -1138,6 +1144,11 @@ pub struct AppSubmission {
     pub vcores: u32,
     /// PUBLIC FILE resources of the AM container: (link name, local file).
     pub public_files: Vec<(String, PathBuf)>,
+    /// PRIVATE FILE resources of the AM container: (link name, URI on any file system
+    /// the client can read, e.g. `hdfs://…`).
+    pub private_files: Vec<(String, String)>,
+    /// `maxAppAttempts` of the submission context.
+    pub max_attempts: u32,
 }
 
 impl AppSubmission {
@@ -1152,7 +1163,28 @@ impl AppSubmission {
             memory_mb: 256,
             vcores: 1,
             public_files: Vec::new(),
+            private_files: Vec::new(),
+            max_attempts: 1,
         }
+    }
+
+    /// Gives the AM container the file at `uri` (any file system the client reads:
+    /// `hdfs://…`) as a PRIVATE resource linked as `link`.
+    pub fn private_file(mut self, link: impl Into<String>, uri: impl Into<String>) -> Self {
+        self.private_files.push((link.into(), uri.into()));
+        self
+    }
+
+    /// Asks for an AM container of `mb` MB.
+    pub fn memory_mb(mut self, mb: u64) -> Self {
+        self.memory_mb = mb;
+        self
+    }
+
+    /// Lets the RM start up to `n` attempts.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n;
+        self
     }
 
     /// Gives the AM container the local file `path` as a PUBLIC resource
