@@ -14,8 +14,8 @@ use spindle_web::{reply, Format, WebError};
 use super::dao::{AppInfo, DeSelects};
 use super::params::{self, Params};
 use super::{
-    answer, dao, list_body, list_reply, now_ms, ok_body, parse_app_id, parse_attempt_id,
-    parse_container_id, path_param, query, refused, unwrapped_reply,
+    answer, dao, list_reply, now_ms, ok_body, parse_app_id, parse_attempt_id, parse_container_id,
+    path_param, query, refused, unwrapped_reply,
 };
 use crate::reports::AppView;
 use crate::state::AppListEntry;
@@ -92,6 +92,9 @@ fn entry_tracking_url(e: &AppListEntry, addresses: &WebAddresses) -> String {
     }
 }
 
+/// What `spindle_web::json_to_xml` starts a document with.
+const XML_DECLARATION: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#;
+
 /// The body of `/apps` (`AppsInfo`) for the entries the state gave: JSON
 /// written straight from the typed DAOs, or XML as JAXB writes it.
 pub(super) fn apps_body(
@@ -121,14 +124,15 @@ pub(super) fn apps_body(
             Ok(out)
         }
         Format::Xml => {
-            let items = entries
-                .iter()
-                .map(|e| {
-                    let url = entry_tracking_url(e, addresses);
-                    serde_json::to_value(AppInfo::new(e, &url, ts, now, deselects))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(list_body(format, "apps", "app", items).into_bytes())
+            let mut out = String::with_capacity(128 + entries.len() * 1792);
+            out.push_str(XML_DECLARATION);
+            out.push_str("<apps>");
+            for e in entries {
+                let url = entry_tracking_url(e, addresses);
+                AppInfo::new(e, &url, ts, now, deselects).write_xml(&mut out);
+            }
+            out.push_str("</apps>");
+            Ok(out.into_bytes())
         }
     }
 }

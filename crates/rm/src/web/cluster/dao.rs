@@ -2,6 +2,8 @@
 //! with their field names and the values Hadoop gives; the XML form is the
 //! same tree (`spindle_web::json_to_xml`).
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use spindle_common::resource::Resource;
@@ -272,6 +274,151 @@ impl<'a> AppInfo<'a> {
                 }],
             }),
         }
+    }
+}
+
+impl AppInfo<'_> {
+    /// The `<app>` element JAXB writes for this DAO: what
+    /// `spindle_web::json_to_xml` makes of its JSON (members as elements in
+    /// order, absent ones and non-finite floats left out), written
+    /// directly.
+    pub fn write_xml(&self, out: &mut String) {
+        let mut x = Xml(out);
+        x.open("app");
+        x.text("id", &self.id);
+        x.text("user", self.user);
+        x.text("name", self.name);
+        x.text("queue", self.queue);
+        x.text("state", self.state);
+        x.text("finalStatus", self.final_status);
+        x.float("progress", self.progress);
+        x.text("trackingUI", self.tracking_ui);
+        if let Some(url) = &self.tracking_url {
+            x.text("trackingUrl", url);
+        }
+        x.text("diagnostics", self.diagnostics);
+        x.plain("clusterId", self.cluster_id);
+        x.text("applicationType", self.application_type);
+        x.text("applicationTags", self.application_tags);
+        x.plain("priority", self.priority);
+        x.plain("startedTime", self.started_time);
+        x.plain("launchTime", self.launch_time);
+        x.plain("finishedTime", self.finished_time);
+        x.plain("elapsedTime", self.elapsed_time);
+        if let Some(logs) = &self.am_container_logs {
+            x.text("amContainerLogs", logs);
+        }
+        if let Some(http) = self.am_host_http_address {
+            x.text("amHostHttpAddress", http);
+        }
+        if let Some(rpc) = &self.am_rpc_address {
+            x.text("amRPCAddress", rpc);
+        }
+        if let Some(node) = &self.master_node_id {
+            x.text("masterNodeId", node);
+        }
+        x.plain("allocatedMB", self.allocated_mb);
+        x.plain("allocatedVCores", self.allocated_vcores);
+        x.plain("reservedMB", self.reserved_mb);
+        x.plain("reservedVCores", self.reserved_vcores);
+        x.plain("runningContainers", self.running_containers);
+        x.plain("memorySeconds", self.memory_seconds);
+        x.plain("vcoreSeconds", self.vcore_seconds);
+        x.float("queueUsagePercentage", self.queue_usage_percentage);
+        x.float("clusterUsagePercentage", self.cluster_usage_percentage);
+        x.seconds("resourceSecondsMap", &self.resource_seconds_map);
+        x.plain("preemptedResourceMB", self.preempted_resource_mb);
+        x.plain("preemptedResourceVCores", self.preempted_resource_vcores);
+        x.plain(
+            "numNonAMContainerPreempted",
+            self.num_non_am_container_preempted,
+        );
+        x.plain("numAMContainerPreempted", self.num_am_container_preempted);
+        x.plain("preemptedMemorySeconds", self.preempted_memory_seconds);
+        x.plain("preemptedVcoreSeconds", self.preempted_vcore_seconds);
+        x.seconds(
+            "preemptedResourceSecondsMap",
+            &self.preempted_resource_seconds_map,
+        );
+        x.text("logAggregationStatus", self.log_aggregation_status);
+        x.plain("unmanagedApplication", self.unmanaged_application);
+        if let Some(label) = self.am_node_label_expression {
+            x.text("amNodeLabelExpression", label);
+        }
+        if let Some(timeouts) = &self.timeouts {
+            x.open("timeouts");
+            for t in &timeouts.timeout {
+                x.open("timeout");
+                x.text("type", t.kind);
+                x.text("expiryTime", t.expiry_time);
+                x.plain("remainingTimeInSeconds", t.remaining_time_in_seconds);
+                x.close("timeout");
+            }
+            x.close("timeouts");
+        }
+        x.close("app");
+    }
+}
+
+/// Elements as `spindle_web::json_to_xml` writes them.
+struct Xml<'o>(&'o mut String);
+
+impl Xml<'_> {
+    fn open(&mut self, name: &str) {
+        self.0.push('<');
+        self.0.push_str(name);
+        self.0.push('>');
+    }
+
+    fn close(&mut self, name: &str) {
+        self.0.push_str("</");
+        self.0.push_str(name);
+        self.0.push('>');
+    }
+
+    /// A string member, escaped.
+    fn text(&mut self, name: &str, value: &str) {
+        self.open(name);
+        for c in value.chars() {
+            match c {
+                '<' => self.0.push_str("&lt;"),
+                '>' => self.0.push_str("&gt;"),
+                '&' => self.0.push_str("&amp;"),
+                '"' => self.0.push_str("&quot;"),
+                // Characters XML 1.0 cannot carry at all.
+                c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+                    let _ = write!(self.0, "\\u{:04x}", c as u32);
+                }
+                c => self.0.push(c),
+            }
+        }
+        self.close(name);
+    }
+
+    /// An integer or boolean member.
+    fn plain(&mut self, name: &str, value: impl std::fmt::Display) {
+        self.open(name);
+        let _ = write!(self.0, "{value}");
+        self.close(name);
+    }
+
+    /// A float member as JSON writes it; a non-finite one (null in JSON)
+    /// is left out.
+    fn float(&mut self, name: &str, value: f64) {
+        if let Some(n) = serde_json::Number::from_f64(value) {
+            self.plain(name, n);
+        }
+    }
+
+    fn seconds(&mut self, name: &str, map: &ResourceSeconds) {
+        self.open(name);
+        for e in &map.entry {
+            self.open("entry");
+            self.text("key", e.key);
+            self.text("value", e.value);
+            self.close("entry");
+        }
+        self.close(name);
     }
 }
 

@@ -269,7 +269,7 @@ fn the_typed_list_writes_what_the_value_tree_wrote() {
     let n2 = s.add_node("h2", Resource::new(20 * 1024, 10), 0);
     for (i, queue) in ["a", "b", "a"].into_iter().enumerate() {
         submit_with(&mut s, queue, "bob", 10 + i as u64, |sub| {
-            sub.name = format!("job \"{i}\" <&>");
+            sub.name = format!("job \"{i}\" <&> \u{1}\t\u{e9}");
             sub.tags = ["x", "Y", "z"].map(String::from).into_iter().collect();
             sub.app_type = "SPARK".into();
         });
@@ -324,6 +324,11 @@ fn the_typed_list_writes_what_the_value_tree_wrote() {
     ] {
         assert!(all.contains(shown), "{shown} in {all}");
     }
+    let (xml, _) = both(&s, &Caller::user("alice"), "", Format::Xml);
+    assert!(
+        xml.contains("<name>job &quot;0&quot; &lt;&amp;&gt; \\u0001\t\u{e9}</name>"),
+        "{xml}"
+    );
     let (hidden, _) = both(&s, &Caller::user("carol"), "queue=a", Format::Json);
     assert!(hidden.contains("\"diagnostics\":\"N/A\""), "{hidden}");
     let (empty, _) = both(&s, &Caller::user("alice"), "states=FINISHED", Format::Json);
