@@ -15,6 +15,13 @@
 //! | `params.rs` | the query parameters, checked with Hadoop's messages |
 //! | `dao.rs` | reports as Hadoop's DAOs (`AppInfo`, `NodeInfo`, ...) |
 //! | `scheduler.rs` | the three scheduler shapes |
+//! | `perf_tests.rs` | `/apps` checked byte for byte against the former `Value`-tree build, and its cost measured |
+//!
+//! A long list (`/apps`) is the one heavy read: the owner of the state
+//! only copies the applications kept into lean entries
+//! (`RmState::app_list`), and the body is written off the runtime's
+//! worker threads from typed DAOs (`dao::AppInfo`), JSON with serde and
+//! XML directly, without a `Value` tree.
 
 mod apps;
 pub mod dao;
