@@ -11,7 +11,7 @@ use spindle_common::resource::Resource;
 
 use super::RmState;
 use crate::access::Caller;
-use crate::apps::{AppFilter, AppScope, AppState, FinalStatus};
+use crate::apps::{App, AppFilter, AppScope, AppState, FinalStatus};
 use crate::launch::AppAccess;
 use crate::refusal::Refusal;
 use crate::reports::{AmContainer, AmTracking, AppView, AttemptReport, ClusterMetrics};
@@ -55,6 +55,15 @@ pub struct AppListEntry {
     pub am_tracking: Option<AmTracking>,
     /// The current attempt's AM container; `None` when not viewable.
     pub am: Option<AmContainer>,
+}
+
+/// A part of a list of applications ([`RmState::app_list`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppListPart {
+    pub entries: Vec<AppListEntry>,
+    /// Where the next part starts (after this application); `None` when
+    /// this part is the last.
+    pub next: Option<ApplicationId>,
 }
 
 impl AppListEntry {
@@ -189,22 +198,50 @@ impl RmState {
     /// `final_status` (any when `None`; Hadoop checks it after the limit),
     /// in id order, as `caller` sees them: what [`RmState::app_views`]
     /// reports, as lean entries, copied only for the applications kept.
+    ///
+    /// One part of the list at a time: the first `max` applications
+    /// selected after `after` (from the start when `None`), so that a long
+    /// list is asked in several short queries and the owner of the state
+    /// answers heartbeats between them. Asking again from
+    /// [`AppListPart::next`] until it is `None` lists every application
+    /// once, in id order (as Hadoop's, the whole list is no atomic
+    /// snapshot: applications may change between the parts).
     pub fn app_list(
         &self,
         filter: &AppFilter,
         final_status: Option<FinalStatus>,
         caller: &Caller,
+        after: Option<ApplicationId>,
+        max: usize,
+    ) -> AppListPart {
+        let selected = self.apps.list(filter);
+        let from = after.map_or(0, |id| selected.partition_point(|a| a.id <= id));
+        let rest = selected.get(from..).unwrap_or_default();
+        let max = max.max(1);
+        let (part, next) = if rest.len() > max {
+            (&rest[..max], Some(rest[max - 1].id))
+        } else {
+            (rest, None)
+        };
+        AppListPart {
+            entries: self.app_entries(part, filter.scope, final_status, caller),
+            next,
+        }
+    }
+
+    fn app_entries(
+        &self,
+        selected: &[&App],
+        scope: AppScope,
+        final_status: Option<FinalStatus>,
+        caller: &Caller,
     ) -> Vec<AppListEntry> {
-        // Worked out once per list: the cluster's capability (a sum over
-        // every node), whether the caller administers each queue, each AM
-        // node's HTTP address.
         let capability = self.cluster.nodes().cluster_capability();
         let mut administers: BTreeMap<&str, bool> = BTreeMap::new();
         let mut http: BTreeMap<&NodeId, Option<String>> = BTreeMap::new();
-        let selected = self.apps.list(filter);
         let mut out = Vec::with_capacity(selected.len());
-        for app in selected {
-            if filter.scope == AppScope::Own && app.user != caller.user {
+        for &app in selected {
+            if scope == AppScope::Own && app.user != caller.user {
                 continue;
             }
             if final_status.is_some_and(|f| f != app.final_status) {
@@ -218,7 +255,7 @@ impl RmState {
                             .may_administer_app(queue, &caller.user, &caller.groups)
                     })
                 });
-            if filter.scope == AppScope::Viewable && !viewable {
+            if scope == AppScope::Viewable && !viewable {
                 continue;
             }
             let attempt = if viewable {

@@ -192,7 +192,17 @@ fn query(q: &str) -> AppsQuery {
 /// The new body and the reference for `caller` asking `q`.
 fn both(s: &TestRm, caller: &Caller, q: &str, format: Format) -> (String, String) {
     let q = query(q);
-    let entries = s.app_list(&q.filter, q.final_status, caller);
+    // In parts of two, as the handler asks for them in parts.
+    let mut entries = Vec::new();
+    let mut after = None;
+    loop {
+        let part = s.app_list(&q.filter, q.final_status, caller, after, 2);
+        entries.extend(part.entries);
+        match part.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
     let new = apps_body(&entries, &addresses(), TS, 5000, q.deselects, format)
         .expect("the body is written");
     let new = String::from_utf8(new).expect("UTF-8");
@@ -391,7 +401,16 @@ fn apps_list_cost() {
         }
 
         let started = Instant::now();
-        let entries = s.app_list(&q.filter, q.final_status, &caller);
+        let mut entries = Vec::new();
+        let mut after = None;
+        loop {
+            let part = s.app_list(&q.filter, q.final_status, &caller, after, 1000);
+            entries.extend(part.entries);
+            match part.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
         took[1][0] += started.elapsed();
         apps[1] = entries.len();
         for (i, format) in [Format::Json, Format::Xml].into_iter().enumerate() {
