@@ -35,7 +35,7 @@ mod queries;
 mod store;
 mod tracked;
 
-pub use overview::{AttemptOverview, ClusterOverview, QueueUser};
+pub use overview::{AppListEntry, AppListPart, AttemptOverview, ClusterOverview, QueueUser};
 pub use store::{RecoverySummary, RESTART_DIAGNOSTICS};
 
 use std::collections::BTreeMap;

@@ -9,14 +9,17 @@ use axum::response::Response;
 use serde_json::json;
 use spindle_common::ids::ApplicationAttemptId;
 use spindle_scheduler::SchedulerKind;
-use spindle_web::{reply, WebError};
+use spindle_web::{reply, Format, WebError};
 
+use super::dao::{AppInfo, DeSelects};
 use super::params::{self, Params};
 use super::{
-    answer, dao, list_reply, now_ms, parse_app_id, parse_attempt_id, parse_container_id,
+    answer, dao, list_reply, now_ms, ok_body, parse_app_id, parse_attempt_id, parse_container_id,
     path_param, query, refused, unwrapped_reply,
 };
 use crate::reports::AppView;
+use crate::state::AppListEntry;
+use crate::tracking::WebAddresses;
 use crate::web::caller::read_caller;
 use crate::web::WebContext;
 
@@ -37,49 +40,124 @@ pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: Heade
             .await
             .map_err(|_| WebError::unavailable("the web server is stopping"))?;
         let capacity = web.rm().scheduler_kind == SchedulerKind::Capacity;
-        let (filter, queue) = (q.filter.clone(), q.queue.clone());
-        let (known_queue, views) = query(&web, move |s| {
-            // The capacity scheduler refuses an unknown queue (`getQueueInfo`).
-            let known = match (&queue, capacity) {
-                (Some(name), true) => s.queue_info(name, false, false, false, &caller).is_some(),
-                _ => true,
-            };
-            let views = if known {
-                s.app_views(&filter, &caller)
-            } else {
-                Vec::new()
-            };
-            (known, views)
+        let (filter, queue, final_status) = (q.filter.clone(), q.queue.clone(), q.final_status);
+        // On the owner of the state: only the applications kept, copied
+        // as lean entries, a part at a time (heartbeats are answered
+        // between the parts); everything else happens off it.
+        let (known_queue, first) = query(&web, {
+            let (filter, caller) = (filter.clone(), caller.clone());
+            move |s| {
+                // The capacity scheduler refuses an unknown queue (`getQueueInfo`).
+                let known = match (&queue, capacity) {
+                    (Some(name), true) => {
+                        s.queue_info(name, false, false, false, &caller).is_some()
+                    }
+                    _ => true,
+                };
+                let first =
+                    known.then(|| s.app_list(&filter, final_status, &caller, None, LIST_PART));
+                (known, first)
+            }
         })
         .await?;
         if !known_queue {
             let name = q.queue.unwrap_or_default();
             return Err(WebError::bad_request(format!("Unknown queue: {name}")));
         }
+        let (mut entries, mut next) = first.map_or((Vec::new(), None), |p| (p.entries, p.next));
+        while let Some(after) = next {
+            let (filter, caller) = (filter.clone(), caller.clone());
+            let part = query(&web, move |s| {
+                s.app_list(&filter, final_status, &caller, Some(after), LIST_PART)
+            })
+            .await?;
+            entries.extend(part.entries);
+            next = part.next;
+        }
         let ts = web.rm().cluster_ts();
         let now = now_ms();
-        let (web, headers) = (web.clone(), headers.clone());
-        tokio::task::spawn_blocking(move || {
-            let items = views
-                .into_iter()
-                .filter(|v| {
-                    q.final_status
-                        .is_none_or(|f| v.report.app.final_status == f)
-                })
-                .map(|v| dao::app_info(&tracked(v, &web), ts, now, q.deselects))
-                .collect();
-            list_reply(&headers, "apps", "app", items)
+        let format = Format::of(&headers);
+        let web = web.clone();
+        let body = tokio::task::spawn_blocking(move || {
+            apps_body(&entries, &web.rm().web, ts, now, q.deselects, format)
         })
         .await
-        .map_err(|e| WebError::unavailable(format!("the application list was not built: {e}")))
+        .map_err(|e| WebError::unavailable(format!("the application list was not built: {e}")))?
+        .map_err(|e| WebError::unavailable(format!("the application list was not built: {e}")))?;
+        Ok(ok_body(format, body))
     };
     answer(&headers, a.await)
 }
 
+/// The tracking URL the RM hands out for an entry (the proxy's, as in the
+/// RPC reports; empty while there is none).
+fn entry_tracking_url(e: &AppListEntry, addresses: &WebAddresses) -> String {
+    match (&e.am_tracking, e.viewable) {
+        (Some(am), true) => {
+            let url = addresses.urls(&e.id, e.unmanaged_am, am).tracking;
+            if url == crate::tracking::UNAVAILABLE {
+                String::new()
+            } else {
+                url
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// Applications listed per query of the state: a part costs its owner
+/// one to two milliseconds (release build, 10,000 applications held).
+const LIST_PART: usize = 1000;
+
+/// What `spindle_web::json_to_xml` starts a document with.
+const XML_DECLARATION: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#;
+
+/// The body of `/apps` (`AppsInfo`) for the entries the state gave: JSON
+/// written straight from the typed DAOs, or XML as JAXB writes it.
+pub(super) fn apps_body(
+    entries: &[AppListEntry],
+    addresses: &WebAddresses,
+    ts: i64,
+    now: u64,
+    deselects: DeSelects,
+    format: Format,
+) -> Result<Vec<u8>, serde_json::Error> {
+    match format {
+        Format::Json => {
+            if entries.is_empty() {
+                return Ok(br#"{"apps":null}"#.to_vec());
+            }
+            // About 1.1 kB per application.
+            let mut out = Vec::with_capacity(64 + entries.len() * 1152);
+            out.extend_from_slice(br#"{"apps":{"app":["#);
+            for (i, e) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let url = entry_tracking_url(e, addresses);
+                serde_json::to_writer(&mut out, &AppInfo::new(e, &url, ts, now, deselects))?;
+            }
+            out.extend_from_slice(b"]}}");
+            Ok(out)
+        }
+        Format::Xml => {
+            let mut out = String::with_capacity(128 + entries.len() * 1792);
+            out.push_str(XML_DECLARATION);
+            out.push_str("<apps>");
+            for e in entries {
+                let url = entry_tracking_url(e, addresses);
+                AppInfo::new(e, &url, ts, now, deselects).write_xml(&mut out);
+            }
+            out.push_str("</apps>");
+            Ok(out.into_bytes())
+        }
+    }
+}
+
 /// The view with the tracking URL the RM hands out (the proxy's, as in the
 /// RPC reports; empty while there is none).
-fn tracked(mut view: AppView, web: &WebContext) -> AppView {
-    let urls = web.rm().web.app_urls(&view.report);
+fn tracked(mut view: AppView, addresses: &WebAddresses) -> AppView {
+    let urls = addresses.app_urls(&view.report);
     view.report.app.tracking_url = if urls.tracking == crate::tracking::UNAVAILABLE {
         String::new()
     } else {
@@ -103,7 +181,7 @@ pub(super) async fn app(
         let view = query(&web, move |s| s.app_view(&id, &caller).ok())
             .await?
             .ok_or_else(|| app_not_found(&raw))?;
-        let view = tracked(view, &web);
+        let view = tracked(view, &web.rm().web);
         let info = dao::app_info(&view, web.rm().cluster_ts(), now_ms(), deselects);
         Ok(reply(&headers, &json!({ "app": info })))
     };

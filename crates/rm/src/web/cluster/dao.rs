@@ -2,6 +2,9 @@
 //! with their field names and the values Hadoop gives; the XML form is the
 //! same tree (`spindle_web::json_to_xml`).
 
+use std::fmt::Write as _;
+
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use spindle_common::resource::Resource;
 use spindle_common::states::AppState;
@@ -10,6 +13,7 @@ use crate::cluster::nodes::NodeState;
 use crate::reports::{
     AppView, AttemptListing, AttemptReport, AttemptView, ClusterUsage, ContainerReport, NodeReport,
 };
+use crate::state::AppListEntry;
 
 /// The fields of `AppInfo` that `deSelects` can leave out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,125 +59,381 @@ pub fn running_log_url(node_http: &str, container: &str, user: &str) -> String {
     )
 }
 
-/// `AppInfo`. `cluster_id` is the RM's cluster timestamp; `now` the wall
-/// clock (for the elapsed time of a running application).
-pub fn app_info(view: &AppView, cluster_id: i64, now: u64, deselects: DeSelects) -> Value {
-    let r = &view.report;
-    let a = &r.app;
-    let not_ready = a.tracking_url.is_empty()
-        || matches!(
-            a.state,
-            AppState::New | AppState::NewSaving | AppState::Submitted | AppState::Accepted
-        );
-    let tracking_ui = if not_ready {
-        "UNASSIGNED"
-    } else if a.finish_ms == 0 {
-        "ApplicationMaster"
-    } else {
-        "History"
-    };
-    let mut o = Map::new();
-    o.insert("id".into(), json!(a.id.to_string()));
-    o.insert("user".into(), json!(a.user));
-    o.insert("name".into(), json!(a.name));
-    o.insert("queue".into(), json!(a.queue));
-    o.insert("state".into(), json!(a.state.as_str()));
-    o.insert("finalStatus".into(), json!(a.final_status.as_str()));
-    o.insert("progress".into(), json!(r.progress * 100.0));
-    o.insert("trackingUI".into(), json!(tracking_ui));
-    if !not_ready {
-        o.insert("trackingUrl".into(), json!(with_scheme(&a.tracking_url)));
-    }
-    o.insert("diagnostics".into(), json!(a.diagnostics));
-    o.insert("clusterId".into(), json!(cluster_id));
-    o.insert("applicationType".into(), json!(a.app_type));
-    let tags: Vec<&str> = a.tags.iter().map(String::as_str).collect();
-    o.insert("applicationTags".into(), json!(tags.join(",")));
-    o.insert("priority".into(), json!(a.priority));
-    let seen = r.viewable;
-    let (started, launched, finished, elapsed_ms) = if seen {
-        (
-            a.start_ms,
-            a.launch_ms,
-            a.finish_ms,
-            elapsed(a.start_ms, a.finish_ms, now),
-        )
-    } else {
-        (0, 0, 0, 0)
-    };
-    o.insert("startedTime".into(), json!(started));
-    o.insert("launchTime".into(), json!(launched));
-    o.insert("finishedTime".into(), json!(finished));
-    o.insert("elapsedTime".into(), json!(elapsed_ms));
-    if let Some(am) = view.am.as_ref().filter(|_| seen) {
-        if let Some(http) = &am.node_http_address {
-            o.insert(
-                "amContainerLogs".into(),
-                json!(running_log_url(http, &am.id.to_string(), &a.user)),
-            );
-            o.insert("amHostHttpAddress".into(), json!(http));
-        }
-    }
-    if seen && a.am_host != "N/A" && !a.am_host.is_empty() && a.am_rpc_port != -1 {
-        o.insert(
-            "amRPCAddress".into(),
-            json!(format!("{}:{}", a.am_host, a.am_rpc_port)),
-        );
-    }
-    if let Some(am) = view.am.as_ref().filter(|_| seen) {
-        o.insert("masterNodeId".into(), json!(am.node.to_string()));
-    }
-    let (used, containers) = if seen && r.used_containers >= 0 {
-        (r.used, r.used_containers)
-    } else {
-        (Resource::default(), 0)
-    };
-    let cluster_usage = if seen && r.cluster_capability.memory_mb > 0 {
-        used.memory_mb as f64 * 100.0 / r.cluster_capability.memory_mb as f64
-    } else {
-        0.0
-    };
-    o.insert("allocatedMB".into(), json!(used.memory_mb));
-    o.insert("allocatedVCores".into(), json!(used.vcores));
-    o.insert("reservedMB".into(), json!(0));
-    o.insert("reservedVCores".into(), json!(0));
-    o.insert("runningContainers".into(), json!(containers));
-    o.insert("memorySeconds".into(), json!(0));
-    o.insert("vcoreSeconds".into(), json!(0));
-    o.insert("queueUsagePercentage".into(), json!(0.0));
-    o.insert("clusterUsagePercentage".into(), json!(cluster_usage as f32));
-    o.insert("resourceSecondsMap".into(), resource_seconds());
-    o.insert("preemptedResourceMB".into(), json!(0));
-    o.insert("preemptedResourceVCores".into(), json!(0));
-    o.insert("numNonAMContainerPreempted".into(), json!(0));
-    o.insert("numAMContainerPreempted".into(), json!(0));
-    o.insert("preemptedMemorySeconds".into(), json!(0));
-    o.insert("preemptedVcoreSeconds".into(), json!(0));
-    o.insert("preemptedResourceSecondsMap".into(), resource_seconds());
-    o.insert("logAggregationStatus".into(), json!("DISABLED"));
-    o.insert("unmanagedApplication".into(), json!(a.unmanaged_am));
-    if !deselects.am_node_label_expression && !a.unmanaged_am {
-        o.insert("amNodeLabelExpression".into(), json!(""));
-    }
-    if !deselects.timeouts {
-        o.insert(
-            "timeouts".into(),
-            json!({"timeout": [{
-                "type": "LIFETIME",
-                "expiryTime": "UNLIMITED",
-                "remainingTimeInSeconds": -1,
-            }]}),
-        );
-    }
-    Value::Object(o)
+/// `AppInfo`, typed: Hadoop's field names in Hadoop's order, written
+/// straight to JSON (`serde_json::to_writer`) without a `Value` tree. The
+/// members a Hadoop DAO leaves null are `None` and left out, as Jersey
+/// does. Floats are written as the f64 of the f32 Hadoop holds, as a
+/// `Value` built from an f32 writes them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo<'a> {
+    id: String,
+    user: &'a str,
+    name: &'a str,
+    queue: &'a str,
+    state: &'static str,
+    final_status: &'static str,
+    progress: f64,
+    #[serde(rename = "trackingUI")]
+    tracking_ui: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tracking_url: Option<String>,
+    diagnostics: &'a str,
+    cluster_id: i64,
+    application_type: &'a str,
+    application_tags: &'a str,
+    priority: i32,
+    started_time: u64,
+    launch_time: u64,
+    finished_time: u64,
+    elapsed_time: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    am_container_logs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    am_host_http_address: Option<&'a str>,
+    #[serde(rename = "amRPCAddress", skip_serializing_if = "Option::is_none")]
+    am_rpc_address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    master_node_id: Option<String>,
+    #[serde(rename = "allocatedMB")]
+    allocated_mb: i64,
+    #[serde(rename = "allocatedVCores")]
+    allocated_vcores: i32,
+    #[serde(rename = "reservedMB")]
+    reserved_mb: u8,
+    #[serde(rename = "reservedVCores")]
+    reserved_vcores: u8,
+    running_containers: i32,
+    memory_seconds: u8,
+    vcore_seconds: u8,
+    queue_usage_percentage: f64,
+    cluster_usage_percentage: f64,
+    resource_seconds_map: ResourceSeconds,
+    #[serde(rename = "preemptedResourceMB")]
+    preempted_resource_mb: u8,
+    #[serde(rename = "preemptedResourceVCores")]
+    preempted_resource_vcores: u8,
+    #[serde(rename = "numNonAMContainerPreempted")]
+    num_non_am_container_preempted: u8,
+    #[serde(rename = "numAMContainerPreempted")]
+    num_am_container_preempted: u8,
+    preempted_memory_seconds: u8,
+    preempted_vcore_seconds: u8,
+    preempted_resource_seconds_map: ResourceSeconds,
+    log_aggregation_status: &'static str,
+    unmanaged_application: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    am_node_label_expression: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeouts: Option<Timeouts>,
 }
 
-/// `resourceSecondsMap` as Jersey writes a `Map<String, Long>`.
-fn resource_seconds() -> Value {
-    json!({"entry": [
-        {"key": "memory-mb", "value": "0"},
-        {"key": "vcores", "value": "0"},
-    ]})
+/// `resourceSecondsMap` as Jersey writes a `Map<String, Long>` (every
+/// figure 0: Spindle does not meter usage over time).
+#[derive(Debug, Serialize)]
+struct ResourceSeconds {
+    entry: [Entry; 2],
+}
+
+#[derive(Debug, Serialize)]
+struct Entry {
+    key: &'static str,
+    value: &'static str,
+}
+
+const NO_SECONDS: ResourceSeconds = ResourceSeconds {
+    entry: [
+        Entry {
+            key: "memory-mb",
+            value: "0",
+        },
+        Entry {
+            key: "vcores",
+            value: "0",
+        },
+    ],
+};
+
+/// `AppTimeoutsInfo` with its one unlimited LIFETIME timeout.
+#[derive(Debug, Serialize)]
+struct Timeouts {
+    timeout: [Timeout; 1],
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Timeout {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    expiry_time: &'static str,
+    remaining_time_in_seconds: i8,
+}
+
+impl<'a> AppInfo<'a> {
+    /// The `AppInfo` of an entry whose tracking URL (the one the RM hands
+    /// out; empty while there is none) is `tracking_url`. `cluster_id` is
+    /// the RM's cluster timestamp; `now` the wall clock (for the elapsed
+    /// time of a running application).
+    pub fn new(
+        e: &'a AppListEntry,
+        tracking_url: &str,
+        cluster_id: i64,
+        now: u64,
+        deselects: DeSelects,
+    ) -> AppInfo<'a> {
+        let not_ready = tracking_url.is_empty()
+            || matches!(
+                e.state,
+                AppState::New | AppState::NewSaving | AppState::Submitted | AppState::Accepted
+            );
+        let tracking_ui = if not_ready {
+            "UNASSIGNED"
+        } else if e.finish_ms == 0 {
+            "ApplicationMaster"
+        } else {
+            "History"
+        };
+        let seen = e.viewable;
+        let (started, launched, finished, elapsed_ms) = if seen {
+            (
+                e.start_ms,
+                e.launch_ms,
+                e.finish_ms,
+                elapsed(e.start_ms, e.finish_ms, now),
+            )
+        } else {
+            (0, 0, 0, 0)
+        };
+        let am = e.am.as_ref().filter(|_| seen);
+        let am_http = am.and_then(|am| am.node_http_address.as_deref());
+        let (used, containers) = if seen && e.used_containers >= 0 {
+            (e.used, e.used_containers)
+        } else {
+            (Resource::default(), 0)
+        };
+        let cluster_usage = if seen && e.cluster_capability.memory_mb > 0 {
+            used.memory_mb as f64 * 100.0 / e.cluster_capability.memory_mb as f64
+        } else {
+            0.0
+        };
+        AppInfo {
+            id: e.id.to_string(),
+            user: &e.user,
+            name: &e.name,
+            queue: &e.queue,
+            state: e.state.as_str(),
+            final_status: e.final_status.as_str(),
+            progress: f64::from(e.progress * 100.0),
+            tracking_ui,
+            tracking_url: (!not_ready).then(|| with_scheme(tracking_url)),
+            diagnostics: &e.diagnostics,
+            cluster_id,
+            application_type: &e.app_type,
+            application_tags: &e.tags,
+            priority: e.priority,
+            started_time: started,
+            launch_time: launched,
+            finished_time: finished,
+            elapsed_time: elapsed_ms,
+            am_container_logs: am
+                .zip(am_http)
+                .map(|(am, http)| running_log_url(http, &am.id.to_string(), &e.user)),
+            am_host_http_address: am_http,
+            am_rpc_address: (seen
+                && e.am_host != "N/A"
+                && !e.am_host.is_empty()
+                && e.am_rpc_port != -1)
+                .then(|| format!("{}:{}", e.am_host, e.am_rpc_port)),
+            master_node_id: am.map(|am| am.node.to_string()),
+            allocated_mb: used.memory_mb,
+            allocated_vcores: used.vcores,
+            reserved_mb: 0,
+            reserved_vcores: 0,
+            running_containers: containers,
+            memory_seconds: 0,
+            vcore_seconds: 0,
+            queue_usage_percentage: 0.0,
+            cluster_usage_percentage: f64::from(cluster_usage as f32),
+            resource_seconds_map: NO_SECONDS,
+            preempted_resource_mb: 0,
+            preempted_resource_vcores: 0,
+            num_non_am_container_preempted: 0,
+            num_am_container_preempted: 0,
+            preempted_memory_seconds: 0,
+            preempted_vcore_seconds: 0,
+            preempted_resource_seconds_map: NO_SECONDS,
+            log_aggregation_status: "DISABLED",
+            unmanaged_application: e.unmanaged_am,
+            am_node_label_expression: (!deselects.am_node_label_expression && !e.unmanaged_am)
+                .then_some(""),
+            timeouts: (!deselects.timeouts).then_some(Timeouts {
+                timeout: [Timeout {
+                    kind: "LIFETIME",
+                    expiry_time: "UNLIMITED",
+                    remaining_time_in_seconds: -1,
+                }],
+            }),
+        }
+    }
+}
+
+impl AppInfo<'_> {
+    /// The `<app>` element JAXB writes for this DAO: what
+    /// `spindle_web::json_to_xml` makes of its JSON (members as elements in
+    /// order, absent ones and non-finite floats left out), written
+    /// directly.
+    pub fn write_xml(&self, out: &mut String) {
+        let mut x = Xml(out);
+        x.open("app");
+        x.text("id", &self.id);
+        x.text("user", self.user);
+        x.text("name", self.name);
+        x.text("queue", self.queue);
+        x.text("state", self.state);
+        x.text("finalStatus", self.final_status);
+        x.float("progress", self.progress);
+        x.text("trackingUI", self.tracking_ui);
+        if let Some(url) = &self.tracking_url {
+            x.text("trackingUrl", url);
+        }
+        x.text("diagnostics", self.diagnostics);
+        x.plain("clusterId", self.cluster_id);
+        x.text("applicationType", self.application_type);
+        x.text("applicationTags", self.application_tags);
+        x.plain("priority", self.priority);
+        x.plain("startedTime", self.started_time);
+        x.plain("launchTime", self.launch_time);
+        x.plain("finishedTime", self.finished_time);
+        x.plain("elapsedTime", self.elapsed_time);
+        if let Some(logs) = &self.am_container_logs {
+            x.text("amContainerLogs", logs);
+        }
+        if let Some(http) = self.am_host_http_address {
+            x.text("amHostHttpAddress", http);
+        }
+        if let Some(rpc) = &self.am_rpc_address {
+            x.text("amRPCAddress", rpc);
+        }
+        if let Some(node) = &self.master_node_id {
+            x.text("masterNodeId", node);
+        }
+        x.plain("allocatedMB", self.allocated_mb);
+        x.plain("allocatedVCores", self.allocated_vcores);
+        x.plain("reservedMB", self.reserved_mb);
+        x.plain("reservedVCores", self.reserved_vcores);
+        x.plain("runningContainers", self.running_containers);
+        x.plain("memorySeconds", self.memory_seconds);
+        x.plain("vcoreSeconds", self.vcore_seconds);
+        x.float("queueUsagePercentage", self.queue_usage_percentage);
+        x.float("clusterUsagePercentage", self.cluster_usage_percentage);
+        x.seconds("resourceSecondsMap", &self.resource_seconds_map);
+        x.plain("preemptedResourceMB", self.preempted_resource_mb);
+        x.plain("preemptedResourceVCores", self.preempted_resource_vcores);
+        x.plain(
+            "numNonAMContainerPreempted",
+            self.num_non_am_container_preempted,
+        );
+        x.plain("numAMContainerPreempted", self.num_am_container_preempted);
+        x.plain("preemptedMemorySeconds", self.preempted_memory_seconds);
+        x.plain("preemptedVcoreSeconds", self.preempted_vcore_seconds);
+        x.seconds(
+            "preemptedResourceSecondsMap",
+            &self.preempted_resource_seconds_map,
+        );
+        x.text("logAggregationStatus", self.log_aggregation_status);
+        x.plain("unmanagedApplication", self.unmanaged_application);
+        if let Some(label) = self.am_node_label_expression {
+            x.text("amNodeLabelExpression", label);
+        }
+        if let Some(timeouts) = &self.timeouts {
+            x.open("timeouts");
+            for t in &timeouts.timeout {
+                x.open("timeout");
+                x.text("type", t.kind);
+                x.text("expiryTime", t.expiry_time);
+                x.plain("remainingTimeInSeconds", t.remaining_time_in_seconds);
+                x.close("timeout");
+            }
+            x.close("timeouts");
+        }
+        x.close("app");
+    }
+}
+
+/// Elements as `spindle_web::json_to_xml` writes them.
+struct Xml<'o>(&'o mut String);
+
+impl Xml<'_> {
+    fn open(&mut self, name: &str) {
+        self.0.push('<');
+        self.0.push_str(name);
+        self.0.push('>');
+    }
+
+    fn close(&mut self, name: &str) {
+        self.0.push_str("</");
+        self.0.push_str(name);
+        self.0.push('>');
+    }
+
+    /// A string member, escaped.
+    fn text(&mut self, name: &str, value: &str) {
+        self.open(name);
+        for c in value.chars() {
+            match c {
+                '<' => self.0.push_str("&lt;"),
+                '>' => self.0.push_str("&gt;"),
+                '&' => self.0.push_str("&amp;"),
+                '"' => self.0.push_str("&quot;"),
+                // Characters XML 1.0 cannot carry at all.
+                c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+                    let _ = write!(self.0, "\\u{:04x}", c as u32);
+                }
+                c => self.0.push(c),
+            }
+        }
+        self.close(name);
+    }
+
+    /// An integer or boolean member.
+    fn plain(&mut self, name: &str, value: impl std::fmt::Display) {
+        self.open(name);
+        let _ = write!(self.0, "{value}");
+        self.close(name);
+    }
+
+    /// A float member as JSON writes it; a non-finite one (null in JSON)
+    /// is left out.
+    fn float(&mut self, name: &str, value: f64) {
+        if let Some(n) = serde_json::Number::from_f64(value) {
+            self.plain(name, n);
+        }
+    }
+
+    fn seconds(&mut self, name: &str, map: &ResourceSeconds) {
+        self.open(name);
+        for e in &map.entry {
+            self.open("entry");
+            self.text("key", e.key);
+            self.text("value", e.value);
+            self.close("entry");
+        }
+        self.close(name);
+    }
+}
+
+/// `AppInfo` of a view whose tracking URL is already the one the RM hands
+/// out, as a JSON tree (one application's `/apps/{id}`).
+pub fn app_info(view: &AppView, cluster_id: i64, now: u64, deselects: DeSelects) -> Value {
+    let entry = AppListEntry::of_view(view);
+    let info = AppInfo::new(
+        &entry,
+        &view.report.app.tracking_url,
+        cluster_id,
+        now,
+        deselects,
+    );
+    serde_json::to_value(&info).unwrap_or(Value::Null)
 }
 
 /// The RM's `AppAttemptInfo` (one entry of `/apps/{id}/appattempts`).

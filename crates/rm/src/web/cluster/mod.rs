@@ -15,6 +15,13 @@
 //! | `params.rs` | the query parameters, checked with Hadoop's messages |
 //! | `dao.rs` | reports as Hadoop's DAOs (`AppInfo`, `NodeInfo`, ...) |
 //! | `scheduler.rs` | the three scheduler shapes |
+//! | `perf_tests.rs` | `/apps` checked byte for byte against the former `Value`-tree build, and its cost measured |
+//!
+//! A long list (`/apps`) is the one heavy read: the owner of the state
+//! only copies the applications kept into lean entries
+//! (`RmState::app_list`), and the body is written off the runtime's
+//! worker threads from typed DAOs (`dao::AppInfo`), JSON with serde and
+//! XML directly, without a `Value` tree.
 
 mod apps;
 pub mod dao;
@@ -111,6 +118,11 @@ fn now_ms() -> u64 {
 /// as Jersey writes an empty one, `{root: null}` (an empty element in XML).
 pub fn list_reply(headers: &HeaderMap, root: &str, item: &str, items: Vec<Value>) -> Response {
     let format = Format::of(headers);
+    ok_body(format, list_body(format, root, item, items))
+}
+
+/// The body [`list_reply`] sends.
+pub fn list_body(format: Format, root: &str, item: &str, items: Vec<Value>) -> String {
     let body = if items.is_empty() {
         match format {
             Format::Json => json!({ root: null }),
@@ -119,7 +131,7 @@ pub fn list_reply(headers: &HeaderMap, root: &str, item: &str, items: Vec<Value>
     } else {
         json!({ root: { item: items } })
     };
-    rendered(format, &body)
+    format.render(&body)
 }
 
 /// A DAO Hadoop's JSON writes without its root element (`AppState`,
@@ -134,10 +146,15 @@ pub fn unwrapped_reply(headers: &HeaderMap, root: &str, inner: Value) -> Respons
 }
 
 fn rendered(format: Format, body: &Value) -> Response {
+    ok_body(format, format.render(body))
+}
+
+/// A 200 reply of a body already written in `format`.
+fn ok_body(format: Format, body: impl IntoResponse) -> Response {
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, format.content_type())],
-        format.render(body),
+        body,
     )
         .into_response()
 }
@@ -415,3 +432,6 @@ async fn unknown(uri: Uri, headers: HeaderMap) -> Response {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod perf_tests;
