@@ -11,6 +11,8 @@
 //! Without the client jars (integration/setup-clients.sh) the tests print `SKIP:` and
 //! pass, except under CI, where they fail.
 
+mod web_http;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -108,6 +110,9 @@ fn spark_logs_are_aggregated_to_a_local_dir_and_yarn_logs_prints_them() {
     let app = pi_cluster_mode(&cluster, &clients);
     let (status, report) = final_aggregation_status(&cluster, &app, TIMEOUT);
     assert_eq!(status, "SUCCEEDED", "{report}\n{}", cluster.log_report());
+    // The REST API says the same (Hadoop's AppInfo.logAggregationStatus).
+    let rest = web_http::get_json(cluster.rm().webapp, &format!("/ws/v1/cluster/apps/{app}"));
+    assert_eq!(rest["app"]["logAggregationStatus"], "SUCCEEDED", "{rest}");
 
     // Hadoop 3.3's bucket layout: <root>/<user>/bucket-logs-tfile/<id % 10000>/<app>/<host>_<port>.
     let seq: u32 = app

@@ -13,6 +13,7 @@ use super::RmState;
 use crate::access::Caller;
 use crate::apps::{App, AppFilter, AppScope, AppState, FinalStatus};
 use crate::launch::AppAccess;
+use crate::log_aggregation::LogAggregationStatus;
 use crate::refusal::Refusal;
 use crate::reports::{AmContainer, AmTracking, AppView, AttemptReport, ClusterMetrics};
 use crate::tracking::UNAVAILABLE;
@@ -55,6 +56,9 @@ pub struct AppListEntry {
     pub am_tracking: Option<AmTracking>,
     /// The current attempt's AM container; `None` when not viewable.
     pub am: Option<AmContainer>,
+    /// The log aggregation status (Hadoop's `AppInfo` shows it only to
+    /// callers with VIEW_APP).
+    pub log_aggregation: Option<LogAggregationStatus>,
 }
 
 /// A part of a list of applications ([`RmState::app_list`]).
@@ -94,6 +98,7 @@ impl AppListEntry {
             viewable: r.viewable,
             am_tracking: r.am_tracking.clone(),
             am: view.am.clone(),
+            log_aggregation: r.log_aggregation.filter(|_| r.viewable),
         }
     }
 }
@@ -326,6 +331,9 @@ impl RmState {
                     url: a.tracking_url.clone(),
                 }),
                 am,
+                // As the application report: with an attempt, to callers with VIEW_APP.
+                log_aggregation: (viewable && attempt.is_some())
+                    .then(|| self.log_aggregation_status(&app.id)),
             });
         }
         out

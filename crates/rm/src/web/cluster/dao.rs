@@ -120,7 +120,8 @@ pub struct AppInfo<'a> {
     preempted_memory_seconds: u8,
     preempted_vcore_seconds: u8,
     preempted_resource_seconds_map: ResourceSeconds,
-    log_aggregation_status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_aggregation_status: Option<&'static str>,
     unmanaged_application: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     am_node_label_expression: Option<&'static str>,
@@ -262,7 +263,7 @@ impl<'a> AppInfo<'a> {
             preempted_memory_seconds: 0,
             preempted_vcore_seconds: 0,
             preempted_resource_seconds_map: NO_SECONDS,
-            log_aggregation_status: "DISABLED",
+            log_aggregation_status: e.log_aggregation.map(|s| s.as_str()),
             unmanaged_application: e.unmanaged_am,
             am_node_label_expression: (!deselects.am_node_label_expression && !e.unmanaged_am)
                 .then_some(""),
@@ -340,7 +341,9 @@ impl AppInfo<'_> {
             "preemptedResourceSecondsMap",
             &self.preempted_resource_seconds_map,
         );
-        x.text("logAggregationStatus", self.log_aggregation_status);
+        if let Some(status) = self.log_aggregation_status {
+            x.text("logAggregationStatus", status);
+        }
         x.plain("unmanagedApplication", self.unmanaged_application);
         if let Some(label) = self.am_node_label_expression {
             x.text("amNodeLabelExpression", label);

@@ -133,7 +133,9 @@ fn reference_app_info(view: &AppView, cluster_id: i64, now: u64, deselects: DeSe
     o.insert("preemptedMemorySeconds".into(), json!(0));
     o.insert("preemptedVcoreSeconds".into(), json!(0));
     o.insert("preemptedResourceSecondsMap".into(), seconds());
-    o.insert("logAggregationStatus".into(), json!("DISABLED"));
+    if let Some(status) = r.log_aggregation.filter(|_| r.viewable) {
+        o.insert("logAggregationStatus".into(), json!(status.as_str()));
+    }
     o.insert("unmanagedApplication".into(), json!(a.unmanaged_am));
     if !deselects.am_node_label_expression && !a.unmanaged_am {
         o.insert("amNodeLabelExpression".into(), json!(""));
