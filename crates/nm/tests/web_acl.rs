@@ -223,3 +223,87 @@ async fn with_acls_off_everyone_reads_and_anonymous_can_be_refused() {
     assert_eq!(status, 401, "{body}");
     node.nm.stop().await;
 }
+
+/// The ACLs are kept in the node's recovery record of the application: a
+/// node that starts again from its records still lets the viewer in and
+/// keeps everyone else out.
+#[tokio::test]
+async fn a_node_started_from_its_records_keeps_the_acls() {
+    use spindle_common::conf::keys;
+    use spindle_nm::recovery::{AppRecord, ContainerRecord, StateStore};
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recovery = tmp.path().join("recovery");
+    let store = StateStore::open(&recovery).expect("store");
+    let id = container(7, 2);
+    store.store_container(&ContainerRecord {
+        grant: spindle_nm::ContainerTokenIdentifier::new(
+            id,
+            "127.0.0.1:1",
+            "alice",
+            spindle_common::Resource::new(256, 1),
+            common::now_ms() + 600_000,
+            1,
+            common::FIRST_RM_IDENTIFIER,
+            0,
+            common::now_ms(),
+            hadoop_protos::yarn::ContainerTypeProto::Task,
+        ),
+        phase: ContainerPhase::Done,
+        exit_status: 0,
+        diagnostics: String::new(),
+        paths: None,
+    });
+    store.store_app(
+        &id.app(),
+        &AppRecord {
+            user: "alice".into(),
+            finishing: false,
+            acls: vec![("VIEW_APP".into(), "viewer1".into())],
+        },
+    );
+    store.flush_blocking();
+    let log_dir = tmp
+        .path()
+        .join("logs")
+        .join(id.app().to_string())
+        .join(id.to_string());
+    std::fs::create_dir_all(&log_dir).expect("mkdir");
+    std::fs::write(log_dir.join("stdout"), format!("{MARK}\n")).expect("write");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let (node, _tmp) = common::start_node_in(
+        tmp,
+        |conf| {
+            conf.set(keys::NM_RECOVERY_ENABLED, "true");
+            conf.set(keys::NM_RECOVERY_DIR, recovery.display().to_string());
+            conf.set(keys::NM_ADDRESS, format!("127.0.0.1:{port}"));
+            conf.set("yarn.acl.enable", "true");
+            conf.set("yarn.admin.acl", " ");
+        },
+        common::Setup::default(),
+    )
+    .await;
+    let app = node.nm.containers().app_report(&id.app()).expect("the app");
+    assert_eq!(app.acl("VIEW_APP"), Some("viewer1"));
+    let web = node.nm.web_addr();
+    for reader in ["alice", "viewer1"] {
+        let (status, body) = get_str(
+            web,
+            &format!("/ws/v1/node/containerlogs/{id}/stdout?user.name={reader}"),
+        )
+        .await;
+        assert_eq!(status, 200, "{reader}: {body}");
+        assert!(body.contains(MARK), "{reader}: {body}");
+    }
+    let (status, body) = get_str(
+        web,
+        &format!("/ws/v1/node/containerlogs/{id}/stdout?user.name=mallory"),
+    )
+    .await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body, denied("mallory", &id));
+    node.nm.stop().await;
+}
