@@ -31,6 +31,7 @@
 //! );
 //! ```
 
+pub mod acl;
 pub mod conf;
 pub mod exit_status;
 pub mod ids;

@@ -347,6 +347,9 @@ pub struct NmConfig {
     pub ipc_limits: IpcLimits,
     /// NodeManager recovery (`yarn.nodemanager.recovery.*`).
     pub recovery: crate::recovery::RecoveryConfig,
+    /// Who may read containers' logs on the web server (`yarn.acl.enable`,
+    /// `yarn.admin.acl`, the web user).
+    pub web_access: crate::web::access::WebAccess,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -473,6 +476,7 @@ impl NmConfig {
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
             ipc_limits: IpcLimits::from_conf(conf)?,
             recovery,
+            web_access: crate::web::access::WebAccess::from_conf(conf)?,
         })
     }
 }

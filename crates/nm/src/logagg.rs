@@ -221,19 +221,22 @@ impl LogAggregator {
     /// The application is over on this node and its containers are done:
     /// aggregate its logs (when on) and delete the local ones after
     /// `delay` (`delete.debug-delay-sec`); when aggregation is off or
-    /// failed, after `log.retain-seconds`, so no log is lost sooner.
+    /// failed, after `log.retain-seconds`, so no log is lost sooner. The
+    /// aggregated file carries the application's `acls` ((access type,
+    /// ACL) pairs, `VIEW_APP` / `MODIFY_APP`).
     pub async fn app_finished(
         &self,
         node: &NodeId,
         app: ApplicationId,
         user: &str,
+        acls: &[(String, String)],
         delay: Duration,
     ) {
         let delay = match &self.settings.remote_root {
             Some(root) => {
                 self.report(app, AggregationStatus::Running, String::new());
                 let started = std::time::Instant::now();
-                match self.aggregate(root, node, app, user).await {
+                match self.aggregate(root, node, app, user, acls).await {
                     Ok(done) => {
                         info!(
                             app = %app,
@@ -279,13 +282,14 @@ impl LogAggregator {
     }
 
     /// Writes `app`'s logs on this node into one aggregated file and
-    /// uploads it, as `user`.
+    /// uploads it, as `user`, with the application's `acls`.
     pub async fn aggregate(
         &self,
         root: &Location,
         node: &NodeId,
         app: ApplicationId,
         user: &str,
+        acls: &[(String, String)],
     ) -> Result<Aggregated, String> {
         let containers = containers_of(app, &self.local_app_dirs(app)).await;
         let file = remote_log_file(root, user, &self.settings.suffix, app, node);
@@ -295,11 +299,13 @@ impl LogAggregator {
         ));
         let local = scratch.clone();
         let owner = user.to_string();
+        let acls = acls.to_vec();
         let count = containers.len();
-        let written =
-            tokio::task::spawn_blocking(move || write_aggregated(&local, &owner, &containers))
-                .await
-                .map_err(|e| format!("writing the aggregated log failed: {e}"))?;
+        let written = tokio::task::spawn_blocking(move || {
+            write_aggregated(&local, &owner, &acls, &containers)
+        })
+        .await
+        .map_err(|e| format!("writing the aggregated log failed: {e}"))?;
         let result = match written {
             Ok(_) => self.upload(root, user, app, &scratch, &file).await,
             Err(e) => Err(format!("writing {}: {e}", scratch.display())),
@@ -418,10 +424,12 @@ async fn containers_of(app: ApplicationId, app_dirs: &[PathBuf]) -> Vec<Containe
     .unwrap_or_default()
 }
 
-/// Writes the aggregated log file of `containers` (owner `owner`) at `path`.
+/// Writes the aggregated log file of `containers` (owner `owner`, the
+/// application's `acls`) at `path`.
 fn write_aggregated(
     path: &Path,
     owner: &str,
+    acls: &[(String, String)],
     containers: &[ContainerLogs],
 ) -> std::io::Result<u64> {
     use std::io::Write;
@@ -436,7 +444,7 @@ fn write_aggregated(
         .mode(0o600)
         .open(path)?;
     let mut writer =
-        spindle_tfile::aggregated::LogWriter::new(std::io::BufWriter::new(file), owner, &[])?;
+        spindle_tfile::aggregated::LogWriter::new(std::io::BufWriter::new(file), owner, acls)?;
     let mut bytes = 0;
     for c in containers {
         bytes += writer.append_container(&c.id.to_string(), &c.files)?;
@@ -524,6 +532,30 @@ mod tests {
         let left = agg.pending_reports();
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].status, AggregationStatus::Succeeded);
+    }
+
+    #[test]
+    fn the_aggregated_file_carries_the_application_s_acls() {
+        let tmp = tempfile::tempdir().expect("a temp dir");
+        let app = ApplicationId::new(1, 5);
+        let c1 = ContainerId::new(spindle_common::ids::ApplicationAttemptId::new(app, 1), 1);
+        let log = tmp.path().join("stdout");
+        std::fs::write(&log, b"hello").expect("write");
+        let containers = [ContainerLogs {
+            id: c1,
+            files: vec![("stdout".to_string(), log)],
+        }];
+        let acls = vec![
+            ("VIEW_APP".to_string(), "bob,carol ops".to_string()),
+            ("MODIFY_APP".to_string(), " ".to_string()),
+        ];
+        let out = tmp.path().join("agg").join("node_1");
+        write_aggregated(&out, "alice", &acls, &containers).expect("written");
+        let reader =
+            spindle_tfile::aggregated::LogReader::new(std::fs::File::open(&out).expect("open"))
+                .expect("a readable aggregated file");
+        assert_eq!(reader.owner(), Some("alice"));
+        assert_eq!(reader.acls(), &acls[..]);
     }
 
     #[tokio::test]

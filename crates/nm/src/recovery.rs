@@ -123,6 +123,9 @@ pub struct ContainerRecord {
 pub struct AppRecord {
     pub user: String,
     pub finishing: bool,
+    /// The application's ACLs, (access type, ACL) pairs (`VIEW_APP`,
+    /// `MODIFY_APP`). Records written before they were kept have none.
+    pub acls: Vec<(String, String)>,
 }
 
 /// What a start-up found in the recovery dir.
@@ -361,10 +364,19 @@ impl ContainerRecord {
 
 impl AppRecord {
     fn encode(&self) -> String {
-        seal(&[
+        let mut fields = vec![
             ("user", hex(self.user.as_bytes())),
             ("finishing", u8::from(self.finishing).to_string()),
-        ])
+        ];
+        // One optional field per ACL: `acl <hex access type>:<hex ACL>`.
+        // Every such line is read back; a record without one has no ACLs.
+        for (access, acl) in &self.acls {
+            fields.push((
+                "acl",
+                format!("{}:{}", hex(access.as_bytes()), hex(acl.as_bytes())),
+            ));
+        }
+        seal(&fields)
     }
 
     fn decode(text: &str) -> Result<AppRecord, String> {
@@ -376,7 +388,20 @@ impl AppRecord {
             "1" => true,
             _ => return Err("'finishing' is neither 0 nor 1".into()),
         };
-        Ok(AppRecord { user, finishing })
+        let mut acls = Vec::new();
+        for (_, value) in f.iter().filter(|(k, _)| *k == "acl") {
+            let text = |h: &str| unhex(h).and_then(|b| String::from_utf8(b).ok());
+            let (access, acl) = value
+                .split_once(':')
+                .and_then(|(a, l)| Some((text(a)?, text(l)?)))
+                .ok_or("an ACL is not two hex UTF-8 texts")?;
+            acls.push((access, acl));
+        }
+        Ok(AppRecord {
+            user,
+            finishing,
+            acls,
+        })
     }
 }
 
@@ -792,6 +817,10 @@ mod tests {
             &AppRecord {
                 user: "alice".into(),
                 finishing: true,
+                acls: vec![
+                    ("VIEW_APP".into(), "bob,carol ops".into()),
+                    ("MODIFY_APP".into(), " ".into()),
+                ],
             },
         );
         store.flush_blocking();
@@ -819,7 +848,11 @@ mod tests {
                 app,
                 AppRecord {
                     user: "alice".into(),
-                    finishing: true
+                    finishing: true,
+                    acls: vec![
+                        ("VIEW_APP".into(), "bob,carol ops".into()),
+                        ("MODIFY_APP".into(), " ".into()),
+                    ],
                 }
             )]
         );
@@ -834,6 +867,26 @@ mod tests {
             unseal("spindle-nm-recovery 1\nphase x\n").err().as_deref(),
             Some("no checksum line (the file is truncated)")
         );
+    }
+
+    #[test]
+    fn app_records_written_before_acls_were_kept_still_read() {
+        let old = seal(&[("user", hex(b"alice")), ("finishing", "0".to_string())]);
+        let r = AppRecord::decode(&old).expect("an old record reads");
+        assert_eq!(
+            r,
+            AppRecord {
+                user: "alice".into(),
+                finishing: false,
+                acls: Vec::new(),
+            }
+        );
+        let bad = seal(&[
+            ("user", hex(b"alice")),
+            ("finishing", "0".to_string()),
+            ("acl", "zz".to_string()),
+        ]);
+        assert!(AppRecord::decode(&bad).is_err());
     }
 
     #[test]

@@ -152,6 +152,7 @@ impl ContainerManager {
                 &AppRecord {
                     user: app.user.clone(),
                     finishing: app.finishing,
+                    acls: app.acls.clone(),
                 },
             );
         }
@@ -289,7 +290,7 @@ impl ContainerManager {
     /// Removes a finishing application whose containers are all done, and
     /// schedules the deletion of its directories.
     pub(super) fn maybe_finish_app(&self, app: ApplicationId) {
-        let user = {
+        let (user, acls) = {
             let mut st = self.lock();
             let all_done = match st.apps.get(&app) {
                 Some(a) if a.finishing => a.containers.iter().all(|id| {
@@ -307,7 +308,7 @@ impl ContainerManager {
                     if let Some(store) = &self.inner.store {
                         store.remove_app(&app);
                     }
-                    a.user
+                    (a.user, a.acls)
                 }
                 None => return,
             }
@@ -316,7 +317,7 @@ impl ContainerManager {
         if let Some(node) = self.inner.node_id.get().cloned() {
             let (logs, user) = (self.inner.logs.clone(), user.clone());
             let delay = self.inner.cfg.containers.delete_debug_delay;
-            tokio::spawn(async move { logs.app_finished(&node, app, &user, delay).await });
+            tokio::spawn(async move { logs.app_finished(&node, app, &user, &acls, delay).await });
         }
         let dirs: Vec<PathBuf> = self
             .inner

@@ -47,5 +47,6 @@ mod start;
 
 pub use manager::ContainerManager;
 pub use records::{
-    exit_status, AppReport, ContainerPhase, ContainerReport, KillOutcome, KillReason,
+    app_acls, exit_status, AppReport, ContainerPhase, ContainerReport, KillOutcome, KillReason,
+    MODIFY_APP, VIEW_APP,
 };

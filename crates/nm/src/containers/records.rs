@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Instant;
 
 use hadoop_protos::yarn::{
-    ContainerExceptionMapProto, ContainerIdProto, ContainerStateProto, ContainerStatusProto,
-    ContainerSubStateProto, ExecutionTypeProto, SerializedExceptionProto,
+    ApplicationAccessTypeProto, ContainerExceptionMapProto, ContainerIdProto,
+    ContainerLaunchContextProto, ContainerStateProto, ContainerStatusProto, ContainerSubStateProto,
+    ExecutionTypeProto, SerializedExceptionProto,
 };
 use spindle_common::security::ContainerTokenIdentifier;
 use spindle_common::{ApplicationId, ContainerId, Resource};
@@ -113,6 +114,48 @@ pub struct AppReport {
     pub finishing: bool,
     /// Its containers the node still tracks.
     pub containers: Vec<ContainerId>,
+    /// Its ACLs from its first container's launch context: (access type,
+    /// ACL) pairs, `VIEW_APP` / `MODIFY_APP` (see [`app_acls`]).
+    pub acls: Vec<(String, String)>,
+}
+
+impl AppReport {
+    /// The application's ACL for `access` (`VIEW_APP`, `MODIFY_APP`), when
+    /// its launch context gave one.
+    pub fn acl(&self, access: &str) -> Option<&str> {
+        self.acls
+            .iter()
+            .find(|(a, _)| a == access)
+            .map(|(_, acl)| acl.as_str())
+    }
+}
+
+/// `ApplicationAccessType.VIEW_APP`.
+pub const VIEW_APP: &str = "VIEW_APP";
+/// `ApplicationAccessType.MODIFY_APP`.
+pub const MODIFY_APP: &str = "MODIFY_APP";
+
+/// The application ACLs of a launch context (`application_ACLs`) as
+/// (access type, ACL) pairs in Hadoop's names, as its `ApplicationImpl`
+/// keeps them: an entry without a type is `VIEW_APP` (the proto's
+/// default), one without an ACL is `" "` (nobody); a later entry of a type
+/// replaces an earlier one; an unknown type is skipped.
+pub fn app_acls(clc: &ContainerLaunchContextProto) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for entry in &clc.application_ac_ls {
+        let access = match entry.access_type {
+            None => VIEW_APP,
+            Some(t) if t == ApplicationAccessTypeProto::AppaccessViewApp as i32 => VIEW_APP,
+            Some(t) if t == ApplicationAccessTypeProto::AppaccessModifyApp as i32 => MODIFY_APP,
+            Some(_) => continue,
+        };
+        let acl = entry.acl.clone().unwrap_or_else(|| " ".to_string());
+        match out.iter_mut().find(|(a, _)| a == access) {
+            Some(slot) => slot.1 = acl,
+            None => out.push((access.to_string(), acl)),
+        }
+    }
+    out
 }
 
 /// Result of [`ContainerManager::kill`].
@@ -199,6 +242,7 @@ impl App {
             user: self.user.clone(),
             finishing: self.finishing,
             containers: self.containers.iter().copied().collect(),
+            acls: self.acls.clone(),
         }
     }
 }
@@ -208,6 +252,8 @@ pub(super) struct App {
     pub(super) containers: BTreeSet<ContainerId>,
     /// The ResourceManager said the application is over.
     pub(super) finishing: bool,
+    /// From its first container's launch context ([`app_acls`]).
+    pub(super) acls: Vec<(String, String)>,
 }
 
 #[derive(Default)]
@@ -262,5 +308,41 @@ mod tests {
         assert_eq!(KillReason::by_app_master().exit_status, -105);
         assert_eq!(KillReason::by_resource_manager().exit_status, -106);
         assert_eq!(KillReason::after_app_completion("x").exit_status, -107);
+    }
+
+    #[test]
+    fn app_acls_take_hadoop_s_names_and_defaults() {
+        use hadoop_protos::yarn::ApplicationAclMapProto;
+        let entry = |t: Option<i32>, acl: Option<&str>| ApplicationAclMapProto {
+            access_type: t,
+            acl: acl.map(str::to_string),
+        };
+        let clc = ContainerLaunchContextProto {
+            application_ac_ls: vec![
+                entry(Some(2), Some("ops admins")),
+                entry(Some(1), Some("bob")),
+                entry(Some(7), Some("x")),
+                entry(Some(1), Some("bob,carol")),
+                entry(Some(2), None),
+            ],
+            ..Default::default()
+        };
+        let acls = app_acls(&clc);
+        assert_eq!(
+            acls,
+            vec![
+                ("MODIFY_APP".to_string(), " ".to_string()),
+                ("VIEW_APP".to_string(), "bob,carol".to_string()),
+            ]
+        );
+        let untyped = ContainerLaunchContextProto {
+            application_ac_ls: vec![entry(None, Some("dave"))],
+            ..Default::default()
+        };
+        assert_eq!(
+            app_acls(&untyped),
+            vec![("VIEW_APP".to_string(), "dave".to_string())]
+        );
+        assert!(app_acls(&ContainerLaunchContextProto::default()).is_empty());
     }
 }

@@ -122,6 +122,7 @@ impl ContainerManager {
                         user: r.user.clone(),
                         containers: BTreeSet::new(),
                         finishing: r.finishing,
+                        acls: r.acls.clone(),
                     },
                 );
             }
@@ -131,6 +132,7 @@ impl ContainerManager {
                     user: r.grant.app_submitter.clone(),
                     containers: BTreeSet::new(),
                     finishing: false,
+                    acls: Vec::new(),
                 });
                 app.containers.insert(id);
                 self.inner.tokens.record_start(&r.grant);

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::manager::{now_ms, ContainerManager};
-use super::records::{exit_status, failure, App, Container, ContainerPhase, Launch};
+use super::records::{app_acls, exit_status, failure, App, Container, ContainerPhase, Launch};
 use crate::launch;
 use crate::localizer::LocalResource;
 use crate::security::{NmTokenCaller, Rejection, NM_NOT_YET_READY_CLASS};
@@ -150,6 +150,9 @@ impl ContainerManager {
             Rejection::yarn(format!("the start request of {id} has no launch context"))
         })?;
         let launch = check_launch_context(&clc)?;
+        // Kept from the application's first container, as Hadoop's
+        // `ApplicationImpl` does.
+        let acls = app_acls(&clc);
 
         let (kill_tx, kill_rx) = watch::channel(false);
         {
@@ -193,6 +196,7 @@ impl ContainerManager {
                 user: grant.app_submitter.clone(),
                 containers: BTreeSet::new(),
                 finishing: false,
+                acls,
             });
             if app.containers.is_empty() {
                 self.persist_app(&id.app(), app);

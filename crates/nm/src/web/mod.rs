@@ -8,15 +8,19 @@
 //! | `mod.rs` | the routes and their handlers |
 //! | `dao.rs` | the JSON bodies (pure) |
 //! | `logs.rs` | log file names, byte ranges (pure) and reading |
+//! | `access.rs` | who may read an application's logs (`yarn.acl.enable`) |
 //!
 //! Everything comes from the node's own tables through the read-only
 //! snapshots of [`ContainerManager`]; nothing here changes them. A log
 //! file is served only for a container of an application the node knows
-//! (Hadoop's `ContainerLogsUtils`), only from that container's log dirs.
-//! Not done: Hadoop's per-application VIEW ACL check on the remote user
-//! (`yarn.acl.enable`), aggregated logs, the HTML pages other than the
-//! log pages.
+//! (Hadoop's `ContainerLogsUtils`), only from that container's log dirs,
+//! and only to a caller the application's ACLs let view it ([`access`]).
+//! A refused caller gets Hadoop's message; the REST endpoints answer with
+//! Hadoop's status (500: its `YarnException` becomes a server error), the
+//! log pages with 403. Not done: aggregated logs, the HTML pages other than
+//! the log pages.
 
+pub mod access;
 pub mod dao;
 pub mod logs;
 
@@ -25,7 +29,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -52,6 +56,7 @@ struct Inner {
     log_dirs: Vec<PathBuf>,
     health: watch::Receiver<NodeHealth>,
     node: NodeView,
+    access: access::LogAccess,
 }
 
 impl NmWeb {
@@ -85,6 +90,7 @@ impl NmWeb {
                 log_dirs: cfg.log_dirs.clone(),
                 health,
                 node,
+                access: access::LogAccess::new(&cfg.web_access, &cfg.user),
             }),
         }
     }
@@ -103,20 +109,36 @@ impl NmWeb {
         logs::container_log_dirs(&self.inner.log_dirs, id)
     }
 
-    /// The container whose logs are asked for: its id and, while the node
-    /// tracks it, its report. As Hadoop: the application must be known
-    /// here, and a tracked container must have started.
-    fn log_target(&self, id: &str) -> Result<(ContainerId, Option<ContainerReport>), Refused> {
+    /// The container whose logs are asked for by the caller the raw
+    /// `query` names (`user.name`): its id and, while the node tracks it, its report. As
+    /// Hadoop: the application must be known here, the caller allowed to
+    /// view it, and a tracked container must have started.
+    async fn log_target(
+        &self,
+        id: &str,
+        query: Option<&str>,
+    ) -> Result<(ContainerId, Option<ContainerReport>), Refused> {
+        let user = access::user_in_query(query).map_err(Refused::from)?;
+        let caller = self
+            .inner
+            .access
+            .caller(user.as_deref())
+            .map_err(Refused::from)?;
         let id: ContainerId = id
             .parse()
             .map_err(|_| Refused::BadId(format!("invalid container id, {id}")))?;
-        if self.inner.containers.app_report(&id.app()).is_none() {
+        let Some(app) = self.inner.containers.app_report(&id.app()) else {
             return Err(Refused::NotFound(
                 "Unknown container. Container either has not started or has already completed \
                  or doesn't belong to this node at all."
                     .to_string(),
             ));
-        }
+        };
+        self.inner
+            .access
+            .check_view(&caller, &app)
+            .await
+            .map_err(Refused::from)?;
         let report = self.inner.containers.report(&id);
         if let Some(r) = &report {
             dao::logs_readable(r).map_err(Refused::NotFound)?;
@@ -130,27 +152,58 @@ enum Refused {
     BadId(String),
     BadRequest(String),
     NotFound(String),
+    /// No user named while anonymous requests are disallowed.
+    Unauthenticated(String),
+    /// The caller may not view the application (Hadoop's message).
+    NotAuthorized(String),
+}
+
+impl From<access::Denial> for Refused {
+    fn from(d: access::Denial) -> Refused {
+        let message = d.message().to_string();
+        match d {
+            access::Denial::Anonymous => Refused::Unauthenticated(message),
+            access::Denial::BadUser(_) => Refused::BadRequest(message),
+            access::Denial::NotAuthorized(_) => Refused::NotAuthorized(message),
+        }
+    }
 }
 
 impl Refused {
+    /// The status of the REST endpoints. A refused caller: 500, as Hadoop's
+    /// `NMWebServices` answers the `YarnException` of `checkAccess`.
     fn status(&self) -> StatusCode {
         match self {
             Refused::BadId(_) | Refused::BadRequest(_) => StatusCode::BAD_REQUEST,
             Refused::NotFound(_) => StatusCode::NOT_FOUND,
+            Refused::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            Refused::NotAuthorized(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
     fn message(&self) -> &str {
         match self {
-            Refused::BadId(m) | Refused::BadRequest(m) | Refused::NotFound(m) => m,
+            Refused::BadId(m)
+            | Refused::BadRequest(m)
+            | Refused::NotFound(m)
+            | Refused::Unauthenticated(m)
+            | Refused::NotAuthorized(m) => m,
         }
     }
 
-    /// As a web service error (`RemoteException` JSON or XML).
+    /// As a web service error (`RemoteException` JSON or XML). A refused
+    /// caller: Hadoop's `WebApplicationException` wrapping the
+    /// `YarnException`.
     fn web_error(self, headers: &HeaderMap) -> Response {
         let e = match self {
             Refused::BadId(m) | Refused::BadRequest(m) => WebError::bad_request(m),
             Refused::NotFound(m) => WebError::not_found(m),
+            Refused::Unauthenticated(m) => WebError::unauthorized(m),
+            Refused::NotAuthorized(m) => WebError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "javax.ws.rs.WebApplicationException",
+                format!("org.apache.hadoop.yarn.exceptions.YarnException: {m}"),
+            ),
         };
         e.for_request(headers).into_response()
     }
@@ -170,9 +223,13 @@ impl Refused {
             .into_response()
     }
 
-    /// As the log pages answer: a page with the message.
+    /// As the log pages answer: a page with the message (a refused
+    /// caller: 403).
     fn page(self, title: &str) -> Response {
-        let status = self.status();
+        let status = match &self {
+            Refused::NotAuthorized(_) => StatusCode::FORBIDDEN,
+            other => other.status(),
+        };
         let msg = match &self {
             Refused::BadId(m) => m.replacen("invalid container id, ", "Invalid containerId ", 1),
             other => other.message().to_string(),
@@ -338,8 +395,9 @@ async fn container_logs(
     State(web): State<NmWeb>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    uri: Uri,
 ) -> Response {
-    let (id, _) = match web.log_target(&id) {
+    let (id, _) = match web.log_target(&id, uri.query()).await {
         Ok(t) => t,
         Err(r) => return r.web_error(&headers),
     };
@@ -360,9 +418,10 @@ async fn container_logs(
 async fn log_file(
     State(web): State<NmWeb>,
     Path((id, file)): Path<(String, String)>,
+    uri: Uri,
     Query(q): Params,
 ) -> Response {
-    match log_file_inner(&web, &id, &file, &q).await {
+    match log_file_inner(&web, &id, &file, uri.query(), &q).await {
         Ok(r) => r,
         Err(r) => r.text(),
     }
@@ -372,9 +431,10 @@ async fn log_file_inner(
     web: &NmWeb,
     id_text: &str,
     file: &str,
+    query: Option<&str>,
     q: &HashMap<String, String>,
 ) -> Result<Response, Refused> {
-    let (id, report) = web.log_target(id_text)?;
+    let (id, report) = web.log_target(id_text, query).await?;
     logs::check_file_name(file).map_err(Refused::BadRequest)?;
     let size = logs::int_param("size", q.get("size")).map_err(Refused::BadRequest)?;
     let content_type = logs::content_type(q.get("format")).map_err(Refused::BadRequest)?;
@@ -443,9 +503,10 @@ fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
 async fn log_list_page(
     State(web): State<NmWeb>,
     Path((id, user)): Path<(String, String)>,
+    uri: Uri,
 ) -> Response {
     let title = format!("Logs for {id}");
-    let (cid, _) = match web.log_target(&id) {
+    let (cid, _) = match web.log_target(&id, uri.query()).await {
         Ok(t) => t,
         Err(r) => return r.page(&title),
     };
@@ -479,10 +540,11 @@ async fn log_list_page(
 async fn log_page(
     State(web): State<NmWeb>,
     Path((id, user, file)): Path<(String, String, String)>,
+    uri: Uri,
     Query(q): Params,
 ) -> Response {
     let title = format!("Logs for {id}");
-    match log_page_inner(&web, &id, &user, &file, &q).await {
+    match log_page_inner(&web, &id, &user, &file, uri.query(), &q).await {
         Ok(r) => r,
         Err(r) => r.page(&title),
     }
@@ -493,9 +555,10 @@ async fn log_page_inner(
     id_text: &str,
     user: &str,
     file: &str,
+    query: Option<&str>,
     q: &HashMap<String, String>,
 ) -> Result<Response, Refused> {
-    let (id, _) = web.log_target(id_text)?;
+    let (id, _) = web.log_target(id_text, query).await?;
     logs::check_file_name(file).map_err(Refused::BadRequest)?;
     let start = logs::int_param("start", q.get("start")).map_err(Refused::BadRequest)?;
     let end = logs::int_param("end", q.get("end")).map_err(Refused::BadRequest)?;
