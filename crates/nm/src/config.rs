@@ -347,6 +347,8 @@ pub struct NmConfig {
     pub ipc_limits: IpcLimits,
     /// NodeManager recovery (`yarn.nodemanager.recovery.*`).
     pub recovery: crate::recovery::RecoveryConfig,
+    /// The configuration the node started with, redacted (its `/conf` page).
+    pub conf_properties: Vec<spindle_web::conf_page::Property>,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -473,6 +475,7 @@ impl NmConfig {
             executor: crate::executor::ExecutorConfig::from_conf(conf)?,
             ipc_limits: IpcLimits::from_conf(conf)?,
             recovery,
+            conf_properties: crate::web::ops::conf_properties(conf),
         })
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod dao;
 pub mod logs;
+pub mod ops;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
