@@ -350,6 +350,8 @@ pub struct NmConfig {
     /// Who may read containers' logs on the web server (`yarn.acl.enable`,
     /// `yarn.admin.acl`, the web user).
     pub web_access: crate::web::access::WebAccess,
+    /// The configuration the node started with, redacted (its `/conf` page).
+    pub conf_properties: Vec<spindle_web::conf_page::Property>,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -477,6 +479,7 @@ impl NmConfig {
             ipc_limits: IpcLimits::from_conf(conf)?,
             recovery,
             web_access: crate::web::access::WebAccess::from_conf(conf)?,
+            conf_properties: crate::web::ops::conf_properties(conf),
         })
     }
 }

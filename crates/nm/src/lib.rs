@@ -306,7 +306,13 @@ impl NodeManager {
                 containers.clone(),
                 health_rx.clone(),
                 disks::now_ms(),
-            )),
+            ))
+            .merge(web::ops::router(web::ops::NmOps::new(
+                containers.clone(),
+                cfg.resource,
+                cfg.node_host.clone(),
+                cfg.conf_properties.clone(),
+            ))),
             "nm-web",
         )
         .map_err(|source| NmError::Bind {

@@ -2,6 +2,7 @@
 //!
 //! - `spindle resourcemanager` runs the RM where Hadoop's stood;
 //! - `spindle nodemanager` runs the NM agent on a host;
+//! - `spindle proxyserver` runs the web proxy on `yarn.web-proxy.address`;
 //! - `spindle standalone` runs an RM and one NM in one process, on Hadoop's default
 //!   ports, so the stock `yarn` CLI finds it without any configuration; unless
 //!   configured otherwise it listens on loopback only, switches the virtual-memory
@@ -15,6 +16,7 @@ mod bench_rpc_cmd;
 mod bench_scheduler_cmd;
 mod dag_cmd;
 mod dag_sim_cmd;
+mod proxyserver_cmd;
 mod sim_cmd;
 mod worker_cmd;
 
@@ -43,6 +45,8 @@ enum Command {
     Resourcemanager(RmArgs),
     /// Run a NodeManager.
     Nodemanager(ConfArgs),
+    /// Run the web proxy on yarn.web-proxy.address (Hadoop's `yarn proxyserver`).
+    Proxyserver(ConfArgs),
     /// Run a ResourceManager and one NodeManager in this process.
     Standalone(ConfArgs),
     /// Run YARN's classic example: an AM that runs a shell command in N containers.
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Resourcemanager(args) => run_rm(args).await.map(|()| 0),
             Command::Nodemanager(args) => run_nm(args).await.map(|()| 0),
+            Command::Proxyserver(args) => proxyserver_cmd::run(args).await.map(|()| 0),
             Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
             Command::Sim(args) => sim_cmd::run(args).await,
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,

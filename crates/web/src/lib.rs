@@ -12,6 +12,7 @@ pub mod log_level;
 pub mod prom;
 mod render;
 mod server;
+pub mod stacks;
 
 pub use error::WebError;
 pub use render::{json_to_xml, reply, Format};

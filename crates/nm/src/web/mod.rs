@@ -23,6 +23,7 @@
 pub mod access;
 pub mod dao;
 pub mod logs;
+pub mod ops;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -21,7 +21,10 @@
 //!   and set at run time (`spindle_web::log_level`), for administrators
 //!   when `hadoop.security.authorization` is on (`HttpServer2.hasAdministratorAccess`).
 //!
-//! Not done: `/stacks`; the queue metrics Spindle does not keep
+//! - `/stacks` (`StackServlet`): the OS threads of the process with their
+//!   names and states (`spindle_web::stacks`; tokio tasks cannot be listed).
+//!
+//! Not done: the queue metrics Spindle does not keep
 //! (pending and reserved resources, containers allocated, `running_*`
 //! buckets) are left out rather than reported as zeros.
 
@@ -54,6 +57,28 @@ pub fn routes() -> Router<WebContext> {
         .route("/conf", get(conf_handler))
         .route("/isActive", get(is_active))
         .route("/logLevel", get(log_level))
+        .route("/stacks", get(stacks))
+}
+
+/// Hadoop's `StackServlet`: for administrators only when
+/// `hadoop.security.instrumentation.requires.admin` (`isInstrumentationAccessAllowed`);
+/// the OS threads of the process (see `spindle_web::stacks`).
+async fn stacks(State(web): State<WebContext>, Query(q): Params) -> Response {
+    let requires_admin = web
+        .conf
+        .get("hadoop.security.instrumentation.requires.admin")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if requires_admin {
+        if let Err(m) = admin_access(&web, q.get("user.name").map(String::as_str)).await {
+            return (StatusCode::FORBIDDEN, m).into_response();
+        }
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        spindle_web::stacks::render(),
+    )
+        .into_response()
 }
 
 /// One metrics2 source: its record name, bean name, tags and values.

@@ -25,8 +25,10 @@
 //! `hadoop.http.staticuser.user` (`dr.who`), as on Hadoop's web apps.
 //! Hadoop's proxy checks no application ACL (it reads the report as the
 //! RM), and neither does this one. With `yarn.web-proxy.address` naming
-//! another address than the RM's web app, the RM does not serve `/proxy/`
-//! (a separate proxy server does, in Hadoop).
+//! another address than the RM's web app, the RM does not serve `/proxy/`:
+//! the separate proxy server does (`spindle proxyserver`, Hadoop's
+//! `WebAppProxyServer`), with this same code over an [`AppSource`] that
+//! asks the RM for application reports.
 
 use std::future::Future;
 use std::io;
@@ -52,7 +54,8 @@ use tracing::{debug, info, warn};
 
 use super::WebContext;
 use crate::apps::AppState;
-use crate::tracking::{WebAddresses, UNAVAILABLE};
+use crate::context::RmContext;
+use crate::tracking::UNAVAILABLE;
 
 /// The request headers Hadoop's proxy passes to the AM.
 pub const PASS_THROUGH_HEADERS: [&str; 9] = [
@@ -94,16 +97,114 @@ const HOP_BY_HOP: [&str; 8] = [
     "transfer-encoding",
 ];
 
+/// What the proxy needs to know about an application, from wherever it
+/// learns it: the RM's state in the RM, `getApplicationReport` in the
+/// separate proxy server (`spindle proxyserver`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyApp {
+    /// The owner (the warning page names it).
+    pub user: String,
+    /// The report's `originalTrackingUrl`: the AM's own URL while it runs,
+    /// the final one once it ended; `N/A` or empty when there is none.
+    pub original_tracking_url: String,
+    /// FINISHED, FAILED or KILLED: the proxy redirects instead of fetching.
+    pub ended: bool,
+}
+
+/// A boxed future of a lookup.
+pub type Lookup<'a> = Pin<Box<dyn Future<Output = Result<Option<ProxyApp>, String>> + Send + 'a>>;
+
+/// Where the proxy learns about applications. `Ok(None)`: the application
+/// is not known; `Err`: it cannot be told now (the message is shown).
+pub trait AppSource: Send + Sync + 'static {
+    fn app(&self, id: ApplicationId) -> Lookup<'_>;
+}
+
+/// The RM's own source: the state's `proxy_target` query.
+struct RmSource {
+    rm: Arc<RmContext>,
+}
+
+impl AppSource for RmSource {
+    fn app(&self, id: ApplicationId) -> Lookup<'_> {
+        Box::pin(async move {
+            let found = self
+                .rm
+                .core
+                .query(move |s| s.proxy_target(&id))
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(found.map(|app| ProxyApp {
+                original_tracking_url: app.am_tracking.as_ref().map_or_else(
+                    || UNAVAILABLE.to_string(),
+                    |am| self.rm.web.urls(&id, app.unmanaged, am).original,
+                ),
+                ended: matches!(
+                    app.state,
+                    AppState::Finished | AppState::Failed | AppState::Killed
+                ),
+                user: app.user,
+            }))
+        })
+    }
+}
+
+/// One web proxy: Hadoop's `WebAppProxyServlet` over an [`AppSource`].
+#[derive(Clone)]
+pub struct WebProxy {
+    source: Arc<dyn AppSource>,
+    conf: Arc<Configuration>,
+    /// `http://host:port` of the RM's web app (its application pages).
+    rm_web: String,
+    /// The host the proxy sends requests to AMs from.
+    proxy_host: String,
+    limits: Arc<ProxyLimits>,
+}
+
+impl WebProxy {
+    /// A proxy learning about applications from `source`, sending browsers
+    /// to the RM's pages at `rm_web` (`http://host:port`) and connecting to
+    /// AMs from `proxy_host`.
+    pub fn new(
+        source: Arc<dyn AppSource>,
+        conf: Arc<Configuration>,
+        rm_web: impl Into<String>,
+        proxy_host: impl Into<String>,
+    ) -> WebProxy {
+        WebProxy {
+            source,
+            conf,
+            rm_web: rm_web.into(),
+            proxy_host: proxy_host.into(),
+            limits: Arc::new(ProxyLimits::default()),
+        }
+    }
+
+    /// `/proxy`, `/proxy/` and `/proxy/...`, served by this proxy.
+    pub fn router(self) -> Router {
+        Router::new()
+            .route("/proxy", any(serve))
+            .route("/proxy/", any(serve))
+            .route("/proxy/{*rest}", any(serve))
+            .with_state(self)
+    }
+}
+
+async fn serve(State(proxy): State<WebProxy>, req: Request) -> Response {
+    proxy.handle(req).await
+}
+
+/// The RM's `/proxy/` routes (answered only when the RM is the proxy).
 pub fn routes() -> Router<WebContext> {
     let limits = Arc::new(ProxyLimits::default());
     Router::new()
-        .route("/proxy", any(proxy))
-        .route("/proxy/", any(proxy))
-        .route("/proxy/{*rest}", any(proxy))
+        .route("/proxy", any(rm_proxy))
+        .route("/proxy/", any(rm_proxy))
+        .route("/proxy/{*rest}", any(rm_proxy))
         .layer(Extension(limits))
 }
 
-/// How many requests are being proxied at most (one RM's proxy).
+/// How many requests are being proxied at most (one proxy's).
 #[derive(Default)]
 struct ProxyLimits {
     permits: OnceLock<Arc<Semaphore>>,
@@ -128,7 +229,7 @@ impl ProxyLimits {
 /// `...proxy.connection.timeout`: connecting, waiting for the answer and
 /// each wait for more of the body (`None`: no bound, as Hadoop with the
 /// timeout turned off).
-fn timeout(conf: &Configuration) -> Option<Duration> {
+pub fn timeout(conf: &Configuration) -> Option<Duration> {
     let enabled = conf
         .get_trimmed(TIMEOUT_ENABLED_KEY)
         .map(|v| !v.eq_ignore_ascii_case("false"))
@@ -140,7 +241,7 @@ fn timeout(conf: &Configuration) -> Option<Duration> {
     (enabled && ms > 0).then(|| Duration::from_millis(ms))
 }
 
-async fn proxy(
+async fn rm_proxy(
     State(web): State<WebContext>,
     Extension(limits): Extension<Arc<ProxyLimits>>,
     req: Request,
@@ -149,110 +250,117 @@ async fn proxy(
     if !rm.web.rm_serves_proxy {
         return StatusCode::NOT_FOUND.into_response();
     }
-    let method = req.method().clone();
-    if method != Method::GET && method != Method::HEAD && method != Method::PUT {
-        let mut resp = page(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("HTTP method {method} is not supported by this URL"),
-        );
-        resp.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD, PUT"));
-        return resp;
-    }
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().map(str::to_string);
-    let Some(target) = parse_path(&path) else {
-        return not_found("Your path appears to be formatted incorrectly.");
+    let proxy = WebProxy {
+        rm_web: rm.web.rm_web.clone(),
+        proxy_host: rm.web.proxy_host().to_string(),
+        source: Arc::new(RmSource { rm }),
+        conf: web.conf.clone(),
+        limits,
     };
-    let Ok(id) = target.app.parse::<ApplicationId>() else {
-        warn!(app = %target.app, "web proxy: an application id that does not parse");
-        return not_found(&format!(
-            "{} appears to be formatted incorrectly.",
-            target.app
-        ));
-    };
-    if target.redirected && peer.is_some_and(is_local_address) {
-        warn!(
-            app = %id,
-            "the AM's web app redirected the web proxy's request back to the web proxy; \
-             check the network configuration and yarn.web-proxy.address"
-        );
-        return redirect(&format!("{}/cluster/failure/{}", rm.web.rm_web, target.app));
-    }
+    proxy.handle(req).await
+}
 
-    let conf = &web.conf;
-    let security = conf
-        .get_trimmed("hadoop.security.authentication")
-        .is_some_and(|a| a.eq_ignore_ascii_case("kerberos"));
-    let remote_user = remote_user(query.as_deref(), conf);
-    let mut user_approved = query_param(query.as_deref(), PROXY_APPROVAL_PARAM)
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let mut user_was_warned = false;
-    if security {
-        if let Some(v) = cookie(req.headers(), &check_cookie_name(&id)) {
-            user_was_warned = true;
-            user_approved = user_approved || v.eq_ignore_ascii_case("true");
+impl WebProxy {
+    /// Answers one request under `/proxy`.
+    pub async fn handle(&self, req: Request) -> Response {
+        let method = req.method().clone();
+        if method != Method::GET && method != Method::HEAD && method != Method::PUT {
+            let mut resp = page(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &format!("HTTP method {method} is not supported by this URL"),
+            );
+            resp.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD, PUT"));
+            return resp;
         }
-    }
-    let check_user = security && (!user_was_warned || !user_approved);
-
-    let found = rm.core.query(move |s| s.proxy_target(&id)).await;
-    let app = match found {
-        Ok(Some(app)) => app,
-        Ok(None) => {
-            warn!(user = %remote_user, app = %id, "web proxy: the application was not found");
+        let peer = req
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        let path = req.uri().path().to_string();
+        let query = req.uri().query().map(str::to_string);
+        let Some(target) = parse_path(&path) else {
+            return not_found("Your path appears to be formatted incorrectly.");
+        };
+        let Ok(id) = target.app.parse::<ApplicationId>() else {
+            warn!(app = %target.app, "web proxy: an application id that does not parse");
             return not_found(&format!(
-                "Application {} could not be found in RM or history server",
+                "{} appears to be formatted incorrectly.",
                 target.app
             ));
+        };
+        if target.redirected && peer.is_some_and(is_local_address) {
+            warn!(
+                app = %id,
+                "the AM's web app redirected the web proxy's request back to the web proxy; \
+                 check the network configuration and yarn.web-proxy.address"
+            );
+            return redirect(&format!("{}/cluster/failure/{}", self.rm_web, target.app));
         }
-        Err(e) => return page(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    };
-    let original = app.am_tracking.as_ref().map_or_else(
-        || UNAVAILABLE.to_string(),
-        |am| rm.web.urls(&id, app.unmanaged, am).original,
-    );
-    if original.trim().is_empty() || original == UNAVAILABLE {
-        debug!(app = %id, "no tracking URL: redirecting to the RM's application page");
-        return redirect(&rm.web.rm_app_page(&id));
-    }
-    let tracking = if original.contains("://") {
-        original
-    } else {
-        format!("http://{original}")
-    };
-    if check_user && app.user != remote_user {
+
+        let conf = &self.conf;
+        let security = conf
+            .get_trimmed("hadoop.security.authentication")
+            .is_some_and(|a| a.eq_ignore_ascii_case("kerberos"));
+        let remote_user = remote_user(query.as_deref(), conf);
+        let mut user_approved = query_param(query.as_deref(), PROXY_APPROVAL_PARAM)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let mut user_was_warned = false;
+        if security {
+            if let Some(v) = cookie(req.headers(), &check_cookie_name(&id)) {
+                user_was_warned = true;
+                user_approved = user_approved || v.eq_ignore_ascii_case("true");
+            }
+        }
+        let check_user = security && (!user_was_warned || !user_approved);
+
+        let app = match self.source.app(id).await {
+            Ok(Some(app)) => app,
+            Ok(None) => {
+                warn!(user = %remote_user, app = %id, "web proxy: the application was not found");
+                return not_found(&format!(
+                    "Application {} could not be found in RM or history server",
+                    target.app
+                ));
+            }
+            Err(e) => return page(StatusCode::SERVICE_UNAVAILABLE, &e),
+        };
+        let original = app.original_tracking_url;
+        if original.trim().is_empty() || original == UNAVAILABLE {
+            debug!(app = %id, "no tracking URL: redirecting to the RM's application page");
+            return redirect(&format!("{}/cluster/app/{id}", self.rm_web));
+        }
+        let tracking = if original.contains("://") {
+            original
+        } else {
+            format!("http://{original}")
+        };
+        if check_user && app.user != remote_user {
+            info!(
+                user = %remote_user, app = %id, owner = %app.user,
+                "asking whether the user wants to connect to the AM web UI of another user"
+            );
+            let link = path_and_query(&id, target.rest, query.as_deref(), true);
+            return warn_user_page(&link, &app.user, &id);
+        }
+        let to_fetch = build_tracking_url(&tracking, query.as_deref(), target.rest);
         info!(
-            user = %remote_user, app = %id, owner = %app.user,
-            "asking whether the user wants to connect to the AM web UI of another user"
+            user = %remote_user, url = %to_fetch, app = %id, owner = %app.user,
+            "web proxy: accessing the AM web UI"
         );
-        let link = path_and_query(&id, target.rest, query.as_deref(), true);
-        return warn_user_page(&link, &app.user, &id);
+        if app.ended {
+            return redirect(&to_fetch);
+        }
+        let approved_cookie = (user_was_warned && user_approved).then(|| check_cookie(&id, true));
+        let forward = Forward {
+            method,
+            headers: req.headers().clone(),
+            body: req.into_body(),
+            user: remote_user,
+            set_cookie: approved_cookie,
+        };
+        proxy_link(&self.proxy_host, conf, &self.limits, &to_fetch, forward).await
     }
-    let to_fetch = build_tracking_url(&tracking, query.as_deref(), target.rest);
-    info!(
-        user = %remote_user, url = %to_fetch, app = %id, owner = %app.user,
-        "web proxy: accessing the AM web UI"
-    );
-    if matches!(
-        app.state,
-        AppState::Finished | AppState::Failed | AppState::Killed
-    ) {
-        return redirect(&to_fetch);
-    }
-    let approved_cookie = (user_was_warned && user_approved).then(|| check_cookie(&id, true));
-    let forward = Forward {
-        method,
-        headers: req.headers().clone(),
-        body: req.into_body(),
-        user: remote_user,
-        set_cookie: approved_cookie,
-    };
-    proxy_link(&rm.web, conf, &limits, &to_fetch, forward).await
 }
 
 /// The parts of `/proxy[/redirect]/<appId>[/<rest>]`.
@@ -543,7 +651,7 @@ impl FetchError {
 
 /// `proxyLink`: fetches `url` from the AM and streams its answer back.
 async fn proxy_link(
-    web: &WebAddresses,
+    proxy_host: &str,
     conf: &Configuration,
     limits: &ProxyLimits,
     url: &str,
@@ -556,7 +664,7 @@ async fn proxy_link(
         );
     };
     let bound = timeout(conf);
-    let local = local_address(web.proxy_host()).await;
+    let local = local_address(proxy_host).await;
     let mut headers = HeaderMap::new();
     for name in PASS_THROUGH_HEADERS {
         if let Some(v) = forward.headers.get(name) {
