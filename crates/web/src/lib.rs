@@ -10,6 +10,7 @@ mod error;
 pub mod jmx;
 pub mod log_level;
 pub mod prom;
+pub mod query;
 mod render;
 mod server;
 pub mod stacks;

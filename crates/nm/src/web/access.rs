@@ -157,27 +157,9 @@ pub fn user_in_query(query: Option<&str>) -> Result<Option<String>, Denial> {
 }
 
 fn decode(text: &str) -> Result<String, Denial> {
-    let bad = || Denial::BadUser("Invalid user.name: bad percent-encoding or not UTF-8".into());
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(bad)?;
-                out.push(hex);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| bad())
+    spindle_web::query::decode_component(text).ok_or_else(|| {
+        Denial::BadUser("Invalid user.name: bad percent-encoding or not UTF-8".into())
+    })
 }
 
 /// `ApplicationACLsManager.checkAccess` for `VIEW_APP` with ACLs on: an

@@ -28,10 +28,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Value};
 use spindle_common::{Configuration, Resource};
 use spindle_web::conf_page::{self, Property, Redactor};
-use spindle_web::jmx::{self, Bean, JmxError};
+use spindle_web::jmx::{self, Bean};
 
 use crate::containers::{ContainerManager, ContainerPhase, ContainerReport};
 
@@ -187,15 +186,6 @@ fn process_beans(host: &str) -> Vec<Bean> {
 
 type Params = Query<HashMap<String, String>>;
 
-fn json_reply(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json; charset=utf8")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 async fn jmx_handler(State(ops): State<NmOps>, Query(q): Params) -> Response {
     let reports = ops.inner.containers.reports();
     let mut beans = vec![node_manager_metrics(
@@ -204,52 +194,27 @@ async fn jmx_handler(State(ops): State<NmOps>, Query(q): Params) -> Response {
         &reports,
     )];
     beans.extend(process_beans(&ops.inner.host));
-    match jmx::render(
+    jmx::respond(
         &beans,
         q.get("qry").map(String::as_str),
         q.get("get").map(String::as_str),
-    ) {
-        Ok(body) => json_reply(StatusCode::OK, &body),
-        Err(JmxError::BadQuery(m)) => json_reply(
-            StatusCode::BAD_REQUEST,
-            &json!({"result": "ERROR", "message": m}),
-        ),
-        Err(JmxError::NotFound(m)) => json_reply(
-            StatusCode::NOT_FOUND,
-            &json!({"result": "ERROR", "message": m}),
-        ),
-    }
+    )
 }
 
 async fn conf_handler(State(ops): State<NmOps>, headers: HeaderMap, Query(q): Params) -> Response {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let json = match conf_page::wants_json(q.get("format").map(String::as_str), accept) {
-        Ok(j) => j,
-        Err(m) => return (StatusCode::BAD_REQUEST, m).into_response(),
-    };
-    let name = q.get("name").map(String::as_str).filter(|n| !n.is_empty());
-    let props: Vec<Property> = ops
-        .inner
-        .properties
-        .iter()
-        .filter(|p| name.is_none_or(|n| n == p.key))
-        .cloned()
-        .collect();
-    if let Some(n) = name {
-        if props.is_empty() {
-            return (StatusCode::NOT_FOUND, format!("Property {n} not found")).into_response();
-        }
-    }
-    if json {
-        json_reply(StatusCode::OK, &conf_page::to_json(&props, name.is_some()))
-    } else {
-        (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
-            conf_page::to_xml(&props),
-        )
-            .into_response()
-    }
+    conf_page::respond(
+        &headers,
+        q.get("format").map(String::as_str),
+        q.get("name").map(String::as_str),
+        |name| {
+            ops.inner
+                .properties
+                .iter()
+                .filter(|p| name.is_none_or(|n| n == p.key))
+                .cloned()
+                .collect()
+        },
+    )
 }
 
 async fn stacks(State(ops): State<NmOps>) -> Response {
@@ -272,6 +237,8 @@ async fn stacks(State(ops): State<NmOps>) -> Response {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use spindle_common::{ApplicationId, ContainerId};
 

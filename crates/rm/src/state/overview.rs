@@ -339,22 +339,30 @@ impl RmState {
         out
     }
 
+    /// The leaf queue (full path) an application's queue name stands for:
+    /// the scheduler's own queue when it has one (it knows the queues
+    /// placement created on demand, which the queue file does not), else
+    /// the queue file's resolution of a short name. `None` for a parent or
+    /// an unknown name.
+    pub fn leaf_of(&self, queue: &str) -> Option<String> {
+        match self.cluster.scheduler().queue(queue) {
+            Some(q) if q.leaf => Some(q.path),
+            Some(_) => None,
+            None => self.queues.tree.resolve_leaf(queue),
+        }
+    }
+
     /// Per leaf queue (full path), the users with unfinished applications
     /// there, by user name (queues placement created on demand included).
     /// Applications whose queue names no leaf (any more) are left out.
     pub fn active_queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
         let mut by_queue: BTreeMap<String, BTreeMap<String, QueueUser>> = BTreeMap::new();
-        // The leaf each queue name resolves to, asked once per name: the
-        // scheduler knows queues placement created on demand too.
+        // The leaf each queue name resolves to, asked once per name.
         let mut leaves: BTreeMap<&str, Option<String>> = BTreeMap::new();
         for app in self.apps.all().filter(|a| !a.state.is_final()) {
-            let leaf = leaves.entry(app.queue.as_str()).or_insert_with(|| {
-                match self.cluster.scheduler().queue(&app.queue) {
-                    Some(q) if q.leaf => Some(q.path),
-                    Some(_) => None,
-                    None => self.queues.tree.resolve_leaf(&app.queue),
-                }
-            });
+            let leaf = leaves
+                .entry(app.queue.as_str())
+                .or_insert_with(|| self.leaf_of(&app.queue));
             let Some(leaf) = leaf.clone() else {
                 continue;
             };

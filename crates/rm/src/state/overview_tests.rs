@@ -87,3 +87,46 @@ fn queue_users_list_unfinished_apps_per_leaf() {
     );
     assert!(!users.contains_key("root"));
 }
+
+/// Under the fair scheduler's defaults each user's applications go to
+/// `root.<user>`, a queue placement creates on demand: the queue file does
+/// not have it, the scheduler does. Its applications count in its parent
+/// (`root`) and its users are listed, as for queues of the file.
+#[test]
+fn queues_placement_created_count_in_their_parents_and_list_their_users() {
+    use spindle_common::conf::Configuration;
+
+    use crate::queue_files::fair;
+
+    let xml = "<allocations><queue name=\"etl\"/></allocations>";
+    let queues = fair::from_str(xml, "fair-scheduler.xml", &Configuration::empty())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = super::test_support::state_with(queues);
+    let node = s.add_node("h1", Resource::new(8192, 8), 0);
+    let app = s.submit_to("default", "dora", None, 1);
+    // The fair scheduler places on node heartbeats.
+    s.heartbeat(&node, Vec::new(), 2);
+    assert_eq!(s.run_ams(3).len(), 1);
+    let queue = s.apps.get(&app).expect("submitted").queue.clone();
+    assert_eq!(
+        queue, "root.dora",
+        "placed in the user's queue, made on demand"
+    );
+    assert_eq!(s.leaf_of(&queue).as_deref(), Some("root.dora"));
+
+    let admin = Caller::user("yarn");
+    let root = s
+        .queue_info("root", false, true, false, &admin)
+        .expect("root");
+    assert_eq!(root.statistics.submitted, 1, "{root:?}");
+    assert_eq!(root.statistics.running, 1, "{root:?}");
+    let leaf = s
+        .queue_info("root.dora", false, false, false, &admin)
+        .expect("the on-demand queue");
+    assert_eq!(leaf.statistics.running, 1, "{leaf:?}");
+    let users = s.queue_users();
+    assert_eq!(
+        users.get("root.dora").map(|u| u[0].user.as_str()),
+        Some("dora")
+    );
+}

@@ -380,14 +380,13 @@ impl RmState {
         recursive: bool,
         caller: &Caller,
     ) -> QueueInfo {
-        let in_queue = |a: &&App| {
-            q.leaf && self.queues.same_leaf(&a.queue, &q.path)
-                || !q.leaf
-                    && self
-                        .queues
-                        .tree
-                        .resolve_leaf(&a.queue)
-                        .is_some_and(|leaf| leaf.starts_with(&format!("{}.", q.path)))
+        // Leaves resolved through the scheduler, so applications in queues
+        // placement created on demand count in their parents too.
+        let below = format!("{}.", q.path);
+        let in_queue = |a: &&App| match self.leaf_of(&a.queue) {
+            Some(leaf) if q.leaf => leaf == q.path,
+            Some(leaf) => leaf.starts_with(&below),
+            None => q.leaf && self.queues.same_leaf(&a.queue, &q.path),
         };
         let apps: Vec<&App> = self.apps.all().filter(in_queue).collect();
         let count = |pred: &dyn Fn(&App) -> bool| apps.iter().filter(|a| pred(a)).count() as i64;
@@ -560,7 +559,7 @@ impl RmState {
     pub fn queue_users(&self) -> BTreeMap<String, Vec<QueueUser>> {
         let mut by_leaf: BTreeMap<String, BTreeMap<String, QueueUser>> = BTreeMap::new();
         for a in self.apps.all().filter(|a| !a.state.is_final()) {
-            let Some(leaf) = self.queues.tree.resolve_leaf(&a.queue) else {
+            let Some(leaf) = self.leaf_of(&a.queue) else {
                 continue;
             };
             let u = by_leaf

@@ -101,32 +101,11 @@ pub fn anonymous_allowed(web: &WebContext) -> bool {
         .is_none_or(|v| !v.eq_ignore_ascii_case("false"))
 }
 
-/// Percent-decodes a query component (`+` is a space), refusing bad
-/// escapes and bytes that are not UTF-8.
+/// Percent-decodes a query component (`+` is a space); a bad escape or
+/// bytes that are not UTF-8 are a 400 with Hadoop's message.
 pub fn decode(text: &str) -> Result<String, WebError> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| {
-                        WebError::bad_request(format!("Malformed escape pair in query: {text}"))
-                    })?;
-                out.push(hex);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out)
-        .map_err(|_| WebError::bad_request("The query is not valid UTF-8".to_string()))
+    spindle_web::query::decode_component(text)
+        .ok_or_else(|| WebError::bad_request(format!("Malformed escape pair in query: {text}")))
 }
 
 #[cfg(test)]

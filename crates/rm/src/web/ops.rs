@@ -40,7 +40,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 use spindle_web::conf_page::{self, Property, Redactor};
-use spindle_web::jmx::{self, Bean, JmxError};
+use spindle_web::jmx::{self, Bean};
 use spindle_web::prom::{self, Kind, Record};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -331,32 +331,13 @@ fn process_sources(host: &str) -> Vec<Source> {
 
 type Params = Query<HashMap<String, String>>;
 
-fn json_reply(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json; charset=utf8")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 async fn jmx_handler(State(web): State<WebContext>, Query(q): Params) -> Response {
     let beans: Vec<Bean> = sources(&web).await.iter().map(Source::bean).collect();
-    match jmx::render(
+    jmx::respond(
         &beans,
         q.get("qry").map(String::as_str),
         q.get("get").map(String::as_str),
-    ) {
-        Ok(body) => json_reply(StatusCode::OK, &body),
-        Err(JmxError::BadQuery(m)) => json_reply(
-            StatusCode::BAD_REQUEST,
-            &json!({"result": "ERROR", "message": m}),
-        ),
-        Err(JmxError::NotFound(m)) => json_reply(
-            StatusCode::NOT_FOUND,
-            &json!({"result": "ERROR", "message": m}),
-        ),
-    }
+    )
 }
 
 fn prometheus_enabled(web: &WebContext) -> bool {
@@ -418,28 +399,12 @@ async fn conf_handler(
     headers: HeaderMap,
     Query(q): Params,
 ) -> Response {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let json = match conf_page::wants_json(q.get("format").map(String::as_str), accept) {
-        Ok(j) => j,
-        Err(m) => return (StatusCode::BAD_REQUEST, m).into_response(),
-    };
-    let name = q.get("name").map(String::as_str).filter(|n| !n.is_empty());
-    let props = properties(&web, name);
-    if let Some(n) = name {
-        if props.is_empty() {
-            return (StatusCode::NOT_FOUND, format!("Property {n} not found")).into_response();
-        }
-    }
-    if json {
-        json_reply(StatusCode::OK, &conf_page::to_json(&props, name.is_some()))
-    } else {
-        (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
-            conf_page::to_xml(&props),
-        )
-            .into_response()
-    }
+    conf_page::respond(
+        &headers,
+        q.get("format").map(String::as_str),
+        q.get("name").map(String::as_str),
+        |name| properties(&web, name),
+    )
 }
 
 /// Hadoop's `IsActiveServlet` texts.
