@@ -116,6 +116,42 @@ pub fn to_json(props: &[Property], one: bool) -> Value {
     }
 }
 
+/// Hadoop's `ConfServlet` answer: the properties `select` gives for the
+/// request's `name` (every one when `None`), as JSON or XML by `format`
+/// and `Accept`; 400 for an unknown format, 404 (Hadoop's text) when
+/// `name` matches nothing.
+pub fn respond(
+    headers: &axum::http::HeaderMap,
+    format: Option<&str>,
+    name: Option<&str>,
+    select: impl FnOnce(Option<&str>) -> Vec<Property>,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let json = match wants_json(format, accept) {
+        Ok(j) => j,
+        Err(m) => return (StatusCode::BAD_REQUEST, m).into_response(),
+    };
+    let name = name.filter(|n| !n.is_empty());
+    let props = select(name);
+    if let Some(n) = name {
+        if props.is_empty() {
+            return (StatusCode::NOT_FOUND, format!("Property {n} not found")).into_response();
+        }
+    }
+    if json {
+        crate::jmx::json_response(StatusCode::OK, &to_json(&props, name.is_some()))
+    } else {
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
+            to_xml(&props),
+        )
+            .into_response()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,41 +197,5 @@ mod tests {
         ));
         assert_eq!(to_json(&p, true)["property"]["isFinal"], true);
         assert_eq!(to_json(&p, false)["properties"][0]["key"], "a<b");
-    }
-}
-
-/// Hadoop's `ConfServlet` answer: the properties `select` gives for the
-/// request's `name` (every one when `None`), as JSON or XML by `format`
-/// and `Accept`; 400 for an unknown format, 404 (Hadoop's text) when
-/// `name` matches nothing.
-pub fn respond(
-    headers: &axum::http::HeaderMap,
-    format: Option<&str>,
-    name: Option<&str>,
-    select: impl FnOnce(Option<&str>) -> Vec<Property>,
-) -> axum::response::Response {
-    use axum::http::{header, StatusCode};
-    use axum::response::IntoResponse;
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let json = match wants_json(format, accept) {
-        Ok(j) => j,
-        Err(m) => return (StatusCode::BAD_REQUEST, m).into_response(),
-    };
-    let name = name.filter(|n| !n.is_empty());
-    let props = select(name);
-    if let Some(n) = name {
-        if props.is_empty() {
-            return (StatusCode::NOT_FOUND, format!("Property {n} not found")).into_response();
-        }
-    }
-    if json {
-        crate::jmx::json_response(StatusCode::OK, &to_json(&props, name.is_some()))
-    } else {
-        (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/xml; charset=utf-8")],
-            to_xml(&props),
-        )
-            .into_response()
     }
 }

@@ -189,6 +189,38 @@ pub struct ProcessStats {
     pub open_fds: Option<u64>,
 }
 
+/// JSON with the content type Hadoop's JMX and conf servlets send.
+pub fn json_response(status: axum::http::StatusCode, body: &Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        status,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/json; charset=utf8",
+        )],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Hadoop's `JMXJsonServlet` answer for `beans` and the request's `qry` and
+/// `get`: the beans, or `{"result":"ERROR","message":…}` with 400 for a
+/// malformed query and 404 for an unknown bean or attribute.
+pub fn respond(beans: &[Bean], qry: Option<&str>, get: Option<&str>) -> axum::response::Response {
+    use axum::http::StatusCode;
+    match render(beans, qry, get) {
+        Ok(body) => json_response(StatusCode::OK, &body),
+        Err(JmxError::BadQuery(m)) => json_response(
+            StatusCode::BAD_REQUEST,
+            &serde_json::json!({"result": "ERROR", "message": m}),
+        ),
+        Err(JmxError::NotFound(m)) => json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"result": "ERROR", "message": m}),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,37 +345,5 @@ mod tests {
         let s = process_stats();
         assert!(s.rss_bytes.is_some_and(|r| r > 0));
         assert!(s.threads.is_some_and(|t| t >= 1));
-    }
-}
-
-/// JSON with the content type Hadoop's JMX and conf servlets send.
-pub fn json_response(status: axum::http::StatusCode, body: &Value) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    (
-        status,
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "application/json; charset=utf8",
-        )],
-        body.to_string(),
-    )
-        .into_response()
-}
-
-/// Hadoop's `JMXJsonServlet` answer for `beans` and the request's `qry` and
-/// `get`: the beans, or `{"result":"ERROR","message":…}` with 400 for a
-/// malformed query and 404 for an unknown bean or attribute.
-pub fn respond(beans: &[Bean], qry: Option<&str>, get: Option<&str>) -> axum::response::Response {
-    use axum::http::StatusCode;
-    match render(beans, qry, get) {
-        Ok(body) => json_response(StatusCode::OK, &body),
-        Err(JmxError::BadQuery(m)) => json_response(
-            StatusCode::BAD_REQUEST,
-            &serde_json::json!({"result": "ERROR", "message": m}),
-        ),
-        Err(JmxError::NotFound(m)) => json_response(
-            StatusCode::NOT_FOUND,
-            &serde_json::json!({"result": "ERROR", "message": m}),
-        ),
     }
 }
