@@ -5,8 +5,8 @@
 //! tracking URL, and once the application finished the proxy sends browsers
 //! to the history URL Spark gave at unregister.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod web_http;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use std::time::Duration;
 use spindle_integration::cli::{parse_report, report_value};
 use spindle_integration::process::{run_with_timeout, CliOutput};
 use spindle_integration::{wait_for, Cluster, HadoopClients, NodeManagerSpec};
+use web_http::browser_get as get;
 
 const HISTORY: &str = "http://history.example:18080";
 
@@ -57,47 +58,6 @@ fn start_long_pi(
         .arg(pi)
         .arg("300");
     std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(900)))
-}
-
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().skip(1).find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then_some(v.trim())
-        })
-    }
-}
-
-/// A GET as a browser sends it (HTTP/1.0, so the answer ends with the connection).
-fn get(addr: SocketAddr, path: &str) -> Answer {
-    let mut s = TcpStream::connect(addr).expect("connect to the RM's web port");
-    s.set_read_timeout(Some(Duration::from_secs(120)))
-        .expect("read timeout");
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: spindle-test\r\nAccept: text/html\r\n\r\n"
-    )
-    .expect("send");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the answer");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Answer {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
 }
 
 fn running_app(cluster: &Cluster) -> Option<String> {

@@ -105,3 +105,49 @@ pub fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
         Err(e) => panic!("GET {path}: not JSON ({e}): {r}"),
     }
 }
+
+/// What a browser-like GET ([`browser_get`]) got: the status, the head as
+/// sent (status line and headers) and the body as text.
+pub struct Answer {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then_some(v.trim())
+        })
+    }
+}
+
+/// A GET as a browser sends it (HTTP/1.0, so the answer ends with the
+/// connection; `Accept: text/html`, which Spark's UI and the web proxy look
+/// at); the read is bounded, so a hang fails the test.
+#[track_caller]
+pub fn browser_get(addr: SocketAddr, path: &str) -> Answer {
+    let mut s = TcpStream::connect(addr).expect("connect to the web port");
+    s.set_read_timeout(Some(Duration::from_secs(120)))
+        .expect("read timeout");
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: spindle-test\r\nAccept: text/html\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
