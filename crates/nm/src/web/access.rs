@@ -157,9 +157,8 @@ pub fn user_in_query(query: Option<&str>) -> Result<Option<String>, Denial> {
 }
 
 fn decode(text: &str) -> Result<String, Denial> {
-    spindle_web::query::decode_component(text).ok_or_else(|| {
-        Denial::BadUser("Invalid user.name: bad percent-encoding or not UTF-8".into())
-    })
+    spindle_web::query::decode_component(text)
+        .map_err(|_| Denial::BadUser("Invalid user.name: bad percent-encoding or not UTF-8".into()))
 }
 
 /// `ApplicationACLsManager.checkAccess` for `VIEW_APP` with ACLs on: an

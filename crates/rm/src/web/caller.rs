@@ -12,6 +12,7 @@
 //! ask as the same caller.
 
 use axum::http::{HeaderMap, Uri};
+use spindle_web::query::DecodeError;
 use spindle_web::WebError;
 
 use super::WebContext;
@@ -104,8 +105,12 @@ pub fn anonymous_allowed(web: &WebContext) -> bool {
 /// Percent-decodes a query component (`+` is a space); a bad escape or
 /// bytes that are not UTF-8 are a 400 with Hadoop's message.
 pub fn decode(text: &str) -> Result<String, WebError> {
-    spindle_web::query::decode_component(text)
-        .ok_or_else(|| WebError::bad_request(format!("Malformed escape pair in query: {text}")))
+    spindle_web::query::decode_component(text).map_err(|e| match e {
+        DecodeError::BadEscape => {
+            WebError::bad_request(format!("Malformed escape pair in query: {text}"))
+        }
+        DecodeError::NotUtf8 => WebError::bad_request("The query is not valid UTF-8".to_string()),
+    })
 }
 
 #[cfg(test)]
