@@ -180,13 +180,7 @@ impl FileSystem for HdfsFs {
                 })?;
             }
             out.flush().await?;
-            if copied != len {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("{}{path} ended after {copied} of {len} bytes", self.uri),
-                ));
-            }
-            Ok(())
+            crate::copied_all(&self.uri, path, copied, len)
         }
         .boxed()
     }

@@ -109,6 +109,18 @@ pub trait FileSystem: Send + Sync {
     ) -> BoxFuture<'a, io::Result<u64>>;
 }
 
+/// A download's end: an error unless all `len` bytes of `path` on
+/// `filesystem` were copied (the source is shorter than it was said to be).
+fn copied_all(filesystem: &str, path: &str, copied: u64, len: u64) -> io::Result<()> {
+    if copied == len {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("{filesystem}{path} ended after {copied} of {len} bytes"),
+    ))
+}
+
 /// Whether everyone may read `path`: Hadoop's `FSDownload.isPublic`, the
 /// file readable by others and every directory above it searchable by
 /// others. `file` is its status.

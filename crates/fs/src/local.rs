@@ -159,13 +159,7 @@ impl FileSystem for LocalFs {
                 .open(&d)
                 .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", d.display())))?;
             let copied = io::copy(&mut io::Read::take(src, len), &mut out)?;
-            if copied != len {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("{FILE_URI}{p} ended after {copied} of {len} bytes"),
-                ));
-            }
-            Ok(())
+            crate::copied_all(FILE_URI, &p, copied, len)
         })
         .boxed()
     }
