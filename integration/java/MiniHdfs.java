@@ -36,6 +36,11 @@ public class MiniHdfs {
         // NameNode reports; the loopback address works on any machine.
         conf.set("dfs.datanode.hostname", "127.0.0.1");
         conf.set("dfs.namenode.http-address", "127.0.0.1:0");
+        // The NameNode issues and checks delegation tokens as a secured one does, though its
+        // clients authenticate simply (no Kerberos here): a client holding a token for it then
+        // authenticates with the token (SASL DIGEST-MD5), and the NameNode knows it as the
+        // token's owner.
+        conf.setBoolean("dfs.namenode.delegation.token.always-use", true);
 
         MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf)
                 .nameNodePort(port)

@@ -25,8 +25,9 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 
-pub use hdfs::{HdfsFs, HDFS_SCHEME};
+pub use hdfs::{HdfsFs, HDFS_DELEGATION_TOKEN, HDFS_SCHEME};
 pub use local::LocalFs;
+pub use spindle_common::security::tokens::Token;
 pub use tree::{download_tree, list_tree, TreeEntry, TreeLimits};
 
 /// The URL scheme of the local file system.
@@ -322,6 +323,29 @@ impl FileSystems {
         let fs: Arc<dyn FileSystem> = Arc::new(HdfsFs::connect(filesystem, user, &self.settings)?);
         clients.insert(key, fs.clone());
         Ok(fs)
+    }
+
+    /// The file system `filesystem` acting as `user` with the delegation
+    /// tokens among `tokens` (a container's credentials): a client of its
+    /// own, not shared, when there is an HDFS token (the tokens are one
+    /// application's); else [`FileSystems::get`]'s.
+    pub fn get_with_tokens(
+        &self,
+        filesystem: &str,
+        user: Option<&str>,
+        tokens: &[Token],
+    ) -> io::Result<Arc<dyn FileSystem>> {
+        if filesystem.starts_with("hdfs://")
+            && tokens.iter().any(|t| t.kind == hdfs::HDFS_DELEGATION_TOKEN)
+        {
+            return Ok(Arc::new(HdfsFs::connect_with_tokens(
+                filesystem,
+                user,
+                &self.settings,
+                tokens,
+            )?));
+        }
+        self.get(filesystem, user)
     }
 
     /// The file system of `location`, acting as `user`.

@@ -434,6 +434,23 @@ impl Localizer {
         app: ApplicationId,
         reader: Option<RunAs>,
     ) -> Result<Localized, String> {
+        self.localize_with(res, user, app, reader, Arc::default())
+            .await
+    }
+
+    /// As [`Localizer::localize_as`], a PRIVATE or APPLICATION resource on
+    /// HDFS read with the delegation tokens among `tokens` (the container's
+    /// credentials), as Hadoop's `ContainerLocalizer` reads with the tokens
+    /// it is started with. PUBLIC resources are read as the node, as
+    /// Hadoop's public localizer does.
+    pub async fn localize_with(
+        self: &Arc<Self>,
+        res: &LocalResource,
+        user: &str,
+        app: ApplicationId,
+        reader: Option<RunAs>,
+        tokens: Arc<Vec<spindle_fs::Token>>,
+    ) -> Result<Localized, String> {
         let reader = match res.visibility {
             Visibility::Public => None,
             Visibility::Private | Visibility::Application => reader,
@@ -464,6 +481,7 @@ impl Localizer {
                     let res = res.clone();
                     let key = key.clone();
                     let reader = reader.clone();
+                    let tokens = tokens.clone();
                     async move {
                         let base = this.cache_base(&key.scope);
                         let shown = res.display();
@@ -473,13 +491,13 @@ impl Localizer {
                         // the copy's directory); then it is placed as a local one.
                         let downloaded = match &res.filesystem {
                             Some(_) => {
-                                let as_user = match res.visibility {
-                                    Visibility::Public => None,
+                                let (as_user, tokens) = match res.visibility {
+                                    Visibility::Public => (None, &[][..]),
                                     Visibility::Private | Visibility::Application => {
-                                        Some(key_user(&key.scope))
+                                        (Some(key_user(&key.scope)), &tokens[..])
                                     }
                                 };
-                                Some(download(&this.remote, &res, as_user, &base).await?)
+                                Some(download(&this.remote, &res, as_user, tokens, &base).await?)
                             }
                             None => None,
                         };
@@ -1012,6 +1030,7 @@ async fn download(
     remote: &spindle_fs::FileSystems,
     res: &LocalResource,
     user: Option<String>,
+    tokens: &[spindle_fs::Token],
     base: &Path,
 ) -> Result<Downloaded, String> {
     let shown = res.display();
@@ -1025,7 +1044,7 @@ async fn download(
         .to_str()
         .ok_or_else(|| fail("the path is not UTF-8".into()))?;
     let fs = remote
-        .get(filesystem, user.as_deref())
+        .get_with_tokens(filesystem, user.as_deref(), tokens)
         .map_err(|e| fail(e.to_string()))?;
     let status = fs.status(path).await.map_err(|e| fail(e.to_string()))?;
     if status.is_dir {

@@ -331,3 +331,137 @@ async fn resources_on_hdfs_are_localized_checked_and_refused_as_hadoop_does() {
         b"after the outage\n"
     );
 }
+
+/// Alice's HDFS delegation token, as Hadoop's client fetches one for a job
+/// (`FileSystem.addDelegationTokens`), read back from Hadoop's token file.
+fn delegation_token(fx: &Fixture, user: &str) -> (Vec<spindle_fs::Token>, PathBuf) {
+    let classes = fx
+        .clients
+        .compile_java("HdfsToken")
+        .expect("HdfsToken compiles");
+    let file = fx.conf.path().join(format!("{user}.tokens"));
+    let file_arg = file.to_string_lossy().to_string();
+    let out = fx
+        .clients
+        .yarn()
+        .classpath(&classes)
+        .run(["HdfsToken", "get", &fx.hdfs.uri(), user, "yarn", &file_arg])
+        .expect("HdfsToken runs");
+    assert!(out.success(), "HdfsToken get: {out}");
+    let service = format!("127.0.0.1:{}", fx.hdfs.port());
+    assert!(
+        out.stdout
+            .contains(&format!("token HDFS_DELEGATION_TOKEN {service}")),
+        "{out}"
+    );
+    let bytes = std::fs::read(&file).expect("token file");
+    let creds = spindle_common::security::Credentials::from_bytes(&bytes).expect("credentials");
+    let tokens = creds.tokens.into_iter().map(|(_, t)| t).collect();
+    (tokens, file)
+}
+
+/// The bytes of `res` localized for `user` with `tokens` by a localizer of
+/// its own (nothing comes from a cache).
+async fn localize_with(
+    res: &LocalResource,
+    user: &str,
+    tokens: &[spindle_fs::Token],
+) -> Result<Vec<u8>, String> {
+    let local = tempfile::tempdir().expect("tempdir");
+    let localizer = Arc::new(
+        Localizer::new(vec![local.path().to_path_buf()]).with_remote_settings(vec![(
+            "dfs.client.failover.max.attempts".into(),
+            "1".into(),
+        )]),
+    );
+    let got = tokio::time::timeout(
+        DEADLINE,
+        localizer.localize_with(res, user, app(), None, Arc::new(tokens.to_vec())),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("localizing {} hung", res.display()))?;
+    Ok(std::fs::read(&got.path).expect("copy"))
+}
+
+/// A private resource is read with the delegation token in the container's
+/// credentials, as Hadoop's ContainerLocalizer reads with the tokens it is
+/// started with: the NameNode checks the token (a forged or cancelled one
+/// is refused) and knows the reader as the token's owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_resources_are_read_with_the_containers_hdfs_delegation_token() {
+    let Some(fx) = Fixture::start() else {
+        return;
+    };
+    fx.fs("alice", &["-mkdir", "-p", "/user/alice/tok"]);
+    fx.put("alice", "/user/alice/tok/secret.txt", b"alice only\n");
+    fx.fs("alice", &["-chmod", "600", "/user/alice/tok/secret.txt"]);
+    let stat = fx.stat("/user/alice/tok/secret.txt");
+    let secret = fx.resource(
+        "/user/alice/tok/secret.txt",
+        stat,
+        ResourceType::File,
+        Visibility::Private,
+    );
+    let (tokens, file) = delegation_token(&fx, "alice");
+    assert_eq!(tokens.len(), 1);
+
+    // With alice's token: read.
+    let got = localize_with(&secret, "alice", &tokens)
+        .await
+        .expect("read with the token");
+    assert_eq!(got, b"alice only\n");
+
+    // The NameNode knows the holder of alice's token as alice, whatever user
+    // name the client would claim: the token, not the name, is the identity.
+    let got = localize_with(&secret, "mallory", &tokens)
+        .await
+        .expect("the token's owner reads it");
+    assert_eq!(got, b"alice only\n");
+    let err = localize_with(&secret, "mallory", &[])
+        .await
+        .expect_err("mallory without the token");
+    assert!(err.contains("Permission denied"), "{err}");
+
+    // A forged token (its password changed) is refused by the NameNode; the
+    // client does not fall back to its user name.
+    let mut forged = tokens.clone();
+    if let Some(last) = forged[0].password.last_mut() {
+        *last ^= 0x5a;
+    }
+    let err = localize_with(&secret, "alice", &forged)
+        .await
+        .expect_err("forged token");
+    assert!(
+        err.contains("DIGEST-MD5") && err.contains("Mismatched response"),
+        "{err}"
+    );
+
+    // A token of another NameNode is not presented to this one.
+    let mut elsewhere = tokens.clone();
+    elsewhere[0].service = "127.0.0.1:1".into();
+    localize_with(&secret, "alice", &elsewhere)
+        .await
+        .expect("a token for another service is not used");
+
+    // Cancelled (as the RM cancels a finished job's tokens): refused.
+    let out = fx
+        .clients
+        .yarn()
+        .classpath(fx.clients.compile_java("HdfsToken").expect("compiles"))
+        .run([
+            "HdfsToken",
+            "cancel",
+            &fx.hdfs.uri(),
+            "alice",
+            &file.to_string_lossy(),
+        ])
+        .expect("HdfsToken runs");
+    assert!(out.success(), "HdfsToken cancel: {out}");
+    let err = localize_with(&secret, "alice", &tokens)
+        .await
+        .expect_err("cancelled token");
+    assert!(
+        err.contains("InvalidToken") && err.contains("can't be found in cache"),
+        "{err}"
+    );
+}

@@ -9,10 +9,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use spindle_common::security::ContainerTokenIdentifier;
+use spindle_common::security::{ContainerTokenIdentifier, Credentials};
 use spindle_common::text::escaped;
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -63,16 +64,29 @@ impl ContainerManager {
             }
         };
 
-        // 1. Localize, all resources at once.
+        // 1. Localize, all resources at once, private and application ones
+        // with the container's delegation tokens.
         let app = id.app();
         let reader = run_as.clone();
+        let tokens = match Credentials::from_bytes(&launch.tokens) {
+            Ok(c) => Arc::new(c.tokens.into_iter().map(|(_, t)| t).collect::<Vec<_>>()),
+            Err(e) => {
+                self.complete(
+                    id,
+                    exit_status::INVALID,
+                    format!("cannot read the credentials of container {id}: {e}"),
+                );
+                return;
+            }
+        };
         let jobs = launch.resources.iter().cloned().map(|(link, res)| {
             let localizer = self.inner.localizer.clone();
             let user = grant.app_submitter.clone();
             let reader = reader.clone();
+            let tokens = tokens.clone();
             async move {
                 localizer
-                    .localize_as(&res, &user, app, reader)
+                    .localize_with(&res, &user, app, reader, tokens)
                     .await
                     .map(|l| (link, l))
             }
