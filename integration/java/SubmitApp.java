@@ -4,12 +4,14 @@
 //
 // Usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD] [--memory-mb MB]
 //                  [--vcores N] [--max-attempts N] [--type TYPE] [--public-file LINK=PATH]...
-//                  [--private-file LINK=URI]...
+//                  [--private-file LINK=URI]... [--tokens FILE]
 // The AM container runs CMD (default "sleep 1") through the NodeManager's launch script;
 // each --public-file is a PUBLIC FILE resource of the local file PATH (its size and
 // modification time as Hadoop's local FileSystem states them), linked as LINK; each
 // --private-file a PRIVATE FILE resource of URI on its file system (an hdfs:// URL, or a
 // path on fs.defaultFS), its size and modification time as that file system states them.
+// --tokens FILE gives the AM container the credentials of FILE (Hadoop's token storage
+// format), as MapReduce's and Spark's submitters give it their delegation tokens.
 // Exit status 0 with the id on stdout on success; 1 with a message on stderr otherwise.
 
 import java.util.ArrayList;
@@ -21,6 +23,9 @@ import java.util.Map;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.DataOutputBuffer;
+import org.apache.hadoop.security.Credentials;
+import java.nio.ByteBuffer;
 import org.apache.hadoop.yarn.api.records.LocalResource;
 import org.apache.hadoop.yarn.api.records.LocalResourceType;
 import org.apache.hadoop.yarn.api.records.LocalResourceVisibility;
@@ -101,9 +106,18 @@ public final class SubmitApp {
             ctx.setApplicationType(type);
             ctx.setMaxAppAttempts(maxAttempts);
             ctx.setResource(Resource.newInstance(memoryMb, vcores));
+            ByteBuffer tokens = null;
+            String tokenFile = opts.get("--tokens");
+            if (tokenFile != null) {
+                Credentials creds = Credentials.readTokenStorageFile(
+                        new Path(new java.io.File(tokenFile).toURI()), conf);
+                DataOutputBuffer dob = new DataOutputBuffer();
+                creds.writeTokenStorageToStream(dob);
+                tokens = ByteBuffer.wrap(dob.getData(), 0, dob.getLength());
+            }
             ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(
                     resources, Collections.emptyMap(),
-                    Collections.singletonList(command), null, null, null));
+                    Collections.singletonList(command), null, tokens, null));
             ApplicationId id = client.submitApplication(ctx);
             System.out.println(id);
         } finally {
@@ -123,6 +137,7 @@ public final class SubmitApp {
                 case "--vcores":
                 case "--max-attempts":
                 case "--type":
+                case "--tokens":
                     break;
                 case "--public-file":
                     if (i + 1 >= args.length) {
@@ -164,7 +179,7 @@ public final class SubmitApp {
         System.err.println("SubmitApp: " + problem);
         System.err.println("usage: SubmitApp --name NAME [--queue QUEUE] [--command CMD]"
                 + " [--memory-mb MB] [--vcores N] [--max-attempts N] [--type TYPE]"
-                + " [--public-file LINK=PATH]... [--private-file LINK=URI]...");
+                + " [--public-file LINK=PATH]... [--private-file LINK=URI]... [--tokens FILE]");
         System.exit(1);
     }
 }

@@ -1010,6 +1010,10 @@ impl Cluster {
         }
         args.push("--max-attempts".into());
         args.push(app.max_attempts.to_string());
+        if let Some(file) = &app.tokens_file {
+            args.push("--tokens".into());
+            args.push(file.display().to_string());
+        }
         let out = cmd.run(args)?;
         if !out.success() {
             bail!("submitting application {:?} failed:\n{out}", app.name);
@@ -1149,6 +1153,8 @@ pub struct AppSubmission {
     pub private_files: Vec<(String, String)>,
     /// `maxAppAttempts` of the submission context.
     pub max_attempts: u32,
+    /// A file of credentials (Hadoop's token storage format) given to the AM container.
+    pub tokens_file: Option<PathBuf>,
 }
 
 impl AppSubmission {
@@ -1165,7 +1171,14 @@ impl AppSubmission {
             public_files: Vec::new(),
             private_files: Vec::new(),
             max_attempts: 1,
+            tokens_file: None,
         }
+    }
+
+    /// Gives the AM container the credentials in `file` (Hadoop's token storage format).
+    pub fn tokens_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.tokens_file = Some(file.into());
+        self
     }
 
     /// Gives the AM container the file at `uri` (any file system the client reads:

@@ -5,7 +5,9 @@
 //!   serving the next application;
 //! - with HDFS down, the container fails with a diagnostic naming the file system, an
 //!   application running beside it on the same node is not touched, and once HDFS is back
-//!   the same resource is localized for the next submission.
+//!   the same resource is localized for the next submission;
+//! - an attempt that failed because HDFS was down is followed by one that succeeds once
+//!   HDFS is back (the node's HDFS client retries as Hadoop's does meanwhile).
 //!
 //! The node's HDFS client is told to give up fast (`dfs.client.failover.max.attempts=1`):
 //! Hadoop's default retries take minutes, in Java as here.
@@ -216,4 +218,109 @@ fn hdfs_down_fails_the_container_clearly_and_loses_nothing_else() {
     hdfs.restart().expect("HDFS restarts");
     submit(&cluster, &reader(&cluster, "again", "again.out", &file));
     assert_eq!(wait_marker(&cluster, "again.out"), "read\n");
+}
+
+/// An AM that registers (Spindle's distributed-shell AM, one container running `true`)
+/// once its container has read `from-hdfs` in its resource `res` on HDFS.
+fn registering_reader(cluster: &Cluster, app: &str, file: &str) -> AppSubmission {
+    AppSubmission::new(
+        app,
+        format!(
+            "grep -q from-hdfs res && {} distributed-shell-am --conf {} --num-containers 1 \
+             --container-memory 128 --command true",
+            cluster.binary().display(),
+            cluster.conf_dir().display()
+        ),
+    )
+    .memory_mb(256)
+    .private_file("res", file)
+}
+
+#[test]
+fn the_attempt_after_hdfs_comes_back_succeeds() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = HdfsJars::for_tests() else {
+        return;
+    };
+    let mut hdfs = HdfsServer::start(&jars).expect("HDFS starts");
+    // The node's HDFS client retries an unreachable NameNode for about a minute (30
+    // attempts, 1-2 s apart; Hadoop's defaults retry for longer): long enough for HDFS to
+    // come back while the second attempt waits, short enough for the first to give up.
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(300)
+        .core_property("fs.defaultFS", hdfs.uri())
+        .core_property("dfs.client.failover.max.attempts", 30)
+        .core_property("dfs.client.failover.sleep.base.millis", 1000)
+        .core_property("dfs.client.failover.sleep.max.millis", 2000)
+        .rm_property("yarn.resourcemanager.am.max-attempts", 2)
+        .nodemanager(NodeManagerSpec::new(1024, 4))
+        .start(&clients)
+        .expect("cluster starts");
+    let local = cluster.root().join("res.txt");
+    std::fs::write(&local, "from-hdfs\n").expect("write");
+    fs(&cluster, &["-mkdir", "-p", "/user/root"]);
+    fs(
+        &cluster,
+        &[
+            "-put",
+            "-f",
+            &local.display().to_string(),
+            "/user/root/res.txt",
+        ],
+    );
+    let file = format!("{}/user/root/res.txt", hdfs.uri());
+
+    // Submitted while HDFS is up (the resource's size and time are recorded), localized
+    // while it is down.
+    let holder = hold_the_node(&cluster);
+    let app = submit(
+        &cluster,
+        &registering_reader(&cluster, "two-attempts", &file).max_attempts(2),
+    );
+    hdfs.kill().expect("HDFS killed");
+    kill(&cluster, &holder);
+
+    // The first attempt fails at localization; the second one is started at once and
+    // waits on HDFS, which comes back.
+    let first_failed = wait_for(Duration::from_secs(300), POLL, || {
+        let out = cluster.yarn(["applicationattempt", "-list", &app]);
+        out.stdout.contains("FAILED").then_some(out.stdout)
+    });
+    assert!(
+        first_failed.is_some(),
+        "the first attempt of {app} did not fail\n{}",
+        cluster.log_report()
+    );
+    hdfs.restart().expect("HDFS restarts");
+
+    let report = wait_state(&cluster, &app, &["FAILED", "FINISHED", "KILLED"]);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{report:?}\n{}",
+        cluster.log_report()
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("SUCCEEDED"),
+        "{report:?}"
+    );
+    let attempts = cluster.yarn(["applicationattempt", "-list", &app]).stdout;
+    assert!(
+        attempts.contains("_000001") && attempts.contains("_000002"),
+        "two attempts: {attempts}"
+    );
+    let first = cluster
+        .yarn([
+            "applicationattempt",
+            "-status",
+            &format!("{}_000001", app.replacen("application_", "appattempt_", 1)),
+        ])
+        .stdout;
+    assert!(
+        first.contains("cannot localize") && first.contains("res.txt"),
+        "the first attempt says which resource it could not read: {first}"
+    );
 }

@@ -25,6 +25,45 @@ const UPLOAD_CHUNK: usize = 1 << 20;
 pub struct HdfsFs {
     uri: String,
     client: Client,
+    block_retry: BlockRetry,
+}
+
+/// How a read waits for a block no DataNode could serve, as Hadoop's
+/// `DFSInputStream` does (`dfs.client.max.block.acquire.failures`,
+/// `dfs.client.retry.window.base`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BlockRetry {
+    max_failures: u32,
+    window_ms: u64,
+}
+
+impl BlockRetry {
+    fn from_settings(settings: &[(String, String)]) -> BlockRetry {
+        let get = |key: &str| {
+            settings
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        };
+        BlockRetry {
+            max_failures: get("dfs.client.max.block.acquire.failures")
+                .map_or(3, |v| u32::try_from(v).unwrap_or(u32::MAX)),
+            window_ms: get("dfs.client.retry.window.base").unwrap_or(3000),
+        }
+    }
+
+    /// The wait before retry `failures` + 1: Hadoop's
+    /// `window * failures + window * (failures + 1) * random`, with the
+    /// random factor at its mean.
+    fn wait(&self, failures: u32) -> std::time::Duration {
+        let f = u64::from(failures);
+        let ms = self
+            .window_ms
+            .saturating_mul(f)
+            .saturating_add(self.window_ms.saturating_mul(f + 1) / 2);
+        std::time::Duration::from_millis(ms)
+    }
 }
 
 impl HdfsFs {
@@ -73,6 +112,7 @@ impl HdfsFs {
         Ok(HdfsFs {
             uri: filesystem.to_string(),
             client,
+            block_retry: BlockRetry::from_settings(settings),
         })
     }
 
@@ -195,15 +235,42 @@ impl FileSystem for HdfsFs {
                 .map_err(|e| {
                     io::Error::new(e.kind(), format!("creating {}: {e}", dest.display()))
                 })?;
-            let want = usize::try_from(len).unwrap_or(usize::MAX);
-            let mut stream = reader.read_range_stream(0, want).boxed();
+            let mut reader = reader;
             let mut copied = 0u64;
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(|e| self.error(path, e))?;
-                copied += chunk.len() as u64;
-                out.write_all(&chunk).await.map_err(|e| {
-                    io::Error::new(e.kind(), format!("writing {}: {e}", dest.display()))
-                })?;
+            let mut failures = 0u32;
+            'reading: loop {
+                let from = usize::try_from(copied).unwrap_or(usize::MAX);
+                let want = usize::try_from(len.saturating_sub(copied)).unwrap_or(usize::MAX);
+                let mut stream = reader.read_range_stream(from, want).boxed();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = match chunk {
+                        Ok(chunk) => chunk,
+                        // No DataNode could serve a block (none has reported it yet,
+                        // after a restart, or all failed): as Hadoop's DFSInputStream,
+                        // wait and ask the NameNode for the block's locations again, up
+                        // to `dfs.client.max.block.acquire.failures` times, resuming
+                        // where the copy stopped.
+                        Err(HdfsError::DataTransferError(_))
+                            if failures < self.block_retry.max_failures =>
+                        {
+                            tokio::time::sleep(self.block_retry.wait(failures)).await;
+                            failures += 1;
+                            drop(stream);
+                            reader = self
+                                .client
+                                .read(path)
+                                .await
+                                .map_err(|e| self.error(path, e))?;
+                            continue 'reading;
+                        }
+                        Err(e) => return Err(self.error(path, e)),
+                    };
+                    copied += chunk.len() as u64;
+                    out.write_all(&chunk).await.map_err(|e| {
+                        io::Error::new(e.kind(), format!("writing {}: {e}", dest.display()))
+                    })?;
+                }
+                break;
             }
             out.flush().await?;
             crate::copied_all(&self.uri, path, copied, len)
@@ -268,5 +335,43 @@ fn status(path: String, s: &hdfs_native::client::FileStatus) -> Status {
         permission: s.permission,
         owner: s.owner.clone(),
         group: s.group.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_retries_follow_hadoops_settings_and_waits() {
+        let default = BlockRetry::from_settings(&[]);
+        assert_eq!(
+            default,
+            BlockRetry {
+                max_failures: 3,
+                window_ms: 3000
+            }
+        );
+        // window * failures + window * (failures + 1) / 2
+        assert_eq!(default.wait(0).as_millis(), 1500);
+        assert_eq!(default.wait(1).as_millis(), 6000);
+        assert_eq!(default.wait(2).as_millis(), 10_500);
+        let set = BlockRetry::from_settings(&[
+            ("dfs.client.max.block.acquire.failures".into(), "5".into()),
+            ("dfs.client.retry.window.base".into(), " 100 ".into()),
+            ("dfs.client.retry.window.base".into(), "200".into()),
+        ]);
+        assert_eq!(
+            set,
+            BlockRetry {
+                max_failures: 5,
+                window_ms: 200
+            }
+        );
+        let bad = BlockRetry::from_settings(&[(
+            "dfs.client.max.block.acquire.failures".into(),
+            "many".into(),
+        )]);
+        assert_eq!(bad.max_failures, 3);
     }
 }
