@@ -192,8 +192,11 @@ impl NodeManager {
         // not taken over (Hadoop's cleanUpLocalDirs): moved aside now, after
         // the executor reaped its containers by their pid files, and deleted
         // in the background so that a big cache does not slow the start.
+        // So are the previous run's application log dirs (Hadoop's
+        // cleanupLogDirs).
         let doomed = {
             let dirs = cfg.local_dirs.clone();
+            let log_dirs = cfg.log_dirs.clone();
             let clean = !cfg.recovery.enabled;
             tokio::task::spawn_blocking(move || {
                 let now_ms = std::time::SystemTime::now()
@@ -201,9 +204,13 @@ impl NodeManager {
                     .map(|d| d.as_millis())
                     .unwrap_or(0);
                 if clean {
-                    localizer::move_aside_local_dirs(&dirs, now_ms)
+                    let mut doomed = localizer::move_aside_local_dirs(&dirs, now_ms);
+                    doomed.extend(localizer::move_aside_app_logs(&log_dirs, now_ms));
+                    doomed
                 } else {
-                    localizer::moved_aside_leftovers(&dirs)
+                    let mut doomed = localizer::moved_aside_leftovers(&dirs);
+                    doomed.extend(localizer::moved_aside_app_logs(&log_dirs));
+                    doomed
                 }
             })
             .await

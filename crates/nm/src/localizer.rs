@@ -1202,32 +1202,90 @@ const MOVED_ASIDE: &str = "_DEL_";
 pub fn move_aside_local_dirs(local_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
     for root in local_dirs {
         for name in CLEANED_AT_START {
-            let from = root.join(name);
-            if fs::symlink_metadata(&from).is_err() {
-                continue;
-            }
-            let base = format!("{name}{MOVED_ASIDE}{now_ms}");
-            let mut to = root.join(&base);
-            let mut k = 0;
-            while fs::symlink_metadata(&to).is_ok() && k < 1000 {
-                k += 1;
-                to = root.join(format!("{base}-{k}"));
-            }
-            match fs::rename(&from, &to) {
-                Ok(()) => info!(
-                    dir = %escaped(&from.to_string_lossy()),
-                    moved_to = %escaped(&to.to_string_lossy()),
-                    "recovery is off: moved the previous run's directory aside; it is deleted in                      the background"
-                ),
-                Err(e) => warn!(
-                    dir = %escaped(&from.to_string_lossy()),
-                    error = %e,
-                    "cannot move the previous run's directory aside"
-                ),
-            }
+            move_aside(root, name, now_ms);
         }
     }
     moved_aside_leftovers(local_dirs)
+}
+
+/// Renames `root/name` to `root/<name>_DEL_<now_ms>` (a free variant of it).
+fn move_aside(root: &Path, name: &str, now_ms: u128) {
+    let from = root.join(name);
+    if fs::symlink_metadata(&from).is_err() {
+        return;
+    }
+    let base = format!("{name}{MOVED_ASIDE}{now_ms}");
+    let mut to = root.join(&base);
+    let mut k = 0;
+    while fs::symlink_metadata(&to).is_ok() && k < 1000 {
+        k += 1;
+        to = root.join(format!("{base}-{k}"));
+    }
+    match fs::rename(&from, &to) {
+        Ok(()) => info!(
+            dir = %escaped(&from.to_string_lossy()),
+            moved_to = %escaped(&to.to_string_lossy()),
+            "recovery is off: moved the previous run's directory aside; it is deleted in \
+             the background"
+        ),
+        Err(e) => warn!(
+            dir = %escaped(&from.to_string_lossy()),
+            error = %e,
+            "cannot move the previous run's directory aside"
+        ),
+    }
+}
+
+/// True for `application_<digits>_<digits>`, an application's log dir.
+fn is_app_log_dir(name: &str) -> bool {
+    let mut parts = name.split('_');
+    parts.next() == Some("application")
+        && parts.clone().count() == 2
+        && parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Hadoop's `cleanupLogDirs` for a start without recovery: every
+/// application's directory in each log dir is moved to
+/// `<app>_DEL_<now_ms>`; answers every moved-aside application log dir
+/// (this run's and leftovers), for [`delete_moved_aside`].
+pub fn move_aside_app_logs(log_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
+    for root in log_dirs {
+        let Ok(entries) = fs::read_dir(root) else {
+            continue;
+        };
+        let apps: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| is_app_log_dir(n))
+            .collect();
+        for app in apps {
+            move_aside(root, &app, now_ms);
+        }
+    }
+    moved_aside_app_logs(log_dirs)
+}
+
+/// Application log dirs a previous start moved aside and did not finish
+/// deleting.
+pub fn moved_aside_app_logs(log_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut doomed = Vec::new();
+    for root in log_dirs {
+        let Ok(entries) = fs::read_dir(root) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let moved = name
+                .split_once(MOVED_ASIDE)
+                .is_some_and(|(app, _)| is_app_log_dir(app));
+            if moved && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                doomed.push(entry.path());
+            }
+        }
+    }
+    doomed.sort();
+    doomed
 }
 
 /// The `<name>_DEL_…` directories in the local dirs: moved aside by this
@@ -1899,6 +1957,57 @@ mod tests {
             .collect();
         assert_eq!(left, ["other"]);
         assert!(moved_aside_leftovers(std::slice::from_ref(&root)).is_empty());
+    }
+
+    /// Hadoop's cleanupLogDirs: the previous run's application log dirs are
+    /// moved aside (nothing else in a log dir) and deleted, with what an
+    /// earlier start left moved aside.
+    #[test]
+    fn a_start_without_recovery_moves_the_old_application_logs_aside() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let logs = tmp.path().join("logs");
+        let c = logs.join("application_1700000000000_0001/container_1/stdout");
+        fs::create_dir_all(c.parent().expect("parent")).expect("mkdir");
+        fs::write(&c, b"old").expect("write");
+        fs::create_dir_all(logs.join("application_1700000000000_0002_DEL_5")).expect("mkdir");
+        for keep in [
+            "application_x_1",
+            "application_1_2_3",
+            "notes",
+            "application_1",
+        ] {
+            fs::create_dir_all(logs.join(keep)).expect("mkdir");
+        }
+        let doomed = move_aside_app_logs(std::slice::from_ref(&logs), 77);
+        let names: Vec<String> = doomed
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "application_1700000000000_0001_DEL_77",
+                "application_1700000000000_0002_DEL_5"
+            ]
+        );
+        delete_moved_aside(doomed);
+        let mut left: Vec<String> = fs::read_dir(&logs)
+            .expect("list")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "application_1",
+                "application_1_2_3",
+                "application_x_1",
+                "notes"
+            ]
+        );
+        assert!(moved_aside_app_logs(std::slice::from_ref(&logs)).is_empty());
     }
 
     fn resource(

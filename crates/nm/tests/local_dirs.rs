@@ -3,7 +3,9 @@
 //! `filecache` and `nmPrivate` are moved aside (`<name>_DEL_<ms>`) before
 //! the node serves and deleted in the background, and the node localizes
 //! into fresh caches; with recovery they are kept (only directories an
-//! earlier start moved aside are deleted).
+//! earlier start moved aside are deleted). The log dirs likewise: without
+//! recovery each application's log dir is moved aside and deleted
+//! (Hadoop's `cleanupLogDirs`), with recovery they are kept.
 
 mod common;
 
@@ -29,6 +31,7 @@ fn previous_run(dir: &Path) -> Vec<PathBuf> {
         local.join("usercache/alice/appcache/application_1_0001/container_1_0001_01_000002/out"),
         local.join("nmPrivate/application_1_0001/container_1_0001_01_000002/c.pid"),
         local.join("filecache_DEL_1234/12/old.txt"),
+        dir.join("logs/application_1_0001/container_1_0001_01_000002/stdout"),
     ];
     for f in &files {
         std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
@@ -44,17 +47,15 @@ fn previous_run(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The names in `<dir>/local` with `_DEL_` in them.
+/// The names in `<dir>/local` and `<dir>/logs` with `_DEL_` in them.
 fn moved_aside(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir.join("local"))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains("_DEL_"))
-                .collect()
-        })
-        .unwrap_or_default()
+    ["local", "logs"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(dir.join(d)).into_iter().flatten())
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("_DEL_"))
+        .collect()
 }
 
 async fn wait_nothing_moved_aside(dir: &Path) {
@@ -80,6 +81,10 @@ async fn a_node_without_recovery_starts_from_clean_local_dirs() {
         assert!(!f.exists(), "{} is still there", f.display());
     }
     wait_nothing_moved_aside(tmp.path()).await;
+    let logs: Vec<_> = std::fs::read_dir(tmp.path().join("logs"))
+        .map(|e| e.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(logs.is_empty(), "the old logs are gone: {logs:?}");
     for d in ["filecache", "usercache", "nmPrivate"] {
         let p = tmp.path().join("local").join(d);
         let names: Vec<_> = std::fs::read_dir(&p)
@@ -129,9 +134,13 @@ async fn a_node_with_recovery_keeps_its_local_dirs() {
     .await;
     // Only what an earlier start moved aside is deleted.
     wait_nothing_moved_aside(tmp.path()).await;
-    let (kept, deleted) = old.split_at(old.len() - 1);
-    for f in kept {
-        assert!(f.exists(), "{} was deleted", f.display());
+    for f in &old {
+        let earlier_leftover = f.to_string_lossy().contains("_DEL_");
+        assert_eq!(
+            f.exists(),
+            !earlier_leftover,
+            "{} (kept unless an earlier start moved it aside)",
+            f.display()
+        );
     }
-    assert!(!deleted[0].exists());
 }
