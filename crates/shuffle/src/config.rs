@@ -1,0 +1,193 @@
+//! The shuffle's settings, from Hadoop's keys.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use spindle_common::Configuration;
+
+use crate::ShuffleError;
+
+/// `ShuffleHandler.SHUFFLE_PORT_CONFIG_KEY` and its default.
+pub const PORT_KEY: &str = "mapreduce.shuffle.port";
+pub const DEFAULT_PORT: u16 = 13562;
+/// 0 = no limit, as in Hadoop.
+pub const MAX_CONNECTIONS_KEY: &str = "mapreduce.shuffle.max.connections";
+pub const KEEP_ALIVE_ENABLED_KEY: &str = "mapreduce.shuffle.connection-keep-alive.enable";
+pub const KEEP_ALIVE_TIMEOUT_KEY: &str = "mapreduce.shuffle.connection-keep-alive.timeout";
+pub const TRANSFER_BUFFER_SIZE_KEY: &str = "mapreduce.shuffle.transfer.buffer.size";
+pub const LISTEN_QUEUE_SIZE_KEY: &str = "mapreduce.shuffle.listen.queue.size";
+/// Read and checked for Hadoop's sake; the server runs on the NodeManager's own runtime.
+pub const MAX_THREADS_KEY: &str = "mapreduce.shuffle.max.threads";
+/// Spindle's: the address the shuffle binds (Hadoop binds the wildcard address).
+pub const BIND_HOST_KEY: &str = "spindle.shuffle.bind-host";
+/// Spindle's: how long a connection may take to send its first request head.
+pub const REQUEST_TIMEOUT_KEY: &str = "spindle.shuffle.request.timeout.ms";
+/// Spindle's: how long one write to a reducer may make no progress before the connection is
+/// dropped. The default is the reducer's own read timeout
+/// (`mapreduce.reduce.shuffle.read.timeout`, 180000 ms).
+pub const WRITE_TIMEOUT_KEY: &str = "spindle.shuffle.write.timeout.ms";
+
+/// Bounds of the transfer buffer (one per connection that is sending).
+const MIN_BUFFER: usize = 4 * 1024;
+const MAX_BUFFER: usize = 16 * 1024 * 1024;
+
+/// How the shuffle server runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShuffleConfig {
+    /// The address to bind (`0.0.0.0` by default, as Hadoop's `new InetSocketAddress(port)`).
+    pub bind_host: String,
+    /// `mapreduce.shuffle.port` (13562); 0 picks a free port.
+    pub port: u16,
+    /// The NodeManager's local dirs (`yarn.nodemanager.local-dirs`), searched in order.
+    pub local_dirs: Vec<PathBuf>,
+    /// `mapreduce.shuffle.max.connections`: open connections at most; 0 = no limit.
+    pub max_connections: usize,
+    /// `mapreduce.shuffle.connection-keep-alive.enable` (false).
+    pub keep_alive_enabled: bool,
+    /// `mapreduce.shuffle.connection-keep-alive.timeout` (5 s, at least 1 s).
+    pub keep_alive_timeout: Duration,
+    /// `mapreduce.shuffle.transfer.buffer.size` (128 KiB), clamped to 4 KiB..=16 MiB.
+    pub transfer_buffer_size: usize,
+    /// `mapreduce.shuffle.listen.queue.size` (128).
+    pub listen_queue_size: u32,
+    /// Spindle's first-request deadline (60 s).
+    pub request_timeout: Duration,
+    /// Spindle's write stall deadline (180 s).
+    pub write_timeout: Duration,
+}
+
+impl ShuffleConfig {
+    /// Defaults as Hadoop's, for the given local dirs.
+    pub fn new(local_dirs: Vec<PathBuf>) -> ShuffleConfig {
+        ShuffleConfig {
+            bind_host: "0.0.0.0".to_string(),
+            port: DEFAULT_PORT,
+            local_dirs,
+            max_connections: 0,
+            keep_alive_enabled: false,
+            keep_alive_timeout: Duration::from_secs(5),
+            transfer_buffer_size: 128 * 1024,
+            listen_queue_size: 128,
+            request_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(180),
+        }
+    }
+
+    /// Reads Hadoop's `mapreduce.shuffle.*` keys (and Spindle's `spindle.shuffle.*`).
+    pub fn from_conf(
+        conf: &Configuration,
+        local_dirs: Vec<PathBuf>,
+    ) -> Result<ShuffleConfig, ShuffleError> {
+        let mut c = ShuffleConfig::new(local_dirs);
+        let int = |key: &str, default: i64| -> Result<i64, ShuffleError> {
+            match conf.get_trimmed(key) {
+                None => Ok(default),
+                Some(v) if v.is_empty() => Ok(default),
+                Some(_) => conf
+                    .get_i32(key)
+                    .map(i64::from)
+                    .map_err(|e| ShuffleError::Config(e.to_string())),
+            }
+        };
+        let long = |key: &str, default: i64| -> Result<i64, ShuffleError> {
+            match conf.get_trimmed(key) {
+                None => Ok(default),
+                Some(v) if v.is_empty() => Ok(default),
+                Some(_) => conf
+                    .get_i64(key)
+                    .map_err(|e| ShuffleError::Config(e.to_string())),
+            }
+        };
+        let bad = |key: &str, problem: &str| {
+            ShuffleError::Config(conf.invalid_value(key, problem).to_string())
+        };
+        let port = int(PORT_KEY, i64::from(DEFAULT_PORT))?;
+        c.port = u16::try_from(port).map_err(|_| bad(PORT_KEY, "is not a port (0..=65535)"))?;
+        // Hadoop treats any value <= 0 as no limit.
+        c.max_connections = usize::try_from(int(MAX_CONNECTIONS_KEY, 0)?.max(0)).unwrap_or(0);
+        c.keep_alive_enabled = match conf.get_trimmed(KEEP_ALIVE_ENABLED_KEY) {
+            None => false,
+            Some(v) if v.is_empty() => false,
+            Some(_) => conf
+                .get_bool(KEEP_ALIVE_ENABLED_KEY)
+                .map_err(|e| ShuffleError::Config(e.to_string()))?,
+        };
+        let secs = int(KEEP_ALIVE_TIMEOUT_KEY, 5)?.max(1);
+        c.keep_alive_timeout = Duration::from_secs(secs.unsigned_abs());
+        let buffer = int(TRANSFER_BUFFER_SIZE_KEY, 128 * 1024)?;
+        c.transfer_buffer_size = usize::try_from(buffer)
+            .unwrap_or(MIN_BUFFER)
+            .clamp(MIN_BUFFER, MAX_BUFFER);
+        let backlog = int(LISTEN_QUEUE_SIZE_KEY, 128)?;
+        c.listen_queue_size = u32::try_from(backlog.max(1)).unwrap_or(128);
+        // Checked only: an int, as Hadoop's conf.getInt.
+        int(MAX_THREADS_KEY, 0)?;
+        if let Some(host) = conf.get_trimmed(BIND_HOST_KEY).filter(|h| !h.is_empty()) {
+            c.bind_host = host;
+        }
+        let ms = long(REQUEST_TIMEOUT_KEY, 60_000)?;
+        if ms <= 0 {
+            return Err(bad(REQUEST_TIMEOUT_KEY, "must be positive"));
+        }
+        c.request_timeout = Duration::from_millis(ms.unsigned_abs());
+        let ms = long(WRITE_TIMEOUT_KEY, 180_000)?;
+        if ms <= 0 {
+            return Err(bad(WRITE_TIMEOUT_KEY, "must be positive"));
+        }
+        c.write_timeout = Duration::from_millis(ms.unsigned_abs());
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_hadoops() {
+        let c = ShuffleConfig::from_conf(&Configuration::empty(), vec![PathBuf::from("/l")])
+            .expect("defaults");
+        assert_eq!(c, ShuffleConfig::new(vec![PathBuf::from("/l")]));
+        assert_eq!(c.port, 13562);
+        assert_eq!(c.max_connections, 0);
+        assert!(!c.keep_alive_enabled);
+        assert_eq!(c.keep_alive_timeout, Duration::from_secs(5));
+        assert_eq!(c.transfer_buffer_size, 131072);
+    }
+
+    #[test]
+    fn reads_the_keys() {
+        let mut conf = Configuration::empty();
+        conf.set(PORT_KEY, "0");
+        conf.set(MAX_CONNECTIONS_KEY, "7");
+        conf.set(KEEP_ALIVE_ENABLED_KEY, "true");
+        conf.set(KEEP_ALIVE_TIMEOUT_KEY, "0");
+        conf.set(TRANSFER_BUFFER_SIZE_KEY, "1");
+        conf.set(BIND_HOST_KEY, "127.0.0.1");
+        let c = ShuffleConfig::from_conf(&conf, Vec::new()).expect("conf");
+        assert_eq!(c.port, 0);
+        assert_eq!(c.max_connections, 7);
+        assert!(c.keep_alive_enabled);
+        assert_eq!(c.keep_alive_timeout, Duration::from_secs(1));
+        assert_eq!(c.transfer_buffer_size, 4096);
+        assert_eq!(c.bind_host, "127.0.0.1");
+        conf.set(MAX_CONNECTIONS_KEY, "-3");
+        let c = ShuffleConfig::from_conf(&conf, Vec::new()).expect("conf");
+        assert_eq!(c.max_connections, 0);
+    }
+
+    #[test]
+    fn refuses_bad_values_naming_the_key() {
+        for (key, value) in [
+            (PORT_KEY, "70000"),
+            (PORT_KEY, "x"),
+            (KEEP_ALIVE_ENABLED_KEY, "maybe"),
+            (REQUEST_TIMEOUT_KEY, "0"),
+        ] {
+            let mut conf = Configuration::empty();
+            conf.set(key, value);
+            let e = ShuffleConfig::from_conf(&conf, Vec::new()).expect_err(key);
+            assert!(e.to_string().contains(key), "{e}");
+        }
+    }
+}
