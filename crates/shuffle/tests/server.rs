@@ -520,3 +520,48 @@ async fn bad_service_data_and_ids_are_refused() {
     f.server.remove_application("application_1_0042");
     assert_good_fetch(f.server.port()).await;
 }
+
+#[tokio::test]
+async fn dropping_the_server_closes_its_connections_and_port() {
+    let f = fixture(|c| c.keep_alive_enabled = true).await;
+    let port = f.server.port();
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let t = target(JOB_A, 0, &[map_a(0)]);
+    stream
+        .write_all(request(port, &t, SECRET_A).as_bytes())
+        .await
+        .expect("send");
+    let reply = read_reply(&mut stream, &mut Vec::new()).await;
+    assert_eq!(reply.status, 200);
+    let Fixture {
+        _dirs: dirs,
+        server,
+    } = f;
+    drop(server);
+    // The kept-alive connection ends.
+    let mut rest = Vec::new();
+    let n = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut rest))
+        .await
+        .expect("closed when the server is dropped")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    // The port is free again.
+    let mut config = ShuffleConfig::new(vec![dirs[0].path().to_path_buf()]);
+    config.bind_host = "127.0.0.1".into();
+    config.port = port;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match ShuffleServer::start(config.clone()).await {
+            Ok(again) => {
+                assert_eq!(again.port(), port);
+                break;
+            }
+            Err(e) => {
+                assert!(Instant::now() < deadline, "port still taken: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
