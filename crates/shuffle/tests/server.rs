@@ -59,7 +59,7 @@ fn write_map_output(local_dir: &Path, app: &str, map: &str, sizes: [usize; REDUC
 }
 
 struct Fixture {
-    _dirs: Vec<tempfile::TempDir>,
+    dirs: Vec<tempfile::TempDir>,
     server: ShuffleServer,
 }
 
@@ -68,7 +68,7 @@ async fn fixture(tune: impl FnOnce(&mut ShuffleConfig)) -> Fixture {
     let d2 = tempfile::tempdir().expect("tmp");
     write_map_output(d1.path(), APP_A, &map_a(0), [10, 0, 300]);
     write_map_output(d2.path(), APP_A, &map_a(1), [1, 2, 3]);
-    write_map_output(d1.path(), APP_A, &map_a(2), [BIG, 5, 6]);
+    write_map_output(d1.path(), APP_A, &map_a(2), [60_000, 5, 6]);
     write_map_output(d2.path(), APP_B, &map_b(0), [7, 8, 9]);
     let mut config = ShuffleConfig::new(vec![d1.path().to_path_buf(), d2.path().to_path_buf()]);
     config.bind_host = "127.0.0.1".into();
@@ -90,7 +90,7 @@ async fn fixture(tune: impl FnOnce(&mut ShuffleConfig)) -> Fixture {
         )
         .expect("add b");
     Fixture {
-        _dirs: vec![d1, d2],
+        dirs: vec![d1, d2],
         server,
     }
 }
@@ -439,6 +439,7 @@ async fn connections_beyond_the_maximum_get_429_and_retry_after() {
 #[tokio::test]
 async fn a_reducer_leaving_mid_transfer_hurts_nobody() {
     let f = fixture(|c| c.transfer_buffer_size = 8192).await;
+    write_map_output(f.dirs[0].path(), APP_A, &map_a(2), [BIG, 5, 6]);
     let port = f.server.port();
     // Several reducers read a little of the big output, then vanish.
     for _ in 0..4 {
@@ -535,10 +536,7 @@ async fn dropping_the_server_closes_its_connections_and_port() {
         .expect("send");
     let reply = read_reply(&mut stream, &mut Vec::new()).await;
     assert_eq!(reply.status, 200);
-    let Fixture {
-        _dirs: dirs,
-        server,
-    } = f;
+    let Fixture { dirs, server } = f;
     drop(server);
     // The kept-alive connection ends.
     let mut rest = Vec::new();
