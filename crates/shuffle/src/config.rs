@@ -27,6 +27,13 @@ pub const REQUEST_TIMEOUT_KEY: &str = "spindle.shuffle.request.timeout.ms";
 /// (`mapreduce.reduce.shuffle.read.timeout`, 180000 ms).
 pub const WRITE_TIMEOUT_KEY: &str = "spindle.shuffle.write.timeout.ms";
 
+/// Spindle's: the bytes of transfer buffers all connections may hold together (64 MiB);
+/// a request waits for a buffer when they are all in use.
+pub const MAX_BUFFER_BYTES_KEY: &str = "spindle.shuffle.max.buffer.bytes";
+/// Hadoop's encrypted shuffle (`MRConfig.SHUFFLE_SSL_ENABLED_KEY`), which Spindle does not
+/// serve: configured, the shuffle refuses to start rather than answer in plain text.
+pub const SSL_ENABLED_KEY: &str = "mapreduce.shuffle.ssl.enabled";
+
 /// Bounds of the transfer buffer (one per connection that is sending).
 const MIN_BUFFER: usize = 4 * 1024;
 const MAX_BUFFER: usize = 16 * 1024 * 1024;
@@ -50,6 +57,8 @@ pub struct ShuffleConfig {
     pub transfer_buffer_size: usize,
     /// `mapreduce.shuffle.listen.queue.size` (128).
     pub listen_queue_size: u32,
+    /// Spindle's bound on all transfer buffers together (64 MiB).
+    pub max_buffer_bytes: usize,
     /// Spindle's first-request deadline (60 s).
     pub request_timeout: Duration,
     /// Spindle's write stall deadline (180 s).
@@ -68,6 +77,7 @@ impl ShuffleConfig {
             keep_alive_timeout: Duration::from_secs(5),
             transfer_buffer_size: 128 * 1024,
             listen_queue_size: 128,
+            max_buffer_bytes: 64 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
             write_timeout: Duration::from_secs(180),
         }
@@ -101,17 +111,26 @@ impl ShuffleConfig {
         let bad = |key: &str, problem: &str| {
             ShuffleError::Config(conf.invalid_value(key, problem).to_string())
         };
+        let flag = |key: &str| -> Result<bool, ShuffleError> {
+            match conf.get_trimmed(key) {
+                None => Ok(false),
+                Some(v) if v.is_empty() => Ok(false),
+                Some(_) => conf
+                    .get_bool(key)
+                    .map_err(|e| ShuffleError::Config(e.to_string())),
+            }
+        };
+        if flag(SSL_ENABLED_KEY)? {
+            return Err(bad(
+                SSL_ENABLED_KEY,
+                "asks for the encrypted shuffle, which Spindle's mapreduce_shuffle does not serve",
+            ));
+        }
         let port = int(PORT_KEY, i64::from(DEFAULT_PORT))?;
         c.port = u16::try_from(port).map_err(|_| bad(PORT_KEY, "is not a port (0..=65535)"))?;
         // Hadoop treats any value <= 0 as no limit.
         c.max_connections = usize::try_from(int(MAX_CONNECTIONS_KEY, 0)?.max(0)).unwrap_or(0);
-        c.keep_alive_enabled = match conf.get_trimmed(KEEP_ALIVE_ENABLED_KEY) {
-            None => false,
-            Some(v) if v.is_empty() => false,
-            Some(_) => conf
-                .get_bool(KEEP_ALIVE_ENABLED_KEY)
-                .map_err(|e| ShuffleError::Config(e.to_string()))?,
-        };
+        c.keep_alive_enabled = flag(KEEP_ALIVE_ENABLED_KEY)?;
         let secs = int(KEEP_ALIVE_TIMEOUT_KEY, 5)?.max(1);
         c.keep_alive_timeout = Duration::from_secs(secs.unsigned_abs());
         let buffer = int(TRANSFER_BUFFER_SIZE_KEY, 128 * 1024)?;
@@ -125,6 +144,11 @@ impl ShuffleConfig {
         if let Some(host) = conf.get_trimmed(BIND_HOST_KEY).filter(|h| !h.is_empty()) {
             c.bind_host = host;
         }
+        let budget = long(MAX_BUFFER_BYTES_KEY, 64 * 1024 * 1024)?;
+        if budget <= 0 {
+            return Err(bad(MAX_BUFFER_BYTES_KEY, "must be positive"));
+        }
+        c.max_buffer_bytes = usize::try_from(budget).unwrap_or(usize::MAX);
         let ms = long(REQUEST_TIMEOUT_KEY, 60_000)?;
         if ms <= 0 {
             return Err(bad(REQUEST_TIMEOUT_KEY, "must be positive"));
@@ -183,6 +207,8 @@ mod tests {
             (PORT_KEY, "x"),
             (KEEP_ALIVE_ENABLED_KEY, "maybe"),
             (REQUEST_TIMEOUT_KEY, "0"),
+            (MAX_BUFFER_BYTES_KEY, "-1"),
+            (SSL_ENABLED_KEY, "true"),
         ] {
             let mut conf = Configuration::empty();
             conf.set(key, value);

@@ -61,6 +61,8 @@ struct Job {
 
 struct Shared {
     config: ShuffleConfig,
+    /// One permit per transfer buffer that may exist at once.
+    buffers: Arc<Semaphore>,
     /// The bound port: part of the message the request hash covers.
     port: u16,
     jobs: RwLock<HashMap<String, Arc<Job>>>,
@@ -113,7 +115,9 @@ impl ShuffleServer {
         );
         let limit =
             (config.max_connections > 0).then(|| Arc::new(Semaphore::new(config.max_connections)));
+        let buffers = (config.max_buffer_bytes / config.transfer_buffer_size.max(1)).max(1);
         let shared = Arc::new(Shared {
+            buffers: Arc::new(Semaphore::new(buffers)),
             config,
             port,
             jobs: RwLock::new(HashMap::new()),
@@ -471,6 +475,14 @@ impl Connection {
     /// Streams the reply: the head, then per map output its `ShuffleHeader` and its range of
     /// `file.out`, through one buffer of `mapreduce.shuffle.transfer.buffer.size`.
     async fn send(&mut self, head: Vec<u8>, outputs: &[MapOutput]) -> io::Result<()> {
+        // Wait for one of the buffers the server may hold at once.
+        let _buffer = self
+            .shared
+            .buffers
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(io::Error::other)?;
         let cap = self.shared.config.transfer_buffer_size;
         let write_timeout = self.shared.config.write_timeout;
         let counters = &self.shared.counters;

@@ -563,3 +563,43 @@ async fn dropping_the_server_closes_its_connections_and_port() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_reducer_that_stops_reading_is_dropped_and_frees_the_only_buffer() {
+    let f = fixture(|c| {
+        c.transfer_buffer_size = 8192;
+        c.max_buffer_bytes = 8192;
+        c.write_timeout = Duration::from_millis(500);
+    })
+    .await;
+    write_map_output(f.dirs[0].path(), APP_A, &map_a(2), [BIG, 5, 6]);
+    let port = f.server.port();
+    // This reducer asks for the big output and never reads: it holds the one buffer until
+    // its writes stall past the deadline.
+    let mut stuck = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let t = target(JOB_A, 0, &[map_a(2)]);
+    stuck
+        .write_all(request(port, &t, SECRET_A).as_bytes())
+        .await
+        .expect("send");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while f.server.stats().output_bytes == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the stuck transfer never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Another reducer is served once the stuck one is dropped.
+    tokio::time::timeout(Duration::from_secs(60), assert_good_fetch(port))
+        .await
+        .expect("served after the stalled transfer was dropped");
+    assert!(
+        f.server.stats().outputs_failed >= 1,
+        "{:?}",
+        f.server.stats()
+    );
+    drop(stuck);
+}
