@@ -19,13 +19,16 @@
 //! failure to locate an output is a plain 500 (Hadoop first writes a 200 head, then the 500
 //! reply into the body); a map id that is not an attempt of the authenticated job is refused
 //! before any file is looked up; files must lie inside the application's output directory
-//! and belong to the application directory's owner; a connection must send its first request
+//! and belong to the owner of their attempt directory; `mapreduce.shuffle.ssl.enabled` is
+//! refused at start (no encrypted shuffle); a connection must send its first request
 //! within `spindle.shuffle.request.timeout.ms` and a reducer that stops reading for
 //! `spindle.shuffle.write.timeout.ms` is dropped; `mapreduce.shuffle.max.connections` counts
 //! client connections only (Hadoop counts its listening channel too).
 //!
-//! Memory is bounded per connection: a request head of at most 12 KiB, one transfer buffer
-//! while sending; index files are read in fixed chunks whatever their size.
+//! Memory is bounded: per connection a request head of at most 12 KiB and, while sending,
+//! one transfer buffer (`mapreduce.shuffle.transfer.buffer.size`), all buffers together
+//! within `spindle.shuffle.max.buffer.bytes` (a request waits for a free one); index files
+//! are read in fixed chunks whatever their size.
 
 mod config;
 mod error;

@@ -1,9 +1,10 @@
 //! Finding a job's map outputs on the NodeManager's local dirs, as `ShuffleHandler` does
 //! (`getBaseLocation` + `LocalDirAllocator.getLocalPathForRead`), with two guards of ours:
 //! a map id must name an attempt of the job the request was authenticated for, and the file
-//! found must lie inside the application's own `output` directory and belong to the owner
-//! of the application's directory (Hadoop checks the owner with `SecureIOUtils` in secure
-//! mode only).
+//! found must lie inside the application's own `output` directory (no link leads out) and
+//! belong to the owner of its attempt directory, i.e. to whoever ran the map task (Hadoop
+//! checks that the owner is the application's user with `SecureIOUtils`, in secure mode
+//! only).
 //!
 //! Blocking `std::fs` code: the server calls it on tokio's blocking pool.
 
@@ -151,9 +152,7 @@ fn find(local_dirs: &[PathBuf], app_rel: &str, rel: &str) -> Result<Found, Strin
 }
 
 fn check(dir: &Path, app_rel: &str, candidate: &Path) -> io::Result<Found> {
-    let app_dir = dir.join(app_rel);
-    let app_meta = fs::metadata(&app_dir)?;
-    let output_dir = fs::canonicalize(&app_dir)?.join("output");
+    let output_dir = fs::canonicalize(dir.join(app_rel))?.join("output");
     let path = fs::canonicalize(candidate)?;
     if !path.starts_with(&output_dir) {
         return Err(io::Error::new(
@@ -168,13 +167,17 @@ fn check(dir: &Path, app_rel: &str, candidate: &Path) -> io::Result<Found> {
             "not a regular file",
         ));
     }
-    if meta.uid() != app_meta.uid() {
+    // The attempt's directory was made by whoever ran the map task (the application's user
+    // under the LinuxContainerExecutor, the NodeManager's under the default one); its files
+    // must be theirs too: a hard link to someone else's file is refused.
+    let attempt_dir = path.parent().unwrap_or(&output_dir);
+    let dir_uid = fs::metadata(attempt_dir)?.uid();
+    if meta.uid() != dir_uid {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "owner uid {} does not match the application directory's owner uid {}",
-                meta.uid(),
-                app_meta.uid()
+                "owner uid {} does not match the owner uid {dir_uid} of its attempt directory",
+                meta.uid()
             ),
         ));
     }
@@ -315,6 +318,32 @@ mod tests {
         let e = locate_all(&dirs, &job(), &["attempt_1_0001_m_000001_0".into()], 0)
             .expect_err("escape");
         assert!(e.message.contains("outside"), "{}", e.message);
+    }
+
+    #[test]
+    fn refuses_files_of_another_owner() {
+        // Changing a file's owner needs root; elsewhere there is nothing to test.
+        if !running_as_root() {
+            eprintln!("SKIP: not root");
+            return;
+        }
+        let a = tempfile::tempdir().expect("tmp");
+        write_output(a.path(), "attempt_1_0001_m_000000_0", &[b"abc"]);
+        let d = a
+            .path()
+            .join("usercache/alice/appcache/application_1_0001/output/attempt_1_0001_m_000000_0");
+        let dirs = [a.path().to_path_buf()];
+        let maps = ["attempt_1_0001_m_000000_0".to_string()];
+        assert!(locate_all(&dirs, &job(), &maps, 0).is_ok());
+        std::os::unix::fs::chown(d.join(DATA_FILE_NAME), Some(54321), None).expect("chown");
+        let e = locate_all(&dirs, &job(), &maps, 0).expect_err("another owner");
+        assert!(e.message.contains("owner uid 54321"), "{}", e.message);
+    }
+
+    fn running_as_root() -> bool {
+        fs::metadata("/proc/self")
+            .map(|m| m.uid() == 0)
+            .unwrap_or(false)
     }
 
     #[test]
