@@ -18,6 +18,8 @@ pub const TRANSFER_BUFFER_SIZE_KEY: &str = "mapreduce.shuffle.transfer.buffer.si
 pub const LISTEN_QUEUE_SIZE_KEY: &str = "mapreduce.shuffle.listen.queue.size";
 /// Read and checked for Hadoop's sake; the server runs on the NodeManager's own runtime.
 pub const MAX_THREADS_KEY: &str = "mapreduce.shuffle.max.threads";
+/// `TTConfig.TT_INDEX_CACHE`: megabytes of index files kept in memory (10).
+pub const INDEX_CACHE_MB_KEY: &str = "mapreduce.tasktracker.indexcache.mb";
 /// Spindle's: the address the shuffle binds (Hadoop binds the wildcard address).
 pub const BIND_HOST_KEY: &str = "spindle.shuffle.bind-host";
 /// Spindle's: how long a connection may take to send its first request head.
@@ -57,6 +59,8 @@ pub struct ShuffleConfig {
     pub transfer_buffer_size: usize,
     /// `mapreduce.shuffle.listen.queue.size` (128).
     pub listen_queue_size: u32,
+    /// `mapreduce.tasktracker.indexcache.mb` (10) in bytes.
+    pub index_cache_bytes: usize,
     /// Spindle's bound on all transfer buffers together (64 MiB).
     pub max_buffer_bytes: usize,
     /// Spindle's first-request deadline (60 s).
@@ -78,6 +82,7 @@ impl ShuffleConfig {
             transfer_buffer_size: 128 * 1024,
             listen_queue_size: 128,
             max_buffer_bytes: 64 * 1024 * 1024,
+            index_cache_bytes: 10 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
             write_timeout: Duration::from_secs(180),
         }
@@ -144,6 +149,11 @@ impl ShuffleConfig {
         if let Some(host) = conf.get_trimmed(BIND_HOST_KEY).filter(|h| !h.is_empty()) {
             c.bind_host = host;
         }
+        let mb = int(INDEX_CACHE_MB_KEY, 10)?;
+        if mb < 0 {
+            return Err(bad(INDEX_CACHE_MB_KEY, "must not be negative"));
+        }
+        c.index_cache_bytes = usize::try_from(mb).unwrap_or(0).saturating_mul(1024 * 1024);
         let budget = long(MAX_BUFFER_BYTES_KEY, 64 * 1024 * 1024)?;
         if budget <= 0 {
             return Err(bad(MAX_BUFFER_BYTES_KEY, "must be positive"));

@@ -55,6 +55,60 @@ pub fn encode_index(records: &[IndexRecord]) -> Vec<u8> {
     out
 }
 
+/// Reads every record of an index of `file_len` bytes, checking the trailing checksum as
+/// `SpillRecord` does (the caller bounds `file_len`).
+pub fn read_all(mut input: impl Read, file_len: u64, name: &str) -> io::Result<Vec<IndexRecord>> {
+    let partitions = file_len / INDEX_RECORD_LENGTH;
+    let size = usize::try_from(partitions * INDEX_RECORD_LENGTH)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("{name} is too large")))?;
+    let mut bytes = vec![0u8; size + 8];
+    input.read_exact(&mut bytes)?;
+    let (body, trailer) = bytes.split_at(size);
+    let mut t = [0u8; 8];
+    t.copy_from_slice(trailer);
+    if u64::from(crc32fast::hash(body)) != u64::from_be_bytes(t) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("Checksum error reading spill index: {name}"),
+        ));
+    }
+    Ok(body
+        .chunks_exact(24)
+        .map(|c| {
+            let mut rec = [0u8; 24];
+            rec.copy_from_slice(c);
+            IndexRecord::from_bytes(&rec)
+        })
+        .collect())
+}
+
+/// Partition `reduce`'s record of a whole index, refused as [`read_record`] refuses it.
+pub fn pick(records: &[IndexRecord], reduce: i32, name: &str) -> io::Result<IndexRecord> {
+    let record = usize::try_from(reduce)
+        .ok()
+        .and_then(|r| records.get(r))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{name} has {} partitions; there is no partition {reduce}",
+                    records.len()
+                ),
+            )
+        })?;
+    check_record(*record, reduce, name)
+}
+
+fn check_record(record: IndexRecord, reduce: i32, name: &str) -> io::Result<IndexRecord> {
+    if record.start_offset < 0 || record.part_length < 0 || record.raw_length < 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{name}: partition {reduce} has a negative offset or length"),
+        ));
+    }
+    Ok(record)
+}
+
 /// Reads partition `reduce`'s record from an index of `file_len` bytes, checking the
 /// trailing checksum as `SpillRecord` does. Errors are `InvalidData` with Hadoop's wording
 /// where it has one.
@@ -101,13 +155,7 @@ pub fn read_record(
         ));
     }
     let record = record.ok_or_else(|| io::Error::other("index record not read"))?;
-    if record.start_offset < 0 || record.part_length < 0 || record.raw_length < 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{name}: partition {reduce} has a negative offset or length"),
-        ));
-    }
-    Ok(record)
+    check_record(record, reduce, name)
 }
 
 #[cfg(test)]
@@ -171,6 +219,28 @@ mod tests {
         let good = encode_index(&recs(4));
         assert!(read_record(&good[..50], len, 0, "f").is_err());
         assert!(read_record(&good[..], 7, 0, "f").is_err());
+    }
+
+    #[test]
+    fn whole_indexes_read_as_the_streaming_reader() {
+        for n in [1, 2, 600] {
+            let records = recs(n);
+            let bytes = encode_index(&records);
+            let all = read_all(&bytes[..], bytes.len() as u64, "f").expect("all");
+            assert_eq!(all, records);
+            for r in 0..n as i32 {
+                assert_eq!(
+                    pick(&all, r, "f").expect("pick"),
+                    read_record(&bytes[..], bytes.len() as u64, r, "f").expect("record")
+                );
+            }
+            assert!(pick(&all, n as i32, "f").is_err());
+            assert!(pick(&all, -1, "f").is_err());
+        }
+        let mut bad = encode_index(&recs(3));
+        bad[0] ^= 0x80;
+        assert!(read_all(&bad[..], bad.len() as u64, "f").is_err());
+        assert!(read_all(&bad[..10], bad.len() as u64, "f").is_err());
     }
 
     #[test]

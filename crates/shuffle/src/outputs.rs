@@ -8,10 +8,12 @@
 //!
 //! Blocking `std::fs` code: the server calls it on tokio's blocking pool.
 
-use std::fs::{self, File};
+use std::collections::{HashMap, VecDeque};
+use std::fs::{self, File, Metadata};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::index::{self, IndexRecord};
 use crate::request::Refusal;
@@ -62,6 +64,7 @@ pub fn is_attempt_of(map_id: &str, job_id: &str) -> bool {
 /// Hadoop's message where it has one.
 pub fn locate_all(
     local_dirs: &[PathBuf],
+    cache: &IndexCache,
     job: &JobOutputs,
     maps: &[String],
     reduce: i32,
@@ -74,13 +77,14 @@ pub fn locate_all(
                 format!("{map_id} is not a map attempt of {}", job.job_id),
             ));
         }
-        out.push(locate(local_dirs, job, map_id, reduce).map_err(|m| Refusal::new(500, m))?);
+        out.push(locate(local_dirs, cache, job, map_id, reduce).map_err(|m| Refusal::new(500, m))?);
     }
     Ok(out)
 }
 
 fn locate(
     local_dirs: &[PathBuf],
+    cache: &IndexCache,
     job: &JobOutputs,
     map_id: &str,
     reduce: i32,
@@ -97,20 +101,18 @@ fn locate(
         &app_rel,
         &format!("{attempt_rel}/{DATA_FILE_NAME}"),
     )?;
-    let name = index.path.display().to_string();
-    let file = File::open(&index.path).map_err(|e| format!("{name}: {e}"))?;
-    let record = index::read_record(file, index.len, reduce, &name).map_err(|e| e.to_string())?;
+    let record = cache.record(&index.path, &index.meta, reduce)?;
     let end = record
         .start_offset
         .checked_add(record.part_length)
         .and_then(|e| u64::try_from(e).ok());
-    if end.is_none_or(|end| end > data.len) {
+    if end.is_none_or(|end| end > data.meta.len()) {
         return Err(format!(
             "{}: partition {reduce} ({} bytes at {}) lies beyond the file's {} bytes",
             data.path.display(),
             record.part_length,
             record.start_offset,
-            data.len
+            data.meta.len()
         ));
     }
     let header = ShuffleHeader {
@@ -125,14 +127,13 @@ fn locate(
         header,
         data_path: data.path,
         record,
-        owner_uid: data.uid,
+        owner_uid: data.meta.uid(),
     })
 }
 
 struct Found {
     path: PathBuf,
-    len: u64,
-    uid: u32,
+    meta: Metadata,
 }
 
 /// `LocalDirAllocator.getLocalPathForRead`: the first local dir holding `rel`; then our
@@ -181,11 +182,109 @@ fn check(dir: &Path, app_rel: &str, candidate: &Path) -> io::Result<Found> {
             ),
         ));
     }
-    Ok(Found {
-        path,
-        len: meta.len(),
-        uid: meta.uid(),
-    })
+    Ok(Found { path, meta })
+}
+
+/// Hadoop's `IndexCache`: whole index files, each checked once, kept within
+/// `mapreduce.tasktracker.indexcache.mb`, the oldest dropped first. An entry is used only
+/// while the file is the same (device, inode, length, modification time); an index larger
+/// than the whole cache is read for the one record each time.
+pub struct IndexCache {
+    limit: usize,
+    inner: Mutex<CacheInner>,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    entries: HashMap<PathBuf, Cached>,
+    order: VecDeque<PathBuf>,
+    bytes: usize,
+}
+
+struct Cached {
+    identity: (u64, u64, u64, i64, i64),
+    records: Arc<[IndexRecord]>,
+    bytes: usize,
+}
+
+fn identity(meta: &Metadata) -> (u64, u64, u64, i64, i64) {
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
+}
+
+impl IndexCache {
+    pub fn new(limit_bytes: usize) -> IndexCache {
+        IndexCache {
+            limit: limit_bytes,
+            inner: Mutex::new(CacheInner::default()),
+        }
+    }
+
+    /// Bytes held now.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CacheInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Partition `reduce`'s record of the index at `path` (whose metadata is `meta`).
+    pub fn record(&self, path: &Path, meta: &Metadata, reduce: i32) -> Result<IndexRecord, String> {
+        let name = path.display().to_string();
+        let err = |e: io::Error| format!("{name}: {e}");
+        let cached = {
+            let inner = self.lock();
+            inner
+                .entries
+                .get(path)
+                .filter(|c| c.identity == identity(meta))
+                .map(|c| c.records.clone())
+        };
+        if let Some(records) = cached {
+            return index::pick(&records, reduce, &name).map_err(|e| e.to_string());
+        }
+        let file = File::open(path).map_err(err)?;
+        let cost = usize::try_from(meta.len())
+            .unwrap_or(usize::MAX)
+            .saturating_add(path.as_os_str().len());
+        if cost > self.limit {
+            return index::read_record(file, meta.len(), reduce, &name).map_err(|e| e.to_string());
+        }
+        let records: Arc<[IndexRecord]> = index::read_all(file, meta.len(), &name)
+            .map_err(|e| e.to_string())?
+            .into();
+        let record = index::pick(&records, reduce, &name).map_err(|e| e.to_string());
+        let mut inner = self.lock();
+        if let Some(old) = inner.entries.remove(path) {
+            inner.bytes -= old.bytes;
+            inner.order.retain(|p| p != path);
+        }
+        while inner.bytes + cost > self.limit {
+            let Some(oldest) = inner.order.pop_front() else {
+                break;
+            };
+            if let Some(old) = inner.entries.remove(&oldest) {
+                inner.bytes -= old.bytes;
+            }
+        }
+        inner.bytes += cost;
+        inner.order.push_back(path.to_path_buf());
+        inner.entries.insert(
+            path.to_path_buf(),
+            Cached {
+                identity: identity(meta),
+                records,
+                bytes: cost,
+            },
+        );
+        record
+    }
 }
 
 /// Opens a located data file for sending: no link followed at the last step, and still a
@@ -212,6 +311,10 @@ pub fn open_data(output: &MapOutput) -> io::Result<File> {
 mod tests {
     use super::*;
     use crate::index::encode_index;
+
+    fn cache() -> IndexCache {
+        IndexCache::new(10 << 20)
+    }
 
     #[test]
     fn attempt_ids_must_be_of_the_job() {
@@ -268,7 +371,7 @@ mod tests {
             "attempt_1_0001_m_000000_0".to_string(),
             "attempt_1_0001_m_000001_0".to_string(),
         ];
-        let found = locate_all(&dirs, &job(), &maps, 1).expect("found");
+        let found = locate_all(&dirs, &cache(), &job(), &maps, 1).expect("found");
         assert_eq!(found[0].record.part_length, 0);
         assert_eq!(found[1].record.start_offset, 2);
         assert_eq!(found[1].record.part_length, 5);
@@ -287,16 +390,34 @@ mod tests {
         let a = tempfile::tempdir().expect("tmp");
         write_output(a.path(), "attempt_1_0001_m_000000_0", &[b"abc"]);
         let dirs = vec![a.path().to_path_buf()];
-        let e = locate_all(&dirs, &job(), &["attempt_1_0001_m_000009_0".into()], 0)
-            .expect_err("missing");
+        let e = locate_all(
+            &dirs,
+            &cache(),
+            &job(),
+            &["attempt_1_0001_m_000009_0".into()],
+            0,
+        )
+        .expect_err("missing");
         assert_eq!(e.status, 500);
         assert!(e.message.starts_with("Could not find usercache/alice/appcache/application_1_0001/output/attempt_1_0001_m_000009_0/file.out.index"), "{}", e.message);
-        let e = locate_all(&dirs, &job(), &["attempt_1_0002_m_000000_0".into()], 0)
-            .expect_err("foreign");
+        let e = locate_all(
+            &dirs,
+            &cache(),
+            &job(),
+            &["attempt_1_0002_m_000000_0".into()],
+            0,
+        )
+        .expect_err("foreign");
         assert_eq!(e.status, 500);
         // A partition the index does not have.
-        let e = locate_all(&dirs, &job(), &["attempt_1_0001_m_000000_0".into()], 1)
-            .expect_err("no partition");
+        let e = locate_all(
+            &dirs,
+            &cache(),
+            &job(),
+            &["attempt_1_0001_m_000000_0".into()],
+            1,
+        )
+        .expect_err("no partition");
         assert_eq!(e.status, 500);
         // A link out of the application's output directory.
         let outside = a.path().join("secret");
@@ -315,9 +436,60 @@ mod tests {
             .path()
             .join("usercache/alice/appcache/application_1_0001/output/attempt_1_0001_m_000001_0");
         std::os::unix::fs::symlink(&outside, &link).expect("link");
-        let e = locate_all(&dirs, &job(), &["attempt_1_0001_m_000001_0".into()], 0)
-            .expect_err("escape");
+        let e = locate_all(
+            &dirs,
+            &cache(),
+            &job(),
+            &["attempt_1_0001_m_000001_0".into()],
+            0,
+        )
+        .expect_err("escape");
         assert!(e.message.contains("outside"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_index_cache_serves_repeats_and_notices_new_files() {
+        let a = tempfile::tempdir().expect("tmp");
+        write_output(a.path(), "attempt_1_0001_m_000000_0", &[b"abc", b"de"]);
+        let dirs = [a.path().to_path_buf()];
+        let maps = ["attempt_1_0001_m_000000_0".to_string()];
+        let c = cache();
+        let first = locate_all(&dirs, &c, &job(), &maps, 1).expect("first");
+        assert_eq!(first[0].record.part_length, 2);
+        let held = c.bytes();
+        assert!(held >= 2 * 24 + 8, "{held}");
+        let again = locate_all(&dirs, &c, &job(), &maps, 0).expect("again");
+        assert_eq!(again[0].record.part_length, 3);
+        assert_eq!(c.bytes(), held);
+        // A rewritten output (other sizes) is read afresh.
+        write_output(
+            a.path(),
+            "attempt_1_0001_m_000000_0",
+            &[b"abcdefg", b"h", b"ij"],
+        );
+        let fresh = locate_all(&dirs, &c, &job(), &maps, 2).expect("fresh");
+        assert_eq!(fresh[0].record.part_length, 2);
+        assert_eq!(fresh[0].record.start_offset, 8);
+        // A cache too small for any index still answers, from the file.
+        let tiny = IndexCache::new(10);
+        let r = locate_all(&dirs, &tiny, &job(), &maps, 0).expect("uncached");
+        assert_eq!(r[0].record.part_length, 7);
+        assert_eq!(tiny.bytes(), 0);
+    }
+
+    #[test]
+    fn the_index_cache_stays_within_its_limit() {
+        let a = tempfile::tempdir().expect("tmp");
+        let dirs = [a.path().to_path_buf()];
+        let c = IndexCache::new(1000);
+        for m in 0..20 {
+            let map = format!("attempt_1_0001_m_{m:06}_0");
+            write_output(a.path(), &map, &[b"x", b"y", b"z"]);
+            let found = locate_all(&dirs, &c, &job(), &[map], 2).expect("found");
+            assert_eq!(found[0].record.start_offset, 2);
+            assert!(c.bytes() <= 1000, "{}", c.bytes());
+        }
+        assert!(c.bytes() > 0);
     }
 
     #[test]
@@ -334,9 +506,9 @@ mod tests {
             .join("usercache/alice/appcache/application_1_0001/output/attempt_1_0001_m_000000_0");
         let dirs = [a.path().to_path_buf()];
         let maps = ["attempt_1_0001_m_000000_0".to_string()];
-        assert!(locate_all(&dirs, &job(), &maps, 0).is_ok());
+        assert!(locate_all(&dirs, &cache(), &job(), &maps, 0).is_ok());
         std::os::unix::fs::chown(d.join(DATA_FILE_NAME), Some(54321), None).expect("chown");
-        let e = locate_all(&dirs, &job(), &maps, 0).expect_err("another owner");
+        let e = locate_all(&dirs, &cache(), &job(), &maps, 0).expect_err("another owner");
         assert!(e.message.contains("owner uid 54321"), "{}", e.message);
     }
 
@@ -356,6 +528,7 @@ mod tests {
         fs::write(d.join(DATA_FILE_NAME), b"a").expect("truncate");
         let e = locate_all(
             &[a.path().to_path_buf()],
+            &cache(),
             &job(),
             &["attempt_1_0001_m_000000_0".into()],
             0,

@@ -18,7 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::hash;
-use crate::outputs::{self, JobOutputs, MapOutput};
+use crate::outputs::{self, IndexCache, JobOutputs, MapOutput};
 use crate::request::{self, HeadParse, Refusal, RequestHead, MAX_BODY};
 use crate::wire::{job_id_of_app, JobToken};
 use crate::{ShuffleConfig, ShuffleError};
@@ -63,6 +63,7 @@ struct Shared {
     config: ShuffleConfig,
     /// One permit per transfer buffer that may exist at once.
     buffers: Arc<Semaphore>,
+    index_cache: Arc<IndexCache>,
     /// The bound port: part of the message the request hash covers.
     port: u16,
     jobs: RwLock<HashMap<String, Arc<Job>>>,
@@ -118,6 +119,7 @@ impl ShuffleServer {
         let buffers = (config.max_buffer_bytes / config.transfer_buffer_size.max(1)).max(1);
         let shared = Arc::new(Shared {
             buffers: Arc::new(Semaphore::new(buffers)),
+            index_cache: Arc::new(IndexCache::new(config.index_cache_bytes)),
             config,
             port,
             jobs: RwLock::new(HashMap::new()),
@@ -399,8 +401,9 @@ impl Connection {
         let maps = query.maps.clone();
         let reduce = query.reduce;
         let job_outputs = job.job.outputs.clone();
+        let cache = self.shared.index_cache.clone();
         let located = tokio::task::spawn_blocking(move || {
-            outputs::locate_all(&local_dirs, &job_outputs, &maps, reduce)
+            outputs::locate_all(&local_dirs, &cache, &job_outputs, &maps, reduce)
         })
         .await
         .unwrap_or_else(|e| Err(Refusal::new(500, format!("lookup failed: {e}"))));
