@@ -39,6 +39,13 @@ pub mod request;
 mod server;
 pub mod wire;
 
+/// `ShuffleHandler.MAPREDUCE_SHUFFLE_SERVICEID`: the auxiliary service's usual name, the key
+/// of the job token in a task container's service data.
+pub const SERVICE_NAME: &str = "mapreduce_shuffle";
+/// The class an NM configuration names (`yarn.nodemanager.aux-services.<name>.class`) for
+/// this service.
+pub const HADOOP_CLASS: &str = "org.apache.hadoop.mapred.ShuffleHandler";
+
 pub use config::*;
 pub use error::ShuffleError;
 pub use server::{ShuffleServer, ShuffleStats};
