@@ -440,3 +440,44 @@ mod tests {
         assert!(h.body_length().is_err());
     }
 }
+
+#[cfg(test)]
+mod hostile_input {
+    use super::*;
+
+    /// Deterministic noise (xorshift).
+    fn noise(seed: u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn random_heads_and_queries_never_panic() {
+        let all: Vec<u8> = (0..=255).collect();
+        let http = b"GET /mapOutput?job=&reduce=map,%+;:\r\n HTTP/1.1 name version 0123456789abc";
+        for seed in 1..3000u64 {
+            let len = (seed as usize * 37) % 9000;
+            for alphabet in [&all[..], &http[..]] {
+                let bytes = noise(seed, len, alphabet);
+                if let HeadParse::Complete(head, used) = parse_head(&bytes) {
+                    assert!(used <= bytes.len());
+                    let _ = check_request(&head);
+                    let _ = head.body_length();
+                    let _ = head.path_and_query();
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                let _ = parse_query(&format!("/mapOutput?{text}"));
+                let _ = crate::wire::ShuffleHeader::decode(&bytes);
+                let _ = crate::wire::JobToken::decode(&bytes);
+                let _ = crate::index::read_record(&bytes[..], bytes.len() as u64, 1, "n");
+            }
+        }
+    }
+}
