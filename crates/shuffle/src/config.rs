@@ -63,6 +63,10 @@ pub struct ShuffleConfig {
     pub index_cache_bytes: usize,
     /// Spindle's bound on all transfer buffers together (64 MiB).
     pub max_buffer_bytes: usize,
+    /// Where job tokens are kept across NodeManager restarts (Hadoop's recovery path,
+    /// `<yarn.nodemanager.recovery.dir>/<service name>`, set by the NodeManager when
+    /// `yarn.nodemanager.recovery.enabled`); `None` keeps them in memory only.
+    pub recovery_dir: Option<PathBuf>,
     /// Spindle's first-request deadline (60 s).
     pub request_timeout: Duration,
     /// Spindle's write stall deadline (180 s).
@@ -83,6 +87,7 @@ impl ShuffleConfig {
             listen_queue_size: 128,
             max_buffer_bytes: 64 * 1024 * 1024,
             index_cache_bytes: 10 * 1024 * 1024,
+            recovery_dir: None,
             request_timeout: Duration::from_secs(60),
             write_timeout: Duration::from_secs(180),
         }

@@ -35,6 +35,7 @@ mod error;
 pub mod hash;
 pub mod index;
 pub mod outputs;
+pub mod recovery;
 pub mod request;
 mod server;
 pub mod wire;

@@ -19,6 +19,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::hash;
 use crate::outputs::{self, IndexCache, JobOutputs, MapOutput};
+use crate::recovery;
 use crate::request::{self, HeadParse, Refusal, RequestHead, MAX_BODY};
 use crate::wire::{job_id_of_app, JobToken};
 use crate::{ShuffleConfig, ShuffleError};
@@ -126,7 +127,36 @@ impl ShuffleServer {
             counters: Counters::default(),
         });
         let accept = tokio::spawn(accept_loop(listener, shared.clone(), limit));
-        Ok(ShuffleServer { shared, accept })
+        let server = ShuffleServer { shared, accept };
+        server.recover()?;
+        Ok(server)
+    }
+
+    /// Hadoop's `recoverState`: the tokens of the applications a previous run was serving.
+    fn recover(&self) -> Result<(), ShuffleError> {
+        let Some(dir) = &self.shared.config.recovery_dir else {
+            return Ok(());
+        };
+        let (records, bad) = recovery::load(dir).map_err(|e| {
+            ShuffleError::Config(format!(
+                "cannot read the shuffle's recovery dir {}: {e}",
+                dir.display()
+            ))
+        })?;
+        for name in bad {
+            tracing::warn!(
+                "mapreduce_shuffle: skipping unreadable recovery record {} in {}",
+                escaped(&name),
+                dir.display()
+            );
+        }
+        for r in records {
+            match self.register(&r.app_id, &r.user, &r.service_data) {
+                Ok(job_id) => tracing::info!("mapreduce_shuffle: recovered the token of {job_id}"),
+                Err(e) => tracing::warn!("mapreduce_shuffle: not recovered: {e}"),
+            }
+        }
+        Ok(())
     }
 
     /// The port the server listens on.
@@ -141,12 +171,43 @@ impl ShuffleServer {
 
     /// `ShuffleHandler.initializeApplication`: remembers the job token of the application's
     /// job (`job_<clusterTimestamp>_<id>`) and its user, whose local dirs hold the outputs.
+    /// With a recovery dir the token is also stored there (a failure to store it is logged;
+    /// the application is served regardless).
     pub fn add_application(
         &self,
         app_id: &str,
         user: &str,
         service_data: &[u8],
     ) -> Result<(), ShuffleError> {
+        let job_id = self.register(app_id, user, service_data)?;
+        tracing::info!("mapreduce_shuffle: added token for {job_id}");
+        if let Some(dir) = &self.shared.config.recovery_dir {
+            // The id as Hadoop prints it: only letters, digits and '_' reach the file name.
+            let app_id = ApplicationId::from_str(app_id)
+                .map(|a| a.to_string())
+                .unwrap_or_else(|_| app_id.to_string());
+            let record = recovery::Record {
+                app_id,
+                user: user.to_string(),
+                service_data: service_data.to_vec(),
+            };
+            if let Err(e) = recovery::store(dir, &record) {
+                tracing::warn!(
+                    "mapreduce_shuffle: cannot store the token of {job_id} in {}: {e}; it will not survive a restart",
+                    dir.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks and remembers one application's token; returns its job id.
+    fn register(
+        &self,
+        app_id: &str,
+        user: &str,
+        service_data: &[u8],
+    ) -> Result<String, ShuffleError> {
         let app = ApplicationId::from_str(app_id)
             .map_err(|_| ShuffleError::BadApplication(app_id.to_string()))?;
         if user.is_empty() || user == "." || user == ".." || user.contains(['/', '\0']) {
@@ -167,8 +228,7 @@ impl ShuffleServer {
         };
         let mut jobs = self.shared.jobs.write().unwrap_or_else(|p| p.into_inner());
         jobs.insert(job_id.clone(), Arc::new(job));
-        tracing::info!("mapreduce_shuffle: added token for {job_id}");
-        Ok(())
+        Ok(job_id)
     }
 
     /// `ShuffleHandler.stopApplication`: forgets the application's job token.
@@ -184,6 +244,15 @@ impl ShuffleServer {
         let mut jobs = self.shared.jobs.write().unwrap_or_else(|p| p.into_inner());
         if jobs.remove(&job_id).is_some() {
             tracing::info!("mapreduce_shuffle: removed token for {job_id}");
+        }
+        drop(jobs);
+        if let Some(dir) = &self.shared.config.recovery_dir {
+            if let Err(e) = recovery::remove(dir, &app.to_string()) {
+                tracing::warn!(
+                    "mapreduce_shuffle: cannot remove the stored token of {job_id} from {}: {e}",
+                    dir.display()
+                );
+            }
         }
     }
 

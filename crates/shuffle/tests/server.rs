@@ -603,3 +603,38 @@ async fn a_reducer_that_stops_reading_is_dropped_and_frees_the_only_buffer() {
     );
     drop(stuck);
 }
+
+#[tokio::test]
+async fn tokens_survive_a_restart_with_a_recovery_dir() {
+    let state = tempfile::tempdir().expect("state");
+    let recovery = state.path().join("mapreduce_shuffle");
+    let f = fixture(|c| c.recovery_dir = Some(recovery.clone())).await;
+    assert_good_fetch(f.server.port()).await;
+    // Job B ends before the restart: its token must not come back.
+    f.server.remove_application(APP_B);
+    let Fixture { dirs, server } = f;
+    drop(server);
+    let mut config = ShuffleConfig::new(dirs.iter().map(|d| d.path().to_path_buf()).collect());
+    config.bind_host = "127.0.0.1".into();
+    config.port = 0;
+    config.recovery_dir = Some(recovery.clone());
+    let restarted = ShuffleServer::start(config.clone()).await.expect("restart");
+    let port = restarted.port();
+    assert_good_fetch(port).await;
+    let r = exchange(
+        port,
+        &request(port, &target(JOB_B, 0, &[map_b(0)]), SECRET_B),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    // Without the recovery dir nothing is remembered.
+    config.recovery_dir = None;
+    let forgetful = ShuffleServer::start(config).await.expect("start");
+    let port = forgetful.port();
+    let r = exchange(
+        port,
+        &request(port, &target(JOB_A, 0, &[map_a(0)]), SECRET_A),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+}
