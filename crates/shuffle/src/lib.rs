@@ -23,12 +23,18 @@
 //! refused at start (no encrypted shuffle); a connection must send its first request
 //! within `spindle.shuffle.request.timeout.ms` and a reducer that stops reading for
 //! `spindle.shuffle.write.timeout.ms` is dropped; `mapreduce.shuffle.max.connections` counts
-//! client connections only (Hadoop counts its listening channel too).
+//! client connections only (Hadoop counts its listening channel too); after a refusal for
+//! the version header nothing more is written (Hadoop goes on to answer the request too).
+//!
+//! As Hadoop's: whole index files are cached, each checked once, within
+//! `mapreduce.tasktracker.indexcache.mb` ([`outputs::IndexCache`]); with a recovery dir
+//! (the NodeManager's, when `yarn.nodemanager.recovery.enabled`) job tokens survive a
+//! restart ([`recovery`]).
 //!
 //! Memory is bounded: per connection a request head of at most 12 KiB and, while sending,
 //! one transfer buffer (`mapreduce.shuffle.transfer.buffer.size`), all buffers together
-//! within `spindle.shuffle.max.buffer.bytes` (a request waits for a free one); index files
-//! are read in fixed chunks whatever their size.
+//! within `spindle.shuffle.max.buffer.bytes` (a request waits for a free one); an index file
+//! larger than the index cache is read in fixed chunks for its one record.
 
 mod config;
 mod error;
