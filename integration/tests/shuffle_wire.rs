@@ -34,6 +34,14 @@ const REDUCES: u32 = 3;
 /// so transfers are under way while other requests arrive.
 const BIG: u32 = 5000;
 
+/// `$JAVA_HOME/bin/<tool>` when JAVA_HOME is set, else `<tool>` from PATH.
+fn java_tool(tool: &str) -> PathBuf {
+    match std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join("bin").join(tool),
+        None => PathBuf::from(tool),
+    }
+}
+
 /// Compiles the probe against the MapReduce jars once per source change.
 fn compile_probe(jars: &MavenJars) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/ShuffleProbe.java");
@@ -55,7 +63,7 @@ fn compile_probe(jars: &MavenJars) -> PathBuf {
         .prefix(".ShuffleProbe-")
         .tempdir_in(&root)
         .expect("scratch");
-    let status = std::process::Command::new("javac")
+    let status = std::process::Command::new(java_tool("javac"))
         .args(["-nowarn", "-encoding", "UTF-8", "-d"])
         .arg(scratch.path())
         .arg("-cp")
@@ -75,7 +83,7 @@ async fn probe(jars: &MavenJars, classes: &Path, args: &[String]) -> String {
     let mut cp = std::ffi::OsString::from(classes);
     cp.push(":");
     cp.push(jars.classpath().expect("classpath"));
-    let child = tokio::process::Command::new("java")
+    let child = tokio::process::Command::new(java_tool("java"))
         .args(["-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
         .arg("-cp")
         .arg(cp)
