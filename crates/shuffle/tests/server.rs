@@ -638,3 +638,19 @@ async fn tokens_survive_a_restart_with_a_recovery_dir() {
     .await;
     assert_eq!(r.status, 401);
 }
+
+#[tokio::test]
+async fn a_taken_port_is_a_clear_start_error() {
+    fn shareable<T: Send + Sync + 'static>(_: &T) {}
+    let f = fixture(|_| {}).await;
+    shareable(&f.server);
+    let mut config = ShuffleConfig::new(Vec::new());
+    config.bind_host = "127.0.0.1".into();
+    config.port = f.server.port();
+    let e = ShuffleServer::start(config).await.expect_err("port in use");
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!("127.0.0.1:{}", f.server.port())),
+        "{text}"
+    );
+}
