@@ -408,6 +408,10 @@ public class ShuffleProbe {
         + "&reduce=x&map=" + one.get(0)), new URL("http://127.0.0.1:" + javaPort
         + "/mapOutput?job=" + jobA + "&reduce=x&map=" + one.get(0)), keyA, "GET", true);
 
+    refusal("bad escape in the query", new URL("http://127.0.0.1:" + ourPort
+        + "/mapOutput?job=" + jobA + "&reduce=0&map=%zz"), new URL("http://127.0.0.1:"
+        + javaPort + "/mapOutput?job=" + jobA + "&reduce=0&map=%zz"), keyA, "GET", true);
+
     // 4. Job B's token asking, under job B, for job A's map: spindle refuses with 500; java's
     //    handler (which answers a 200 head and then writes its 500 into the body) does not
     //    deliver it either.

@@ -163,6 +163,7 @@ async fn hadoops_fetcher_classes_read_our_shuffle_as_javas() {
         "no UrlHash: spindle 401, java 401",
         "old shuffle version: spindle 400, java 400",
         "POST: spindle 405, java 405",
+        "bad escape in the query: spindle 500, java 500",
         "foreign map: spindle answers 500",
         "forged during a transfer: 401",
         "after abandoned transfers a whole fetch succeeds",

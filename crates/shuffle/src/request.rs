@@ -210,7 +210,9 @@ pub fn check_request(head: &RequestHead) -> Result<ShuffleQuery, Refusal> {
 
 /// Decodes the query as Netty's `QueryStringDecoder.getParameters` and checks it.
 pub fn parse_query(target: &str) -> Result<ShuffleQuery, Refusal> {
-    let params = decode_params(target).map_err(|m| Refusal::new(400, m))?;
+    // Netty's decoder throws IllegalArgumentException on a bad escape, which reaches
+    // `exceptionCaught`: 500 with an empty body.
+    let params = decode_params(target).map_err(|_| Refusal::new(500, ""))?;
     let values = |name: &str| -> Vec<&str> {
         params
             .iter()
@@ -310,7 +312,8 @@ fn decode_component(s: &str) -> Result<String, String> {
         }
         i += 1;
     }
-    String::from_utf8(out).map_err(|_| "The query is not UTF-8".to_string())
+    // Decoded as UTF-8 with replacement, as Java's decoder does.
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 #[cfg(test)]
@@ -407,10 +410,18 @@ mod tests {
         assert_eq!(parse_query("/m?job=j&reduce=&map=a"), bad);
         // '+' is a space, and Integer.parseInt(" 1") fails.
         assert_eq!(parse_query("/m?job=j&reduce=+1&map=a"), bad);
+        // A bad escape: Netty's IllegalArgumentException, answered 500 by exceptionCaught.
         assert_eq!(
-            parse_query("/m?job=j&reduce=1&map=%zz").map_err(|r| r.status),
-            Err(400)
+            parse_query("/m?job=j&reduce=1&map=%zz"),
+            Err(Refusal::new(500, ""))
         );
+        assert_eq!(
+            parse_query("/m?job=j&reduce=1&map=a%2"),
+            Err(Refusal::new(500, ""))
+        );
+        // Bytes that are not UTF-8 are replaced, not refused.
+        let q = parse_query("/m?job=j&reduce=1&map=%ff").expect("lossy");
+        assert_eq!(q.maps, vec!["\u{fffd}"]);
     }
 
     #[test]
