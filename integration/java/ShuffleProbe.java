@@ -408,6 +408,10 @@ public class ShuffleProbe {
         + "&reduce=x&map=" + one.get(0)), new URL("http://127.0.0.1:" + javaPort
         + "/mapOutput?job=" + jobA + "&reduce=x&map=" + one.get(0)), keyA, "GET", true);
 
+    refusal("two job parameters", new URL("http://127.0.0.1:" + ourPort + "/mapOutput?job=" + jobA
+        + "&job=" + jobB + "&reduce=0&map=" + one.get(0)), new URL("http://127.0.0.1:" + javaPort
+        + "/mapOutput?job=" + jobA + "&job=" + jobB + "&reduce=0&map=" + one.get(0)), keyA, "GET",
+        true);
     refusal("bad escape in the query", new URL("http://127.0.0.1:" + ourPort
         + "/mapOutput?job=" + jobA + "&reduce=0&map=%zz"), new URL("http://127.0.0.1:"
         + javaPort + "/mapOutput?job=" + jobA + "&reduce=0&map=%zz"), keyA, "GET", true);
@@ -502,5 +506,13 @@ public class ShuffleProbe {
     expect(o.code == t.code && o.code >= 400,
         what + ": spindle " + o.code + ", java " + t.code);
     expect(o.replyHash == null, what + ": no ReplyHash");
+    String ob = new String(o.body, "UTF-8");
+    String tb = new String(t.body, "UTF-8");
+    // After a version refusal Hadoop's handler goes on writing into the closing connection,
+    // so its body only starts with the message.
+    expect(tb.equals(ob) || (!versionOk && tb.startsWith(ob) && !ob.isEmpty()),
+        what + ": body '" + ob + "' as java's ('" + tb + "')");
+    expect("mapreduce".equals(o.name) && "1.0.0".equals(o.version),
+        what + ": name/version headers on the refusal");
   }
 }

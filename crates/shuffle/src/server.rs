@@ -528,10 +528,10 @@ impl Connection {
     /// `verifyRequest`: 401 with Hadoop's messages unless the `UrlHash` is the job token's
     /// HMAC of the request's port, path and query; on success the `ReplyHash` to send.
     fn verify(&self, head: &RequestHead, job_id: &str) -> Result<Verified, Refusal> {
-        let job = self
-            .shared
-            .job(job_id)
-            .ok_or_else(|| Refusal::new(401, "could not find jobid"))?;
+        // JobTokenSecretManager.retrieveTokenSecret's InvalidToken.
+        let job = self.shared.job(job_id).ok_or_else(|| {
+            Refusal::new(401, format!("Can't find job token for job {job_id} !!"))
+        })?;
         let url_hash = head
             .header(hash::URL_HASH_HEADER)
             .ok_or_else(|| Refusal::new(401, "fetcher cannot be authenticated"))?;

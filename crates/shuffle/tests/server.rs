@@ -332,7 +332,7 @@ async fn refusals_use_hadoops_statuses_and_others_go_on() {
     .await;
     assert_eq!(
         (r.status, r.body.as_slice()),
-        (401, &b"could not find jobid"[..])
+        (401, &b"Can't find job token for job job_9_0009 !!"[..])
     );
 
     let no_hash = request(port, &good_target, SECRET_A)
