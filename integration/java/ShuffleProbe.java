@@ -16,6 +16,18 @@
 //       byte, the refusal codes of forged, foreign, malformed and non-GET requests, keep-alive
 //       headers, a forged request while a good transfer is under way, and a reducer that
 //       disconnects mid-body. Prints one line per check; exits 1 on the first failure.
+//
+//   ShuffleProbe setup-bulk LOCAL_DIR USER APP_ID MAPS REDUCES KB_PER_PARTITION
+//       As setup, every partition KB_PER_PARTITION records of 1000 bytes (for the figures).
+//
+//   ShuffleProbe serve LOCAL_DIR USER APP_ID
+//       Runs Hadoop's own ShuffleHandler with APP_ID's token until killed; prints its port.
+//
+//   ShuffleProbe bench PORT LOCAL_DIR APP_ID MAPS REDUCES PARALLEL ROUNDS
+//       Fetches as reducers do: PARALLEL threads, each taking the next reduce and fetching its
+//       partition of every map in one request (Fetcher asks a host for all its maps at once),
+//       ROUNDS times over all reduces; reads every ShuffleHeader and the bytes it announces.
+//       Prints "bench bytes=B seconds=S mb_per_s=M fetches=N p50_ms=X p99_ms=Y".
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.File;
@@ -69,8 +81,23 @@ public class ShuffleProbe {
       check(Integer.parseInt(args[1]), args[2], args[3], ApplicationId.fromString(args[4]),
           ApplicationId.fromString(args[5]), Integer.parseInt(args[6]),
           Integer.parseInt(args[7]), Integer.parseInt(args[8]));
+    } else if (args.length == 7 && args[0].equals("setup-bulk")) {
+      bulkRecords = Integer.parseInt(args[6]);
+      setup(args[1], args[2], ApplicationId.fromString(args[3]), Integer.parseInt(args[4]),
+          Integer.parseInt(args[5]), 0);
+    } else if (args.length == 4 && args[0].equals("serve")) {
+      ShuffleHandler sh = startJavaShuffle(args[1], args[2],
+          new ApplicationId[] {ApplicationId.fromString(args[3])});
+      System.out.println("java ShuffleHandler on port "
+          + ShuffleHandler.deserializeMetaData(sh.getMetaData()));
+      System.out.flush();
+      Thread.currentThread().join();
+    } else if (args.length == 8 && args[0].equals("bench")) {
+      bench(Integer.parseInt(args[1]), args[2], ApplicationId.fromString(args[3]),
+          Integer.parseInt(args[4]), Integer.parseInt(args[5]), Integer.parseInt(args[6]),
+          Integer.parseInt(args[7]));
     } else {
-      System.err.println("usage: ShuffleProbe setup|check ... (see the source)");
+      System.err.println("usage: ShuffleProbe setup|check|setup-bulk|serve|bench ... (see the source)");
       System.exit(2);
     }
   }
@@ -85,7 +112,13 @@ public class ShuffleProbe {
         .toString();
   }
 
+  /** Records of 1000 bytes per partition in setup-bulk; 0 otherwise. */
+  static int bulkRecords = 0;
+
   static int records(int map, int reduce, int reduces, int maps, int big) {
+    if (bulkRecords > 0) {
+      return bulkRecords;
+    }
     if (map == 0 && reduce == 0) {
       return big;
     }
@@ -119,7 +152,7 @@ public class ShuffleProbe {
               new IFile.Writer<Text, Text>(job, out, Text.class, Text.class, null, null);
           int n = records(m, r, reduces, maps, big);
           for (int i = 0; i < n; i++) {
-            int len = (m == 0 && r == 0) ? 1000 : 10 + i % 50;
+            int len = (bulkRecords > 0 || (m == 0 && r == 0)) ? 1000 : 10 + i % 50;
             w.append(new Text("key-" + m + "-" + r + "-" + i), value(m, r, i, len));
           }
           w.close();
@@ -307,6 +340,86 @@ public class ShuffleProbe {
     org.apache.hadoop.io.DataOutputBuffer out = new org.apache.hadoop.io.DataOutputBuffer();
     h.write(out);
     return Arrays.copyOf(out.getData(), out.getLength());
+  }
+
+  static void bench(int port, String localDir, ApplicationId app, int maps, int reduces,
+      int parallel, int rounds) throws Exception {
+    Token<JobTokenIdentifier> token = readToken(localDir, app);
+    SecretKey key = JobTokenSecretManager.createSecretKey(token.getPassword());
+    JobID job = jobOf(app);
+    List<String> all = new ArrayList<>();
+    for (int m = 0; m < maps; m++) {
+      all.add(mapAttempt(app, m));
+    }
+    final int total = reduces * rounds;
+    final java.util.concurrent.atomic.AtomicInteger next =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicLong bytes =
+        new java.util.concurrent.atomic.AtomicLong();
+    final long[] latencies = new long[total];
+    final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread[] threads = new Thread[parallel];
+    long start = System.nanoTime();
+    for (int t = 0; t < parallel; t++) {
+      threads[t] = new Thread(() -> {
+        byte[] buf = new byte[65536];
+        int i;
+        while ((i = next.getAndIncrement()) < total) {
+          int reduce = i % reduces;
+          long t0 = System.nanoTime();
+          try {
+            URL u = url(port, job, reduce, all, "");
+            HttpURLConnection conn = open(u, key, "GET", true);
+            conn.connect();
+            if (conn.getResponseCode() != 200) {
+              throw new IOException("reduce " + reduce + ": HTTP " + conn.getResponseCode());
+            }
+            String encHash =
+                SecureShuffleUtils.hashFromString(SecureShuffleUtils.buildMsgFrom(u), key);
+            SecureShuffleUtils.verifyReply(
+                conn.getHeaderField(SecureShuffleUtils.HTTP_HEADER_REPLY_URL_HASH), encHash, key);
+            DataInputStream in = new DataInputStream(conn.getInputStream());
+            long got = 0;
+            for (int m = 0; m < maps; m++) {
+              // ShuffleHeader.readFields, whose fields are package-private.
+              org.apache.hadoop.io.WritableUtils.readStringSafely(in, 1000);
+              long compressed = org.apache.hadoop.io.WritableUtils.readVLong(in);
+              org.apache.hadoop.io.WritableUtils.readVLong(in);
+              org.apache.hadoop.io.WritableUtils.readVInt(in);
+              long left = compressed;
+              while (left > 0) {
+                int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+                if (n < 0) {
+                  throw new IOException("reduce " + reduce + ": body ended early");
+                }
+                left -= n;
+              }
+              got += compressed;
+            }
+            in.close();
+            bytes.addAndGet(got);
+          } catch (Throwable e) {
+            errors.add(e);
+            return;
+          }
+          latencies[i] = System.nanoTime() - t0;
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    if (!errors.isEmpty()) {
+      throw new IOException("bench failed: " + errors.get(0), errors.get(0));
+    }
+    long[] sorted = latencies.clone();
+    Arrays.sort(sorted);
+    double p50 = sorted[(int) (0.50 * (total - 1))] / 1e6;
+    double p99 = sorted[(int) (0.99 * (total - 1))] / 1e6;
+    System.out.printf("bench bytes=%d seconds=%.3f mb_per_s=%.1f fetches=%d p50_ms=%.1f p99_ms=%.1f%n",
+        bytes.get(), seconds, bytes.get() / 1e6 / seconds, total, p50, p99);
   }
 
   static ShuffleHandler startJavaShuffle(String localDir, String user, ApplicationId[] apps)

@@ -173,3 +173,145 @@ async fn hadoops_fetcher_classes_read_our_shuffle_as_javas() {
     let stats = server.stats();
     assert!(stats.outputs_ok > 0 && stats.refused >= 9, "{stats:?}");
 }
+
+/// A JVM running the probe with the JIT's full tiers (for the figures), stdout piped.
+fn probe_process(jars: &MavenJars, classes: &Path, args: &[String]) -> tokio::process::Command {
+    let mut cp = std::ffi::OsString::from(classes);
+    cp.push(":");
+    cp.push(jars.classpath().expect("classpath"));
+    let mut cmd = tokio::process::Command::new(java_tool("java"));
+    cmd.args(["-Xmx1g", "-cp"])
+        .arg(cp)
+        .arg("ShuffleProbe")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// One `ShuffleProbe bench` run against `port`: (MB/s, p50 ms, p99 ms).
+async fn bench_once(
+    jars: &MavenJars,
+    classes: &Path,
+    port: u16,
+    dir: &str,
+    shape: (u32, u32),
+    parallel: u32,
+    rounds: u32,
+) -> (f64, f64, f64) {
+    let args: Vec<String> = vec![
+        "bench".into(),
+        port.to_string(),
+        dir.into(),
+        APP_A.into(),
+        shape.0.to_string(),
+        shape.1.to_string(),
+        parallel.to_string(),
+        rounds.to_string(),
+    ];
+    let out = probe_process(jars, classes, &args)
+        .output()
+        .await
+        .expect("bench runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("bench "))
+        .expect("a bench line");
+    let field = |name: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    (field("mb_per_s"), field("p50_ms"), field("p99_ms"))
+}
+
+/// The figures of docs/benchmarks.md ("The native shuffle"): the same map outputs (written
+/// by Hadoop's IFile writer, in the page cache) served by our shuffle and by Hadoop's own
+/// ShuffleHandler in a JVM of its own, fetched by the same Fetcher-like Java client (one
+/// request per reduce for all maps, as Fetcher asks a host). Run in release:
+///   cargo test --release -p spindle-integration --test shuffle_wire figures -- --ignored --nocapture
+/// Shape: SHUFFLE_FIG_MAPS (16) × SHUFFLE_FIG_REDUCES (8) partitions of SHUFFLE_FIG_KB
+/// (8000) records of 1000 bytes, about 1 GB; SHUFFLE_FIG_PARALLEL (4) reducers at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run by hand for docs/benchmarks.md"]
+async fn figures_native_and_hadoop_shuffle_side_by_side() {
+    let Some(jars) = MavenJars::for_tests("mapreduce", "hadoop-mapreduce-client-shuffle") else {
+        return;
+    };
+    let env = |k: &str, d: u32| -> u32 {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (maps, reduces, kb) = (
+        env("SHUFFLE_FIG_MAPS", 16),
+        env("SHUFFLE_FIG_REDUCES", 8),
+        env("SHUFFLE_FIG_KB", 8000),
+    );
+    let parallel = env("SHUFFLE_FIG_PARALLEL", 4);
+    let classes = compile_probe(&jars);
+    let local = tempfile::tempdir().expect("local dir");
+    let dir = local.path().to_string_lossy().into_owned();
+    let setup: Vec<String> = vec![
+        "setup-bulk".into(),
+        dir.clone(),
+        USER.into(),
+        APP_A.into(),
+        maps.to_string(),
+        reduces.to_string(),
+        kb.to_string(),
+    ];
+    probe(&jars, &classes, &setup).await;
+
+    let mut config = ShuffleConfig::new(vec![local.path().to_path_buf()]);
+    config.bind_host = "127.0.0.1".into();
+    config.port = 0;
+    let server = ShuffleServer::start(config).await.expect("shuffle starts");
+    let token = std::fs::read(local.path().join(format!("{APP_A}.token"))).expect("token");
+    server.add_application(APP_A, USER, &token).expect("token");
+
+    let serve: Vec<String> = vec!["serve".into(), dir.clone(), USER.into(), APP_A.into()];
+    let mut java = probe_process(&jars, &classes, &serve)
+        .spawn()
+        .expect("java shuffle starts");
+    let stdout = java.stdout.take().expect("stdout");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let java_port: u16 = loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("the Java shuffle starts within its deadline")
+            .expect("read")
+            .expect("a port line");
+        if let Some(p) = line.strip_prefix("java ShuffleHandler on port ") {
+            break p.trim().parse().expect("port");
+        }
+    };
+
+    let shape = (maps, reduces);
+    let mb = f64::from(maps) * f64::from(reduces) * f64::from(kb) / 1000.0;
+    println!(
+        "{maps} maps x {reduces} reduces x {kb} KB = {mb:.0} MB per round; {parallel} reducers at once"
+    );
+    // A warm-up round each (the JVMs' JIT), then three measured runs of two rounds each,
+    // alternating.
+    for port in [server.port(), java_port] {
+        bench_once(&jars, &classes, port, &dir, shape, parallel, 1).await;
+    }
+    for run in 1..=3 {
+        for (who, port) in [("spindle", server.port()), ("hadoop", java_port)] {
+            let (mbps, p50, p99) =
+                bench_once(&jars, &classes, port, &dir, shape, parallel, 2).await;
+            println!("run {run} {who:8} {mbps:8.1} MB/s  fetch p50 {p50:7.1} ms  p99 {p99:7.1} ms");
+        }
+    }
+    let _ = java.kill().await;
+}
