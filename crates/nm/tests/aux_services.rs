@@ -269,6 +269,99 @@ async fn hadoops_shuffle_handler_is_hosted_and_supervised() {
     );
 }
 
+/// The status of a `/mapOutput` request for a map of `app`, signed with
+/// the job token's password as Hadoop's Fetcher signs it.
+fn fetch_status(port: u16, app: spindle_common::ApplicationId) -> u16 {
+    use base64::Engine as _;
+    use hmac::Mac as _;
+    use std::io::Read as _;
+    let job = format!("job_{}_{:04}", app.cluster_timestamp, app.id);
+    let map = format!("attempt_{}_{:04}_m_000000_0", app.cluster_timestamp, app.id);
+    let path = format!("/mapOutput?job={job}&reduce=0&map={map}");
+    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(&[7u8; 20]).expect("key");
+    // SecureShuffleUtils.buildMsgFrom(url): port, path, '?', query.
+    mac.update(format!("{port}{path}").as_bytes());
+    let hash = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUrlHash: {hash}\r\nname: mapreduce\r\n\
+         version: 1.0.0\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).expect("a status line");
+    std::str::from_utf8(&head[9..12])
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .expect("a status code")
+}
+
+#[tokio::test]
+async fn mapreduce_shuffle_is_served_natively() {
+    let capture = capture();
+    let (node, _tmp) = common::start_node(
+        |c| {
+            c.set(aux_config::AUX_SERVICES, "mapreduce_shuffle");
+            c.set(
+                "yarn.nodemanager.aux-services.mapreduce_shuffle.class",
+                aux_config::SHUFFLE_HANDLER_CLASS,
+            );
+            c.set("mapreduce.shuffle.port", "0");
+            // No Java: the native shuffle needs none.
+            c.set(aux_config::JAVA_HOST_JAVA, "/nonexistent/bin/java");
+        },
+        None,
+    )
+    .await;
+    let aux = node.nm.containers().aux_services().clone();
+    assert_eq!(aux.java_host_pid(), None);
+    let port = port_of(&aux.meta_data()["mapreduce_shuffle"]);
+    // Before any container of the application brought its job token, the
+    // shuffle does not know the job: 401, as Hadoop's.
+    let status = tokio::task::spawn_blocking(move || fetch_status(port, app(1)))
+        .await
+        .expect("fetch");
+    assert_eq!(status, 401);
+    let id = container(1, 1);
+    let resp = node
+        .start_request(
+            id,
+            with_service_data(&["true"], "mapreduce_shuffle", job_token()),
+            128,
+            &user(),
+            &user(),
+        )
+        .expect("accepted");
+    assert!(resp.failed_requests.is_empty(), "{resp:?}");
+    assert_eq!(resp.services_meta_data.len(), 1);
+    node.wait_done(&id).await;
+    // Now the request is authenticated; the map output does not exist.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = tokio::task::spawn_blocking(move || fetch_status(port, app(1)))
+            .await
+            .expect("fetch");
+        if status != 401 {
+            assert_ne!(status, 200, "no map output was written");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job token never reached the shuffle:\n{}",
+            capture.text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    node.nm.stop().await;
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the shuffle still listens after the node stopped"
+    );
+}
+
 async fn start_error(tune: impl FnOnce(&mut Configuration)) -> String {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (_rm, server) = FakeRm::start(Setup::default()).await;

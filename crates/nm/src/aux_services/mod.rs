@@ -21,12 +21,13 @@
 //!
 //! Services, by class:
 //! - `org.apache.hadoop.mapred.ShuffleHandler` (without a `.classpath`):
-//!   the native shuffle ([`shuffle`]) when this build has it;
+//!   the native shuffle ([`shuffle`], `spindle_shuffle`);
 //! - any other class: hosted in one JVM per node ([`java`]).
 
 pub mod config;
 pub mod frame;
 pub mod java;
+pub mod shuffle;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -73,6 +74,10 @@ pub trait AuxService: Send + Sync {
     ) -> BoxFuture<'a, Result<(), String>>;
     fn stop_container<'a>(&'a self, ctx: &'a ContainerContext)
         -> BoxFuture<'a, Result<(), String>>;
+    /// Hadoop's `serviceStop` (the Java host stops its services itself).
+    fn stop(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// A started service: its name, itself, its meta data.
@@ -299,6 +304,9 @@ impl AuxServices {
         if let Some(h) = handle {
             h.abort();
         }
+        for (_, s) in &self.services {
+            s.stop().await;
+        }
         if let Some(h) = &self.java {
             h.stop().await;
         }
@@ -333,18 +341,15 @@ impl MetaData {
 }
 
 /// Whether a service runs natively (not in the Java host).
-fn native(_s: &ServiceSpec) -> bool {
-    false
+fn native(s: &ServiceSpec) -> bool {
+    s.is_native_shuffle()
 }
 
 async fn start_native(
     s: &ServiceSpec,
-    _cfg: &AuxConfig,
+    cfg: &AuxConfig,
 ) -> Result<(Arc<dyn AuxService>, Option<Vec<u8>>), NmError> {
-    Err(NmError::AuxService {
-        name: s.name.clone(),
-        message: format!("no native implementation of {}", s.class),
-    })
+    shuffle::NativeShuffle::start(s, cfg).await
 }
 
 async fn dispatch(
