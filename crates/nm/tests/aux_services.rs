@@ -430,3 +430,49 @@ async fn a_node_without_services_answers_no_meta_data() {
     assert!(resp.services_meta_data.is_empty());
     node.wait_phase(&id, ContainerPhase::Done).await;
 }
+
+/// The host's side of the protocol: a frame over the limit, or one it cannot
+/// read, ends it with status 3; end of input ends it with 0.
+#[test]
+fn the_java_host_refuses_bad_frames() {
+    let Some(dir) = host_dir() else { return };
+    let run = |input: &[u8]| {
+        let mut child = std::process::Command::new("java")
+            .arg("-cp")
+            .arg(format!(
+                "{}:{}/lib/*",
+                dir.join("aux-host.jar").display(),
+                dir.display()
+            ))
+            .arg(spindle_nm::aux_services::java::MAIN_CLASS)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("java runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let out = child.wait_with_output().expect("the host ends");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[0x7f, 0xff, 0xff, 0xff]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("over the limit"), "{err}");
+    // An unknown request.
+    let (code, err) = run(&[0, 0, 0, 1, 99]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("unknown request 99"), "{err}");
+    // A string longer than its frame.
+    let (code, err) = run(&[0, 0, 0, 5, 3, 0, 0, 0, 9]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("a bad frame"), "{err}");
+    let (code, err) = run(&[]);
+    assert_eq!(code, Some(0), "{err}");
+}

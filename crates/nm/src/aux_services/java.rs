@@ -335,15 +335,31 @@ impl JavaHost {
                 "the Java aux-service host is not running (being restarted)".into()
             }));
         };
-        match conn.call(&payload, CALL_TIMEOUT).await {
-            Ok(reply) => expect_ok(&reply, "the service"),
+        let outcome = match conn.call(&payload, CALL_TIMEOUT).await {
+            // A reply that is not a well-formed frame is as fatal as a
+            // broken pipe: the stream can no longer be trusted.
+            Ok(reply) => match frame::parse_reply(&reply) {
+                Ok(Ok(r)) => r
+                    .end()
+                    .map_err(|e| format!("the Java aux-service host sent {e}")),
+                Ok(Err(m)) => return Err(format!("the service: {m}")),
+                Err(e) => Err(format!("the Java aux-service host sent {e}")),
+            },
+            Err(m) => Err(m),
+        };
+        match outcome {
+            Ok(()) => Ok(()),
             Err(m) => {
                 // The stream is out of step: this JVM is done; the
                 // supervisor sees it end and starts another.
                 *guard = None;
-                if let Some(pid) = self.pid() {
+                let pid = self
+                    .pid()
+                    .and_then(|p| i32::try_from(p).ok())
+                    .filter(|p| *p > 0);
+                if let Some(pid) = pid {
                     let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0)),
+                        nix::unistd::Pid::from_raw(pid),
                         nix::sys::signal::Signal::SIGKILL,
                     );
                 }
@@ -449,6 +465,16 @@ async fn supervise(host: Arc<JavaHost>, mut child: Child) {
                 error!("{msg}");
                 *host.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
                 return;
+            }
+            if restarts > 0 {
+                // A JVM that keeps dying is not started in a tight loop.
+                let pause = Duration::from_secs(u64::from(restarts.min(10)));
+                if tokio::time::timeout(pause, stop_rx.wait_for(|s| *s))
+                    .await
+                    .is_ok()
+                {
+                    return;
+                }
             }
             restarts += 1;
             error!(
