@@ -476,3 +476,42 @@ fn the_java_host_refuses_bad_frames() {
     let (code, err) = run(&[]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A JVM that died more often than `max-restarts` allows: its services are
+/// given up, said so, and the node keeps starting containers (their events
+/// to the lost services fail, logged).
+#[tokio::test]
+async fn a_host_given_up_leaves_the_node_serving() {
+    let Some(dir) = host_dir() else { return };
+    let capture = capture();
+    let (node, _tmp) = common::start_node(
+        |c| {
+            hosted_shuffle(c, &dir);
+            c.set(aux_config::JAVA_HOST_MAX_RESTARTS, "0");
+        },
+        None,
+    )
+    .await;
+    let aux = node.nm.containers().aux_services().clone();
+    let pid = aux.java_host_pid().expect("the JVM runs");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the JVM");
+    wait_log(&capture, "its services (java_shuffle) are given up").await;
+    assert_eq!(aux.java_host_pid(), None);
+    let id = container(5, 1);
+    node.start(
+        id,
+        with_service_data(&["true"], "java_shuffle", job_token()),
+    )
+    .expect("the node still starts containers");
+    assert_eq!(node.wait_done(&id).await.exit_status, 0);
+    wait_log(
+        &capture,
+        "The auxService name is java_shuffle and it got an error at event: APPLICATION_INIT",
+    )
+    .await;
+    node.nm.stop().await;
+}

@@ -150,14 +150,14 @@ impl JavaHost {
         let settings = cfg.java.clone();
         let first = specs
             .first()
-            .map(|s| format!("{} (class {})", s.name, s.class))
+            .map(|s| format!("class {}", s.class))
             .unwrap_or_default();
         let java = find_executable(&settings.java).ok_or_else(|| {
             aux_error(
                 &specs,
                 format!(
-                    "the auxiliary service {first} runs in a Java host, but java was not found \
-                     ('{}'); install Java, or set JAVA_HOME or {}",
+                    "its {first} runs in the Java aux-service host, but java was not found \
+                     ('{}'): install Java, or set JAVA_HOME or {}",
                     settings.java.display(),
                     config::JAVA_HOST_JAVA
                 ),
@@ -171,7 +171,7 @@ impl JavaHost {
                 aux_error(
                     &specs,
                     format!(
-                        "the auxiliary service {first} runs in a Java host, but the host is not \
+                        "its {first} runs in the Java aux-service host, but the host is not \
                          built{}: build it with java/aux-host/build.sh <dir> and name <dir> in {} \
                          or ${}",
                         settings
@@ -249,12 +249,18 @@ impl JavaHost {
                 Ok(Launched { child, conn, metas })
             }
             Err(m) => {
+                // End of input ends the host; one that does not end is
+                // killed. How a JVM that died by itself ended is told.
                 drop(conn);
-                let _ = child.start_kill();
-                let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-                let status = match status {
-                    Ok(Ok(s)) => format!(" (the JVM ended: {s})"),
-                    _ => String::new(),
+                let status = match tokio::time::timeout(Duration::from_secs(3), child.wait()).await
+                {
+                    Ok(Ok(s)) if !s.success() => format!(" (the JVM ended: {s})"),
+                    Ok(_) => String::new(),
+                    Err(_) => {
+                        let _ = child.start_kill();
+                        let _ = child.wait().await;
+                        String::new()
+                    }
                 };
                 Err(format!("{m}{status}"))
             }
