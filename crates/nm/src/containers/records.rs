@@ -183,6 +183,8 @@ pub(super) struct Container {
     pub(super) memory: Option<(u64, u64)>,
     /// Pids seen at the last monitor check.
     pub(super) seen_pids: HashSet<i32>,
+    /// The launch context's service data (kept in the recovery record).
+    pub(super) service_data: Vec<(String, Vec<u8>)>,
 }
 
 impl Container {
@@ -270,6 +272,8 @@ pub(super) struct Launch {
     pub(super) environment: Vec<(String, String)>,
     pub(super) commands: Vec<String>,
     pub(super) tokens: Vec<u8>,
+    /// `service_data`: (auxiliary service, data), for `initializeApplication`.
+    pub(super) service_data: Vec<(String, Vec<u8>)>,
 }
 
 pub(super) fn serialized(r: &Rejection) -> SerializedExceptionProto {
