@@ -33,7 +33,7 @@ pub const SHUFFLE_CLASS: &str = "org.apache.hadoop.mapred.ShuffleHandler";
 /// The path standing for the MapReduce jar folder in `conf/mapred-site.xml`.
 pub const EXAMPLE_MAPRED_HOME: &str = "/opt/hadoop-mapreduce";
 /// How long one job (a cold AM JVM, task JVMs, the shuffle) may take on a busy machine.
-pub const DEFAULT_JOB_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_JOB_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The MapReduce jars (`integration/setup-maven.sh mapreduce`; `$SPINDLE_MAPREDUCE_JARS`
 /// overrides the folder).
@@ -93,10 +93,23 @@ pub fn shuffle_properties(port: u16) -> HadoopConf {
 /// A NodeManager with `memory_mb` and `vcores` that runs `mapreduce_shuffle` on a free
 /// port of its own (several NodeManagers share this machine).
 pub fn shuffle_nodemanager(memory_mb: u64, vcores: u32) -> anyhow::Result<NodeManagerSpec> {
-    let port = free_port(IpAddr::V4(Ipv4Addr::UNSPECIFIED))?;
+    Ok(shuffle_nodemanager_on(
+        memory_mb,
+        vcores,
+        free_shuffle_port()?,
+    ))
+}
+
+/// A free port for a NodeManager's `mapreduce.shuffle.port`.
+pub fn free_shuffle_port() -> anyhow::Result<u16> {
+    free_port(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+/// [`shuffle_nodemanager`] with the shuffle on `port`.
+pub fn shuffle_nodemanager_on(memory_mb: u64, vcores: u32, port: u16) -> NodeManagerSpec {
     let mut spec = NodeManagerSpec::new(memory_mb, vcores);
     spec.properties = shuffle_properties(port);
-    Ok(spec)
+    spec
 }
 
 /// Settings that fit MapReduce jobs on a test machine, on top of the example: small
@@ -234,13 +247,37 @@ pub struct MapReduce {
     work_dir: PathBuf,
     /// What `mapred-site.xml` adds to the example.
     settings: HadoopConf,
+    /// The JobHistoryServer, shared by the clones.
+    history: Option<std::sync::Arc<HistoryServer>>,
     timeout: Duration,
 }
 
 impl MapReduce {
     /// Writes `mapred-site.xml` ([`mapred_site`] with [`test_settings`], the staging
     /// folder `staging_dir`, e.g. a `file://` folder in the cluster's root or a path on
-    /// HDFS, and `overrides` last) into the cluster's client configuration directory.
+    /// HDFS, and `overrides` last) into the cluster's client configuration directory,
+    /// and starts a JobHistoryServer ([`MapReduce::start_history_server`]): without one
+    /// the stock client, asking for a job's final status once its AM is gone, retries
+    /// the history server's default address for ever.
+    pub fn start(
+        cluster: &Cluster,
+        jars: &MapReduceJars,
+        staging_dir: &str,
+        overrides: &HadoopConf,
+    ) -> anyhow::Result<Self> {
+        let mut mr = Self::new(cluster, jars, staging_dir, overrides)?;
+        let history = mr.start_history_server()?;
+        mr.history = Some(std::sync::Arc::new(history));
+        Ok(mr)
+    }
+
+    /// The JobHistoryServer [`start`](Self::start) started.
+    pub fn history_server(&self) -> Option<&HistoryServer> {
+        self.history.as_deref()
+    }
+
+    /// [`start`](Self::start) without a JobHistoryServer (start one with
+    /// [`start_history_server`](Self::start_history_server)).
     pub fn new(
         cluster: &Cluster,
         jars: &MapReduceJars,
@@ -258,6 +295,7 @@ impl MapReduce {
             conf_dir: cluster.conf_dir().to_path_buf(),
             log_dir: cluster.log_dir().to_path_buf(),
             settings,
+            history: None,
             timeout: DEFAULT_JOB_TIMEOUT,
         };
         mr.write_site()?;
@@ -403,6 +441,35 @@ impl MapReduce {
         let mut all = vec!["--loglevel", "WARN"];
         all.extend_from_slice(args);
         run_with_timeout(self.script(mapred_launcher(), &all), self.timeout)
+    }
+
+    /// Copies the local file or folder `local` to `uri` (`hadoop fs -put`), creating the
+    /// parent folder first.
+    pub fn put(&self, local: &Path, uri: &str) -> anyhow::Result<()> {
+        if let Some((parent, _)) = uri.trim_end_matches('/').rsplit_once('/') {
+            if !parent.ends_with('/') && !parent.ends_with(':') {
+                let out = self.fs(&["-mkdir", "-p", parent])?;
+                if !out.success() {
+                    bail!("creating {parent}:\n{out}");
+                }
+            }
+        }
+        let local = local.to_string_lossy();
+        let out = self.fs(&["-put", &local, uri])?;
+        if !out.success() {
+            bail!("copying {local} to {uri}:\n{out}");
+        }
+        Ok(())
+    }
+
+    /// The concatenated contents of the files `pattern` matches (`hadoop fs -cat`, glob
+    /// patterns allowed).
+    pub fn cat(&self, pattern: &str) -> anyhow::Result<String> {
+        let out = self.fs(&["-cat", pattern])?;
+        if !out.success() {
+            bail!("reading {pattern}:\n{out}");
+        }
+        Ok(out.stdout)
     }
 
     /// Hadoop's `FsShell` on the job's file system (`hadoop fs <args...>`), e.g.

@@ -2,17 +2,24 @@
 //! hadoop-mapreduce-examples-3.3.4.jar` and `mapred job` clients (integration/bin/yarn,
 //! integration/bin/mapred, the unshaded jars of integration/setup-maven.sh mapreduce) with
 //! conf/mapred-site.xml, the MapReduce AM and its task JVMs in Spindle containers, the
-//! reducers fetching map outputs from the NodeManagers' `mapreduce_shuffle`.
+//! reducers fetching map outputs from the NodeManagers' `mapreduce_shuffle`, Hadoop's
+//! JobHistoryServer answering for finished jobs.
 //!
 //! Without the client jars or the MapReduce jars the tests print `SKIP:` and pass, except
 //! under CI, where they fail.
 
 mod web_http;
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
-use spindle_integration::mapreduce::{job_id_of, shuffle_nodemanager, JobRun};
-use spindle_integration::{wait_for, Cluster, HadoopClients, HadoopConf, MapReduce, MapReduceJars};
+use spindle_integration::mapreduce::{
+    free_shuffle_port, job_id_of, shuffle_nodemanager, shuffle_nodemanager_on, JobRun,
+};
+use spindle_integration::{
+    wait_for, Cluster, HadoopClients, HadoopConf, HdfsJars, HdfsServer, MapReduce, MapReduceJars,
+};
 
 use web_http::get;
 
@@ -61,11 +68,9 @@ fn a_running_job_answers_through_its_am_and_the_rm_proxy() {
     let cluster = cluster_with(&clients, &[(1024, 4)]);
     let mut waiting_maps = HadoopConf::new();
     waiting_maps.set("mapreduce.map.memory.mb", 1024);
-    let mut mr = MapReduce::new(&cluster, &jars, &file_staging(&cluster), &waiting_maps)
-        .expect("mapred-site.xml");
-    let history = mr
-        .start_history_server()
-        .expect("the JobHistoryServer starts");
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &waiting_maps)
+        .expect("mapred-site.xml and a JobHistoryServer");
+    let history = mr.history_server().expect("a JobHistoryServer");
     let client = mr.examples_in_background("pi", &["2", "10"]);
     let app = wait_for(WAIT, POLL, || running_app(&cluster))
         .unwrap_or_else(|| panic!("the pi job never ran:\n{}", cluster.log_report()));
@@ -139,4 +144,322 @@ fn a_running_job_answers_through_its_am_and_the_rm_proxy() {
         Some("KILLED"),
         "{after}"
     );
+}
+
+/// Asserts that a job ran to SUCCEEDED, with everything it printed otherwise.
+#[track_caller]
+fn assert_succeeded(run: &JobRun, cluster: &Cluster) {
+    assert!(
+        run.succeeded(),
+        "the job did not succeed:\n{}\n{}",
+        run.output,
+        cluster.log_report()
+    );
+}
+
+/// `pi 4 1000`: four maps, one reducer; the estimate is printed on stdout.
+fn pi(mr: &MapReduce, cluster: &Cluster) -> JobRun {
+    let run = mr.examples("pi", &["4", "1000"]).expect("the client runs");
+    assert_succeeded(&run, cluster);
+    let estimate: f64 = run
+        .output
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Estimated value of Pi is "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no estimate of pi:\n{}", run.output));
+    assert!(
+        (estimate - std::f64::consts::PI).abs() < 0.1,
+        "pi 4 1000 estimated {estimate}"
+    );
+    eprintln!("pi 4 1000: {:?} wall", run.wall);
+    run
+}
+
+/// Input files for wordcount and the counts it must find.
+fn wordcount_input(dir: &Path) -> BTreeMap<String, u64> {
+    let words = [
+        "spindle",
+        "yarn",
+        "shuffle",
+        "reduce",
+        "map",
+        "hadoop",
+        "ünïcode",
+    ];
+    let mut expected = BTreeMap::new();
+    std::fs::create_dir_all(dir).expect("input dir");
+    for file in 0..3u64 {
+        let mut text = String::new();
+        for line in 0..200u64 {
+            let mut fields = Vec::new();
+            for (i, word) in words.iter().enumerate() {
+                let i = i as u64;
+                // A different number of each word per line and file.
+                if (line + file + i).is_multiple_of(i + 2) {
+                    fields.push(*word);
+                    *expected.entry(word.to_string()).or_insert(0) += 1;
+                }
+            }
+            text.push_str(&fields.join(" "));
+            text.push('\n');
+        }
+        std::fs::write(dir.join(format!("part-{file}.txt")), text).expect("input file");
+    }
+    expected
+}
+
+/// wordcount with `reduces` reducers over three files; every word's count is checked.
+fn wordcount(mr: &MapReduce, cluster: &Cluster, base: &str, reduces: u32) -> JobRun {
+    let local = cluster.root().join("wordcount-input");
+    let expected = wordcount_input(&local);
+    let input = format!("{base}/wordcount/in");
+    let output = format!("{base}/wordcount/out");
+    mr.put(&local, &input).expect("input copied");
+    let reduces = format!("-Dmapreduce.job.reduces={reduces}");
+    let run = mr
+        .examples("wordcount", &[&reduces, &input, &output])
+        .expect("the client runs");
+    assert_succeeded(&run, cluster);
+    let text = mr.cat(&format!("{output}/part-r-*")).expect("output read");
+    let mut counted = BTreeMap::new();
+    for line in text.lines() {
+        let (word, count) = line
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("not a wordcount line: {line:?}"));
+        let count: u64 = count.parse().expect("a count");
+        assert!(
+            counted.insert(word.to_string(), count).is_none(),
+            "{word} twice"
+        );
+    }
+    assert_eq!(counted, expected, "wordcount's output:\n{text}");
+    run
+}
+
+/// teragen → terasort (two reducers) → teravalidate; teravalidate of the unsorted
+/// input finds it out of order, so the check can fail. Returns the terasort run.
+fn terasort(mr: &MapReduce, cluster: &Cluster, base: &str, rows: u64) -> JobRun {
+    let generated = format!("{base}/tera/in");
+    let sorted = format!("{base}/tera/sorted");
+    let report = format!("{base}/tera/report");
+    let unsorted_report = format!("{base}/tera/unsorted-report");
+    let rows = rows.to_string();
+    let gen = mr
+        .examples("teragen", &["-Dmapreduce.job.maps=2", &rows, &generated])
+        .expect("the client runs");
+    assert_succeeded(&gen, cluster);
+    let sort = mr
+        .examples(
+            "terasort",
+            &["-Dmapreduce.job.reduces=2", &generated, &sorted],
+        )
+        .expect("the client runs");
+    assert_succeeded(&sort, cluster);
+    eprintln!("terasort of {rows} rows: {:?} wall", sort.wall);
+    let validate = mr
+        .examples("teravalidate", &[&sorted, &report])
+        .expect("the client runs");
+    assert_succeeded(&validate, cluster);
+    let text = mr.cat(&format!("{report}/part-r-*")).expect("report read");
+    assert!(text.contains("checksum"), "teravalidate's report:\n{text}");
+    assert!(
+        !text.contains("misorder") && !text.contains("error"),
+        "{text}"
+    );
+    let unsorted = mr
+        .examples("teravalidate", &[&generated, &unsorted_report])
+        .expect("the client runs");
+    assert_succeeded(&unsorted, cluster);
+    let text = mr
+        .cat(&format!("{unsorted_report}/part-r-*"))
+        .expect("report read");
+    assert!(
+        text.contains("misorder"),
+        "the unsorted input passed:\n{text}"
+    );
+    sort
+}
+
+/// `mapred job -status` of a finished job, answered by the JobHistoryServer.
+fn status_of_finished(
+    mr: &MapReduce,
+    run: &JobRun,
+    history: &spindle_integration::mapreduce::HistoryServer,
+) {
+    let job = run.job_id.as_deref().expect("a job id");
+    let status = mr.mapred(&["job", "-status", job]).expect("mapred runs");
+    assert!(status.success(), "{status}\n{}", history.log_tail(100));
+    assert_eq!(
+        status_value(&status.stdout, "Job state"),
+        Some("SUCCEEDED"),
+        "{status}"
+    );
+    assert_eq!(
+        status_value(&status.stdout, "Number of reduces"),
+        Some("2"),
+        "{status}"
+    );
+    assert!(status.stdout.contains("Map input records=1000"), "{status}");
+}
+
+/// An uber job (`mapreduce.job.ubertask.enable`: one reducer, few maps) runs its tasks
+/// inside the AM's container: no task container, no shuffle service involved.
+#[test]
+fn an_uber_wordcount_runs_inside_its_am() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let cluster = cluster_with(&clients, &[(4096, 4)]);
+    let mut uber = HadoopConf::new();
+    uber.set("mapreduce.job.ubertask.enable", true)
+        .set("yarn.app.mapreduce.am.resource.mb", 1024)
+        .set("yarn.app.mapreduce.am.command-opts", "-Xmx700m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 --add-opens=java.base/java.lang=ALL-UNNAMED");
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &uber)
+        .expect("mapred-site.xml and a JobHistoryServer");
+    let base = format!("file://{}/data", cluster.root().display());
+    let run = wordcount(&mr, &cluster, &base, 1);
+    assert!(
+        run.output.stderr.contains("running in uber mode : true"),
+        "{}",
+        run.output
+    );
+}
+
+#[test]
+#[ignore = "needs the NodeManager's mapreduce_shuffle (aux services)"]
+fn pi_wordcount_and_terasort_on_file() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let cluster = cluster_with(&clients, &[(4096, 4)]);
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &HadoopConf::new())
+        .expect("mapred-site.xml and a JobHistoryServer");
+    let history = mr.history_server().expect("a JobHistoryServer");
+    let base = format!("file://{}/data", cluster.root().display());
+    pi(&mr, &cluster);
+    wordcount(&mr, &cluster, &base, 2);
+    let sort = terasort(&mr, &cluster, &base, 1000);
+    status_of_finished(&mr, &sort, history);
+}
+
+#[test]
+#[ignore = "needs the NodeManager's mapreduce_shuffle (aux services)"]
+fn pi_wordcount_and_terasort_on_hdfs() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let Some(hdfs_jars) = HdfsJars::for_tests() else {
+        return;
+    };
+    let hdfs = HdfsServer::start(&hdfs_jars).expect("HDFS starts");
+    let cluster = Cluster::builder()
+        .core_property("fs.defaultFS", hdfs.uri())
+        .nodemanager(shuffle_nodemanager(4096, 4).expect("a port"))
+        .start(&clients)
+        .expect("cluster starts");
+    let mr = MapReduce::start(
+        &cluster,
+        &jars,
+        "/tmp/hadoop-yarn/staging",
+        &HadoopConf::new(),
+    )
+    .expect("mapred-site.xml and a JobHistoryServer");
+    let history = mr.history_server().expect("a JobHistoryServer");
+    let base = format!("{}/data", hdfs.uri());
+    pi(&mr, &cluster);
+    wordcount(&mr, &cluster, &base, 2);
+    let sort = terasort(&mr, &cluster, &base, 1000);
+    status_of_finished(&mr, &sort, history);
+    // The job's staging folder is on HDFS, not on the local disk.
+    assert!(!Path::new("/tmp/hadoop-yarn/staging")
+        .join("root/.staging")
+        .join(sort.job_id.as_deref().unwrap_or("x"))
+        .exists());
+}
+
+/// Two NodeManagers small enough that the maps run on both: each of terasort's two
+/// reducers fetches map outputs from both nodes' shuffle ports.
+#[test]
+#[ignore = "needs the NodeManager's mapreduce_shuffle (aux services)"]
+fn reducers_fetch_map_outputs_from_two_nodemanagers() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let ports = [
+        free_shuffle_port().expect("a port"),
+        free_shuffle_port().expect("a port"),
+    ];
+    let cluster = Cluster::builder()
+        .nodemanager(shuffle_nodemanager_on(1536, 4, ports[0]))
+        .nodemanager(shuffle_nodemanager_on(1536, 4, ports[1]))
+        .start(&clients)
+        .expect("cluster starts");
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &HadoopConf::new())
+        .expect("mapred-site.xml and a JobHistoryServer");
+    let base = format!("file://{}/data", cluster.root().display());
+    let generated = format!("{base}/in");
+    let sorted = format!("{base}/sorted");
+    // Six maps: the AM and five maps fill both nodes at once.
+    let gen = mr
+        .examples("teragen", &["-Dmapreduce.job.maps=6", "6000", &generated])
+        .expect("the client runs");
+    assert_succeeded(&gen, &cluster);
+    let sort = mr
+        .examples(
+            "terasort",
+            &[
+                "-Dmapreduce.job.reduces=2",
+                "-Dmapreduce.input.fileinputformat.split.maxsize=100000",
+                &generated,
+                &sorted,
+            ],
+        )
+        .expect("the client runs");
+    assert_succeeded(&sort, &cluster);
+    let app = sort.app_id.as_deref().expect("an application id");
+    // The reducers' logs name the shuffle each fetch went to ("Assigning host:port ...").
+    let mut reducer_logs = Vec::new();
+    for nm in cluster.nodemanagers() {
+        let app_logs = nm
+            .conf_dir()
+            .parent()
+            .expect("nm dir")
+            .join("logs")
+            .join(app);
+        for container in std::fs::read_dir(&app_logs).into_iter().flatten().flatten() {
+            let syslog =
+                std::fs::read_to_string(container.path().join("syslog")).unwrap_or_default();
+            if syslog.contains("_r_00000") && syslog.contains("MergeManagerImpl") {
+                reducer_logs.push(syslog);
+            }
+        }
+    }
+    assert_eq!(
+        reducer_logs.len(),
+        2,
+        "two reducers' logs\n{}",
+        cluster.log_report()
+    );
+    for (i, nm) in cluster.nodemanagers().iter().enumerate() {
+        let shuffle = format!("{}:{}", nm.host(), ports[i]);
+        for log in &reducer_logs {
+            assert!(
+                log.contains(&format!("Assigning {shuffle} ")),
+                "a reducer did not fetch from {shuffle}:\n{log}"
+            );
+        }
+    }
 }
