@@ -352,6 +352,8 @@ pub struct NmConfig {
     pub web_access: crate::web::access::WebAccess,
     /// The configuration the node started with, redacted (its `/conf` page).
     pub conf_properties: Vec<spindle_web::conf_page::Property>,
+    /// The auxiliary services (`yarn.nodemanager.aux-services`).
+    pub aux: crate::aux_services::AuxConfig,
 }
 
 /// The limits of the container-management server, as Hadoop's and Spindle's
@@ -453,7 +455,9 @@ impl NmConfig {
                 )
                 .into());
         }
+        let aux = crate::aux_services::AuxConfig::from_conf(conf, &local_dirs)?;
         Ok(NmConfig {
+            aux,
             node_host,
             bind_host,
             bind_port,

@@ -37,6 +37,10 @@ pub enum NmError {
     #[error("the ResourceManager told this NodeManager to shut down: {diagnostics}")]
     ShutdownByRm { diagnostics: String },
 
+    /// An auxiliary service could not be set up or started.
+    #[error("auxiliary service {name}: {message}")]
+    AuxService { name: String, message: String },
+
     /// The agent task ended abnormally (a bug).
     #[error("the NodeManager agent task failed: {0}")]
     Internal(String),

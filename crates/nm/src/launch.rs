@@ -133,6 +133,9 @@ pub struct NodeEnv<'a> {
     pub admin_env: &'a [(String, String)],
     /// The node's own environment.
     pub nm_env: &'a BTreeMap<String, String>,
+    /// The auxiliary services' meta data, `(name, base64)`: exported as
+    /// `NM_AUX_SERVICE_<name>` (Hadoop's `AuxiliaryServiceHelper`).
+    pub aux_meta: &'a [(String, String)],
 }
 
 /// The environment of one container, in the three blocks the script writes.
@@ -224,6 +227,9 @@ pub fn build_env(
         "HADOOP_TOKEN_FILE_LOCATION",
         paths.tokens_file().to_string_lossy().into_owned(),
     );
+    for (name, meta) in node.aux_meta {
+        set_nm(&mut env, &format!("NM_AUX_SERVICE_{name}"), meta.clone());
+    }
     // The admin environment is forced in; `$VAR` in it refers to the
     // container's variables, then the node's, else nothing. Like Hadoop, a
     // variable the container already has gets the value appended. These
@@ -578,6 +584,7 @@ mod tests {
             whitelist,
             admin_env: admin,
             nm_env,
+            aux_meta: &[],
         }
     }
 

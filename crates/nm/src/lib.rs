@@ -44,6 +44,7 @@
 //! ```
 
 pub mod agent;
+pub mod aux_services;
 pub mod cache_entry;
 pub mod config;
 pub mod container_manager;
@@ -255,17 +256,22 @@ impl NodeManager {
         });
         let secrets = secrets(session_rx.clone());
         let shared_node_id: security::SharedNodeId = Arc::new(std::sync::OnceLock::new());
+        // The auxiliary services start before the node serves or registers
+        // (Hadoop's AuxServices start in the ContainerManager, before the
+        // NodeStatusUpdater); one that cannot start fails the node's start.
+        let aux = Arc::new(aux_services::AuxServices::start(&cfg.aux).await?);
         let containers = ContainerManager::new(
             cfg.clone(),
             shared_node_id.clone(),
             session_rx.clone(),
             secrets.clone(),
             store,
+            aux.clone(),
         );
 
         let bind_text = format!("{}:{}", cfg.bind_host, cfg.bind_port);
         let bind_addr = resolve(&cfg.bind_host, cfg.bind_port, &bind_text).await?;
-        let server = RpcServer::bind(
+        let server = match RpcServer::bind(
             bind_addr,
             vec![container_manager::service(containers.clone())],
             cfg.ipc_limits.server_config(
@@ -280,10 +286,16 @@ impl NodeManager {
             ),
         )
         .await
-        .map_err(|source| NmError::Bind {
-            addr: bind_text.clone(),
-            source,
-        })?;
+        {
+            Ok(s) => s,
+            Err(source) => {
+                aux.stop().await;
+                return Err(NmError::Bind {
+                    addr: bind_text.clone(),
+                    source,
+                });
+            }
+        };
         let local_addr = server.local_addr();
         let node_id = NodeId::new(cfg.node_host.clone(), i32::from(local_addr.port()));
         let _ = shared_node_id.set(node_id.clone());
@@ -298,7 +310,7 @@ impl NodeManager {
         );
 
         let (health_tx, health_rx) = watch::channel(initial_health);
-        let web = spindle_web::WebServer::serve(
+        let web = match spindle_web::WebServer::serve(
             web_listener,
             web::router(web::NmWeb::new(
                 &cfg,
@@ -314,11 +326,16 @@ impl NodeManager {
                 cfg.conf_properties.clone(),
             ))),
             "nm-web",
-        )
-        .map_err(|source| NmError::Bind {
-            addr: web_text,
-            source,
-        })?;
+        ) {
+            Ok(w) => w,
+            Err(source) => {
+                aux.stop().await;
+                return Err(NmError::Bind {
+                    addr: web_text,
+                    source,
+                });
+            }
+        };
         info!(web = %web_addr, "NodeManager web server listening (yarn.nodemanager.webapp.address)");
         let (state_tx, state_rx) = watch::channel(NmState::Registering);
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -337,8 +354,15 @@ impl NodeManager {
         // Killing a container takes up to the SIGKILL delay; allow for
         // scripts that are slow to die and for localizations in flight.
         let containers_stop_timeout = cfg.containers.sigkill_delay + Duration::from_secs(3);
-        let stop_timeout =
-            cfg.unregister_timeout + containers_stop_timeout + Duration::from_secs(2);
+        let aux_stop_timeout = if cfg.aux.services.is_empty() {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(20)
+        };
+        let stop_timeout = cfg.unregister_timeout
+            + containers_stop_timeout
+            + aux_stop_timeout
+            + Duration::from_secs(2);
         let mut agent = Agent::new(
             cfg,
             node_id.clone(),
@@ -371,6 +395,9 @@ impl NodeManager {
             }
             container_monitor.abort();
             cache_cleanup.abort();
+            // The services hear of the containers' ends, then stop.
+            let _ = tokio::time::timeout(Duration::from_secs(5), aux.drain()).await;
+            aux.stop().await;
             // The records the stop itself changed are on disk before the
             // node says it ended.
             task_containers.records_flushed().await;

@@ -18,6 +18,7 @@ use tracing::{debug, info, warn};
 use super::records::{
     App, AppReport, Container, ContainerPhase, ContainerReport, KillOutcome, KillReason, State,
 };
+use crate::aux_services::AuxServices;
 use crate::config::NmConfig;
 use crate::launch::ContainerPaths;
 use crate::localizer::Localizer;
@@ -44,6 +45,8 @@ pub(super) struct Inner {
     pub(super) store: Option<Arc<StateStore>>,
     /// Finished applications' logs: aggregated, then deleted.
     pub(super) logs: Arc<LogAggregator>,
+    /// The auxiliary services.
+    pub(super) aux: Arc<AuxServices>,
 }
 
 /// The container side of the NodeManager. Cheap to clone.
@@ -66,8 +69,10 @@ impl ContainerManager {
         session: watch::Receiver<RmSession>,
         secrets: Arc<dyn TokenSecrets>,
         store: Option<StateStore>,
+        aux: Arc<AuxServices>,
     ) -> ContainerManager {
         let (page_size, tick_ms) = procfs::system_units();
+
         let store = store.map(Arc::new);
         ContainerManager {
             inner: Arc::new(Inner {
@@ -92,6 +97,7 @@ impl ContainerManager {
                 page_size,
                 tick_ms,
                 store,
+                aux,
             }),
         }
     }
@@ -102,6 +108,11 @@ impl ContainerManager {
 
     pub(super) fn changed(&self) {
         self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The auxiliary services.
+    pub fn aux_services(&self) -> &Arc<AuxServices> {
+        &self.inner.aux
     }
 
     /// The localizer (its counters show cache use).
@@ -314,6 +325,8 @@ impl ContainerManager {
             }
         };
         self.inner.localizer.forget_app(app);
+        // Hadoop's APPLICATION_STOP (handleAppFinishWithContainersCleanedup).
+        self.inner.aux.application_stopped(&app.to_string());
         if let Some(node) = self.inner.node_id.get().cloned() {
             let (logs, user) = (self.inner.logs.clone(), user.clone());
             let delay = self.inner.cfg.containers.delete_debug_delay;
@@ -414,6 +427,7 @@ impl ContainerManager {
             let Some(c) = st.containers.get_mut(&id) else {
                 return;
             };
+            let was_done = c.phase == ContainerPhase::Done;
             let (status, mut diag) = match &c.kill {
                 Some(k) if diagnostics.is_empty() => (k.exit_status, k.diagnostics.clone()),
                 Some(k) => (k.exit_status, format!("{}\n{diagnostics}", k.diagnostics)),
@@ -428,6 +442,12 @@ impl ContainerManager {
             c.diagnostics = diag;
             self.persist(c);
             info!(container = %id, exit_status = status, "container complete");
+            if !was_done {
+                // Hadoop's CONTAINER_STOP.
+                self.inner
+                    .aux
+                    .container_stopped(super::start::aux_context(&c.grant));
+            }
             id.app()
         };
         self.changed();

@@ -270,6 +270,8 @@ pub(super) struct Launch {
     pub(super) environment: Vec<(String, String)>,
     pub(super) commands: Vec<String>,
     pub(super) tokens: Vec<u8>,
+    /// `service_data`: (auxiliary service, data), for `initializeApplication`.
+    pub(super) service_data: Vec<(String, Vec<u8>)>,
 }
 
 pub(super) fn serialized(r: &Rejection) -> SerializedExceptionProto {

@@ -147,6 +147,7 @@ impl ContainerManager {
             );
             return;
         };
+        let aux_env = self.inner.aux.meta_env();
         let node_env = NodeEnv {
             node_id: &node_id,
             http_port: cfg.http_port,
@@ -154,6 +155,7 @@ impl ContainerManager {
             whitelist: &cfg.containers.env_whitelist,
             admin_env: &cfg.containers.admin_env,
             nm_env: &cfg.containers.nm_env,
+            aux_meta: &aux_env,
         };
         let env = launch::build_env(
             &launch.environment,

@@ -6,9 +6,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::Ordering;
 
 use hadoop_protos::yarn::{
-    ContainerLaunchContextProto, StartContainerRequestProto, StartContainersRequestProto,
-    StartContainersResponseProto,
+    ContainerLaunchContextProto, ContainerTypeProto, StartContainerRequestProto,
+    StartContainersRequestProto, StartContainersResponseProto, StringBytesMapProto,
 };
+use spindle_common::security::ContainerTokenIdentifier;
 use spindle_common::text::escaped;
 use spindle_common::ContainerId;
 use spindle_ipc::{class, RpcError};
@@ -37,16 +38,34 @@ fn check_user(user: &str) -> Result<(), Rejection> {
     Ok(())
 }
 
-fn check_launch_context(clc: &ContainerLaunchContextProto) -> Result<Launch, Rejection> {
-    if let Some(service) = clc.service_data.first() {
-        return Err(Rejection::new(
-            class::INVALID_AUX_SERVICE,
-            format!(
-                "The auxService:{} does not exist",
-                service.key.as_deref().unwrap_or("")
-            ),
-        ));
+/// What `initializeContainer`/`stopContainer` are told of a container.
+pub(super) fn aux_context(
+    grant: &ContainerTokenIdentifier,
+) -> crate::aux_services::ContainerContext {
+    use crate::aux_services::{ContainerContext, ContainerType};
+    ContainerContext {
+        user: grant.app_submitter.clone(),
+        container_id: grant.container.to_string(),
+        memory_mb: grant.resource.memory_mb,
+        vcores: grant.resource.vcores,
+        container_type: match grant.container_type {
+            Some(ContainerTypeProto::ApplicationMaster) => ContainerType::ApplicationMaster,
+            _ => ContainerType::Task,
+        },
     }
+}
+
+fn check_launch_context(clc: &ContainerLaunchContextProto) -> Result<Launch, Rejection> {
+    let service_data: Vec<(String, Vec<u8>)> = clc
+        .service_data
+        .iter()
+        .map(|e| {
+            (
+                e.key.clone().unwrap_or_default(),
+                e.value.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
     let mut resources = Vec::with_capacity(clc.local_resources.len());
     for entry in &clc.local_resources {
         let link = entry.key.clone().unwrap_or_default();
@@ -84,6 +103,7 @@ fn check_launch_context(clc: &ContainerLaunchContextProto) -> Result<Launch, Rej
             .clone()
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| launch::EMPTY_CREDENTIALS.to_vec()),
+        service_data,
     })
 }
 
@@ -108,7 +128,21 @@ impl ContainerManager {
                  ResourceManager",
             ));
         };
-        let mut resp = StartContainersResponseProto::default();
+        let mut resp = StartContainersResponseProto {
+            // Every running service's meta data, as Hadoop's
+            // ContainerManagerImpl returns getAuxServiceMetaData().
+            services_meta_data: self
+                .inner
+                .aux
+                .meta_data()
+                .iter()
+                .map(|(k, v)| StringBytesMapProto {
+                    key: Some(k.clone()),
+                    value: Some(v.clone()),
+                })
+                .collect(),
+            ..Default::default()
+        };
         for request in req.start_container_request {
             let token_id = request
                 .container_token
@@ -150,6 +184,10 @@ impl ContainerManager {
             Rejection::yarn(format!("the start request of {id} has no launch context"))
         })?;
         let launch = check_launch_context(&clc)?;
+        self.inner
+            .aux
+            .check_service_data(launch.service_data.iter().map(|(k, _)| k.as_str()))
+            .map_err(|m| Rejection::new(class::INVALID_AUX_SERVICE, m))?;
         // Kept from the application's first container, as Hadoop's
         // `ApplicationImpl` does.
         let acls = app_acls(&clc);
@@ -219,6 +257,13 @@ impl ContainerManager {
             self.persist(c);
         }
         info!(container = %id, user = %escaped(&grant.app_submitter), resource = %grant.resource, "starting container");
+        // Hadoop's CONTAINER_INIT, then APPLICATION_INIT per service data
+        // entry (ContainerImpl's RequestResourcesTransition).
+        self.inner.aux.container_started(
+            aux_context(&grant),
+            &id.app().to_string(),
+            &launch.service_data,
+        );
         self.changed();
         let this = self.clone();
         tokio::spawn(async move { this.run_container(grant, launch, kill_rx).await });
@@ -247,9 +292,14 @@ mod tests {
             key: Some("spark_shuffle".into()),
             value: Some(vec![]),
         });
-        let r = check_launch_context(&shuffle).err().expect("aux service");
-        assert_eq!(r.class_name, class::INVALID_AUX_SERVICE);
-        assert_eq!(r.message, "The auxService:spark_shuffle does not exist");
+        let l = check_launch_context(&shuffle).expect("service data is kept");
+        assert_eq!(l.service_data, vec![("spark_shuffle".to_string(), vec![])]);
+        // Unknown services are refused with Hadoop's message.
+        let none = crate::aux_services::AuxServices::none();
+        let m = none
+            .check_service_data(l.service_data.iter().map(|(k, _)| k.as_str()))
+            .expect_err("unknown service");
+        assert_eq!(m, "The auxService:spark_shuffle does not exist");
 
         let mut bad_env = base.clone();
         bad_env.environment.push(StringStringMapProto {
