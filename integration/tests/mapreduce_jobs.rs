@@ -249,12 +249,17 @@ fn terasort(mr: &MapReduce, cluster: &Cluster, base: &str, rows: u64) -> JobRun 
         .examples("teragen", &["-Dmapreduce.job.maps=2", &rows, &generated])
         .expect("the client runs");
     assert_succeeded(&gen, cluster);
-    let sort = mr
-        .examples(
-            "terasort",
-            &["-Dmapreduce.job.reduces=2", &generated, &sorted],
-        )
-        .expect("the client runs");
+    // The tasks find the partition list through the link `_partition.lst` in their
+    // working directory, but with fs.defaultFS=file:/// Hadoop's tasks resolve relative
+    // paths against the job's working directory (mapreduce.job.working.dir, the
+    // client's own by default): point it at the folder TeraSort writes the list to.
+    let working_dir = format!("-Dmapreduce.job.working.dir={sorted}");
+    let mut args = vec!["-Dmapreduce.job.reduces=2"];
+    if base.starts_with("file:") {
+        args.push(&working_dir);
+    }
+    args.extend([generated.as_str(), sorted.as_str()]);
+    let sort = mr.examples("terasort", &args).expect("the client runs");
     assert_succeeded(&sort, cluster);
     eprintln!("terasort of {rows} rows: {:?} wall", sort.wall);
     let validate = mr
@@ -330,7 +335,6 @@ fn an_uber_wordcount_runs_inside_its_am() {
 }
 
 #[test]
-#[ignore = "needs the NodeManager's mapreduce_shuffle (aux services)"]
 fn pi_wordcount_and_terasort_on_file() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
@@ -423,6 +427,8 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
             &[
                 "-Dmapreduce.job.reduces=2",
                 "-Dmapreduce.input.fileinputformat.split.maxsize=100000",
+                // See terasort(): the partition list on file:///.
+                &format!("-Dmapreduce.job.working.dir={sorted}"),
                 &generated,
                 &sorted,
             ],
