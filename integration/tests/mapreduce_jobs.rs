@@ -394,7 +394,6 @@ fn pi_wordcount_and_terasort_on_hdfs() {
 /// Two NodeManagers small enough that the maps run on both: each of terasort's two
 /// reducers fetches map outputs from both nodes' shuffle ports.
 #[test]
-#[ignore = "needs the NodeManager's mapreduce_shuffle (aux services)"]
 fn reducers_fetch_map_outputs_from_two_nodemanagers() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
@@ -436,7 +435,8 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
         .expect("the client runs");
     assert_succeeded(&sort, &cluster);
     let app = sort.app_id.as_deref().expect("an application id");
-    // The reducers' logs name the shuffle each fetch went to ("Assigning host:port ...").
+    // The reducers' shuffle logs (syslog.shuffle, a reducer's own) name the shuffle each
+    // fetch went to ("host:port freed by fetcher#n" once a fetcher is done with a host).
     let mut reducer_logs = Vec::new();
     for nm in cluster.nodemanagers() {
         let app_logs = nm
@@ -446,10 +446,8 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
             .join("logs")
             .join(app);
         for container in std::fs::read_dir(&app_logs).into_iter().flatten().flatten() {
-            let syslog =
-                std::fs::read_to_string(container.path().join("syslog")).unwrap_or_default();
-            if syslog.contains("_r_00000") && syslog.contains("MergeManagerImpl") {
-                reducer_logs.push(syslog);
+            if let Ok(log) = std::fs::read_to_string(container.path().join("syslog.shuffle")) {
+                reducer_logs.push(log);
             }
         }
     }
@@ -463,7 +461,7 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
         let shuffle = format!("{}:{}", nm.host(), ports[i]);
         for log in &reducer_logs {
             assert!(
-                log.contains(&format!("Assigning {shuffle} ")),
+                log.contains(&format!("{shuffle} freed by fetcher#")),
                 "a reducer did not fetch from {shuffle}:\n{log}"
             );
         }
