@@ -334,6 +334,38 @@ fn an_uber_wordcount_runs_inside_its_am() {
     );
 }
 
+/// A finished job's tracking URL: the RM's proxy sends the browser to the job's page on
+/// the JobHistoryServer (the final tracking URL the AM unregistered with), which serves it.
+fn finished_job_through_the_proxy(cluster: &Cluster, mr: &MapReduce, run: &JobRun) {
+    let app = run.app_id.as_deref().expect("an application id");
+    let job = run.job_id.as_deref().expect("a job id");
+    let history = mr
+        .history_server()
+        .expect("a JobHistoryServer")
+        .web_address();
+    let done = get(cluster.rm().webapp, &format!("/proxy/{app}/"));
+    assert!(matches!(done.status, 302 | 307), "{done}");
+    let location = done.header("location").unwrap_or_default();
+    // The AM names the history server by the host it resolves its address to
+    // (localhost for 127.0.0.1).
+    let (authority, path) = location
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split_once('/'))
+        .unwrap_or_else(|| panic!("not an http URL: {done}"));
+    assert!(
+        authority.ends_with(&format!(":{}", history.port())),
+        "a redirect to the JobHistoryServer ({history}) expected: {done}"
+    );
+    let path = format!("/{path}");
+    assert!(
+        path.starts_with(&format!("/jobhistory/job/{job}")),
+        "a redirect to the job's history page expected: {done}"
+    );
+    let answer = get(history, &path);
+    assert_eq!(answer.status, 200, "{answer}");
+    assert!(answer.text().contains(job), "{answer}");
+}
+
 #[test]
 fn pi_wordcount_and_terasort_on_file() {
     let Some(clients) = HadoopClients::for_tests() else {
@@ -351,6 +383,7 @@ fn pi_wordcount_and_terasort_on_file() {
     wordcount(&mr, &cluster, &base, 2);
     let sort = terasort(&mr, &cluster, &base, 1000);
     status_of_finished(&mr, &sort, history);
+    finished_job_through_the_proxy(&cluster, &mr, &sort);
 }
 
 #[test]
