@@ -9,6 +9,9 @@
 #   * the HDFS minicluster jars, through integration/setup-maven.sh hdfs (Maven);
 #   * Hadoop MapReduce 3.3.4 (client, AM, examples), through integration/setup-maven.sh
 #     mapreduce (Maven);
+#   * the NodeManager's Java aux-service host, through java/aux-host/build.sh (Maven, javac),
+#     and Spark's YarnShuffleService jar it hosts in a test, through integration/setup-maven.sh
+#     spark_shuffle (Maven);
 #   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh.
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
@@ -105,6 +108,12 @@ bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" hdfs >/dev/null
 # Hadoop MapReduce (integration/bin/mapred, the MapReduce AM and tasks on Spindle's NMs).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" mapreduce >/dev/null
+# The NodeManager's host of Java auxiliary services (~/.cache/spindle-aux-host).
+bash "$(dirname "${BASH_SOURCE[0]}")/../java/aux-host/build.sh" >/dev/null
+# Spark's external shuffle service for YARN (integration/tests/spark_shuffle_service.rs). A
+# Maven repository without it is not fatal here: that test says SKIP, or fails under CI.
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" spark_shuffle >/dev/null \
+    || echo "setup-clients: WARNING: no spark-network-yarn jar from Maven; the Spark shuffle service test will be skipped" >&2
 # --- Python clients of the web surface (integration/pip/web) ---------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 # --- Chromium and playwright-core for the web UI's browser test (integration/browser) --

@@ -116,6 +116,11 @@ pub struct ContainerRecord {
     pub exit_status: i32,
     pub diagnostics: String,
     pub paths: Option<ContainerPaths>,
+    /// The launch context's `service_data` (auxiliary service, data): a
+    /// recovered live container initializes its application's services
+    /// again, as Hadoop's ContainerImpl does from its stored launch context.
+    /// Records written before it was kept have none.
+    pub service_data: Vec<(String, Vec<u8>)>,
 }
 
 /// What is recorded of one application.
@@ -321,6 +326,13 @@ impl ContainerRecord {
             fields.push(("app-dirs", hex_paths(&p.app_dirs)));
             fields.push(("user-dirs", hex_paths(&p.user_dirs)));
         }
+        // One optional line per entry: `service-data <hex name>:<hex data>`.
+        for (name, data) in &self.service_data {
+            fields.push((
+                "service-data",
+                format!("{}:{}", hex(name.as_bytes()), hex(data)),
+            ));
+        }
         seal(&fields)
     }
 
@@ -352,12 +364,22 @@ impl ContainerRecord {
                 })
             }
         };
+        let mut service_data = Vec::new();
+        for (_, value) in f.iter().filter(|(k, _)| *k == "service-data") {
+            let (name, data) = value
+                .split_once(':')
+                .ok_or("a service-data line has no ':'")?;
+            let name = String::from_utf8(unhex(name).ok_or("a service name is not hex")?)
+                .map_err(|_| "a service name is not UTF-8")?;
+            service_data.push((name, unhex(data).ok_or("service data is not hex")?));
+        }
         Ok(ContainerRecord {
             grant,
             phase,
             exit_status,
             diagnostics,
             paths,
+            service_data,
         })
     }
 }
@@ -797,6 +819,14 @@ mod tests {
                 app_dirs: vec!["/l/a".into()],
                 user_dirs: vec![],
             }),
+            service_data: if seq % 2 == 0 {
+                vec![
+                    ("mapreduce_shuffle".into(), vec![0, 1, 0xff]),
+                    ("spark_shuffle".into(), vec![]),
+                ]
+            } else {
+                Vec::new()
+            },
         }
     }
 

@@ -430,3 +430,88 @@ async fn a_node_without_services_answers_no_meta_data() {
     assert!(resp.services_meta_data.is_empty());
     node.wait_phase(&id, ContainerPhase::Done).await;
 }
+
+/// The host's side of the protocol: a frame over the limit, or one it cannot
+/// read, ends it with status 3; end of input ends it with 0.
+#[test]
+fn the_java_host_refuses_bad_frames() {
+    let Some(dir) = host_dir() else { return };
+    let run = |input: &[u8]| {
+        let mut child = std::process::Command::new("java")
+            .arg("-cp")
+            .arg(format!(
+                "{}:{}/lib/*",
+                dir.join("aux-host.jar").display(),
+                dir.display()
+            ))
+            .arg(spindle_nm::aux_services::java::MAIN_CLASS)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("java runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let out = child.wait_with_output().expect("the host ends");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[0x7f, 0xff, 0xff, 0xff]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("over the limit"), "{err}");
+    // An unknown request.
+    let (code, err) = run(&[0, 0, 0, 1, 99]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("unknown request 99"), "{err}");
+    // A string longer than its frame.
+    let (code, err) = run(&[0, 0, 0, 5, 3, 0, 0, 0, 9]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("a bad frame"), "{err}");
+    let (code, err) = run(&[]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A JVM that died more often than `max-restarts` allows: its services are
+/// given up, said so, and the node keeps starting containers (their events
+/// to the lost services fail, logged).
+#[tokio::test]
+async fn a_host_given_up_leaves_the_node_serving() {
+    let Some(dir) = host_dir() else { return };
+    let capture = capture();
+    let (node, _tmp) = common::start_node(
+        |c| {
+            hosted_shuffle(c, &dir);
+            c.set(aux_config::JAVA_HOST_MAX_RESTARTS, "0");
+        },
+        None,
+    )
+    .await;
+    let aux = node.nm.containers().aux_services().clone();
+    let pid = aux.java_host_pid().expect("the JVM runs");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the JVM");
+    wait_log(&capture, "its services (java_shuffle) are given up").await;
+    assert_eq!(aux.java_host_pid(), None);
+    let id = container(5, 1);
+    node.start(
+        id,
+        with_service_data(&["true"], "java_shuffle", job_token()),
+    )
+    .expect("the node still starts containers");
+    assert_eq!(node.wait_done(&id).await.exit_status, 0);
+    wait_log(
+        &capture,
+        "The auxService name is java_shuffle and it got an error at event: APPLICATION_INIT",
+    )
+    .await;
+    node.nm.stop().await;
+}

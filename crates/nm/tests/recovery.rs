@@ -352,6 +352,7 @@ async fn recorded_containers_that_never_ran_or_had_ended_are_reported() {
         exit_status,
         diagnostics: String::new(),
         paths: None,
+        service_data: Vec::new(),
     };
     let (never_ran, ended) = (container(153, 2), container(153, 3));
     store.store_container(&record(2, ContainerPhase::Localizing, exit_status::INVALID));

@@ -253,6 +253,7 @@ async fn a_node_started_from_its_records_keeps_the_acls() {
         exit_status: 0,
         diagnostics: String::new(),
         paths: None,
+        service_data: Vec::new(),
     });
     store.store_app(
         &id.app(),

@@ -150,14 +150,14 @@ impl JavaHost {
         let settings = cfg.java.clone();
         let first = specs
             .first()
-            .map(|s| format!("{} (class {})", s.name, s.class))
+            .map(|s| format!("class {}", s.class))
             .unwrap_or_default();
         let java = find_executable(&settings.java).ok_or_else(|| {
             aux_error(
                 &specs,
                 format!(
-                    "the auxiliary service {first} runs in a Java host, but java was not found \
-                     ('{}'); install Java, or set JAVA_HOME or {}",
+                    "its {first} runs in the Java aux-service host, but java was not found \
+                     ('{}'): install Java, or set JAVA_HOME or {}",
                     settings.java.display(),
                     config::JAVA_HOST_JAVA
                 ),
@@ -171,7 +171,7 @@ impl JavaHost {
                 aux_error(
                     &specs,
                     format!(
-                        "the auxiliary service {first} runs in a Java host, but the host is not \
+                        "its {first} runs in the Java aux-service host, but the host is not \
                          built{}: build it with java/aux-host/build.sh <dir> and name <dir> in {} \
                          or ${}",
                         settings
@@ -249,12 +249,18 @@ impl JavaHost {
                 Ok(Launched { child, conn, metas })
             }
             Err(m) => {
+                // End of input ends the host; one that does not end is
+                // killed. How a JVM that died by itself ended is told.
                 drop(conn);
-                let _ = child.start_kill();
-                let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-                let status = match status {
-                    Ok(Ok(s)) => format!(" (the JVM ended: {s})"),
-                    _ => String::new(),
+                let status = match tokio::time::timeout(Duration::from_secs(3), child.wait()).await
+                {
+                    Ok(Ok(s)) if !s.success() => format!(" (the JVM ended: {s})"),
+                    Ok(_) => String::new(),
+                    Err(_) => {
+                        let _ = child.start_kill();
+                        let _ = child.wait().await;
+                        String::new()
+                    }
                 };
                 Err(format!("{m}{status}"))
             }
@@ -335,15 +341,31 @@ impl JavaHost {
                 "the Java aux-service host is not running (being restarted)".into()
             }));
         };
-        match conn.call(&payload, CALL_TIMEOUT).await {
-            Ok(reply) => expect_ok(&reply, "the service"),
+        let outcome = match conn.call(&payload, CALL_TIMEOUT).await {
+            // A reply that is not a well-formed frame is as fatal as a
+            // broken pipe: the stream can no longer be trusted.
+            Ok(reply) => match frame::parse_reply(&reply) {
+                Ok(Ok(r)) => r
+                    .end()
+                    .map_err(|e| format!("the Java aux-service host sent {e}")),
+                Ok(Err(m)) => return Err(format!("the service: {m}")),
+                Err(e) => Err(format!("the Java aux-service host sent {e}")),
+            },
+            Err(m) => Err(m),
+        };
+        match outcome {
+            Ok(()) => Ok(()),
             Err(m) => {
                 // The stream is out of step: this JVM is done; the
                 // supervisor sees it end and starts another.
                 *guard = None;
-                if let Some(pid) = self.pid() {
+                let pid = self
+                    .pid()
+                    .and_then(|p| i32::try_from(p).ok())
+                    .filter(|p| *p > 0);
+                if let Some(pid) = pid {
                     let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0)),
+                        nix::unistd::Pid::from_raw(pid),
                         nix::sys::signal::Signal::SIGKILL,
                     );
                 }
@@ -449,6 +471,16 @@ async fn supervise(host: Arc<JavaHost>, mut child: Child) {
                 error!("{msg}");
                 *host.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
                 return;
+            }
+            if restarts > 0 {
+                // A JVM that keeps dying is not started in a tight loop.
+                let pause = Duration::from_secs(u64::from(restarts.min(10)));
+                if tokio::time::timeout(pause, stop_rx.wait_for(|s| *s))
+                    .await
+                    .is_ok()
+                {
+                    return;
+                }
             }
             restarts += 1;
             error!(

@@ -138,6 +138,7 @@ impl ContainerManager {
                 exit_status: c.exit_status,
                 diagnostics: c.diagnostics.clone(),
                 paths: c.paths.clone(),
+                service_data: c.service_data.clone(),
             });
         }
     }

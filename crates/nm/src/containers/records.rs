@@ -183,6 +183,8 @@ pub(super) struct Container {
     pub(super) memory: Option<(u64, u64)>,
     /// Pids seen at the last monitor check.
     pub(super) seen_pids: HashSet<i32>,
+    /// The launch context's service data (kept in the recovery record).
+    pub(super) service_data: Vec<(String, Vec<u8>)>,
 }
 
 impl Container {

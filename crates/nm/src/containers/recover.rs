@@ -143,7 +143,17 @@ impl ContainerManager {
                     exit_status,
                     diagnostics,
                     paths,
+                    service_data,
                 } = r;
+                if phase != ContainerPhase::Done {
+                    // Hadoop's ContainerImpl sends CONTAINER_INIT and
+                    // APPLICATION_INIT again for a recovered live container.
+                    self.inner.aux.container_started(
+                        super::start::aux_context(&grant),
+                        &id.app().to_string(),
+                        &service_data,
+                    );
+                }
                 info!(container = %id, phase = ?phase, "recovering container");
                 st.containers.insert(
                     id,
@@ -159,6 +169,7 @@ impl ContainerManager {
                         reported: false,
                         memory: None,
                         seen_pids: HashSet::new(),
+                        service_data,
                     },
                 );
                 if phase != ContainerPhase::Done {

@@ -252,6 +252,7 @@ impl ContainerManager {
                 reported: false,
                 memory: None,
                 seen_pids: HashSet::new(),
+                service_data: launch.service_data.clone(),
             });
             // Recorded before the start is answered.
             self.persist(c);
