@@ -494,3 +494,74 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
         }
     }
 }
+
+/// A measurement, not a check: teragen and terasort of `$SPINDLE_TERASORT_ROWS` rows
+/// (100 bytes each; default 1,000,000 = 100 MB) on two NodeManagers, printing the wall
+/// times and the shuffle volume. Run it with
+/// `cargo test -p spindle-integration --test mapreduce_jobs terasort_wall_times -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement; run it by name with --ignored"]
+fn terasort_wall_times() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let rows: u64 = std::env::var("SPINDLE_TERASORT_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let cluster = cluster_with(&clients, &[(4096, 4), (4096, 4)]);
+    let mut sized = HadoopConf::new();
+    sized
+        .set("mapreduce.map.memory.mb", 1024)
+        .set("mapreduce.reduce.memory.mb", 1024)
+        .set(
+            "mapreduce.map.java.opts",
+            "-Xmx800m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
+        )
+        .set(
+            "mapreduce.reduce.java.opts",
+            "-Xmx800m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
+        )
+        .set("mapreduce.task.io.sort.mb", 200);
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &sized)
+        .expect("mapred-site.xml and a JobHistoryServer")
+        .timeout(Duration::from_secs(1800));
+    let base = format!("file://{}/data", cluster.root().display());
+    let generated = format!("{base}/in");
+    let sorted = format!("{base}/sorted");
+    let pi_run = mr.examples("pi", &["4", "1000"]).expect("the client runs");
+    assert_succeeded(&pi_run, &cluster);
+    let gen = mr
+        .examples(
+            "teragen",
+            &["-Dmapreduce.job.maps=4", &rows.to_string(), &generated],
+        )
+        .expect("the client runs");
+    assert_succeeded(&gen, &cluster);
+    let sort = mr
+        .examples(
+            "terasort",
+            &[
+                "-Dmapreduce.job.reduces=2",
+                &format!("-Dmapreduce.job.working.dir={sorted}"),
+                &generated,
+                &sorted,
+            ],
+        )
+        .expect("the client runs");
+    assert_succeeded(&sort, &cluster);
+    let shuffled = sort
+        .output
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Reduce shuffle bytes="))
+        .unwrap_or("?")
+        .to_string();
+    eprintln!(
+        "MEASURED pi 4 1000: {:?}; teragen {rows} rows: {:?}; terasort: {:?}, reduce shuffle bytes {shuffled}",
+        pi_run.wall, gen.wall, sort.wall
+    );
+}
