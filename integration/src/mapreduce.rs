@@ -1,9 +1,16 @@
 //! Real Hadoop MapReduce 3.3.4 on a Spindle [`Cluster`]: the unshaded Hadoop jars that
 //! `integration/setup-maven.sh mapreduce` copies ([`MapReduceJars`]), a client
-//! configuration built from the example `conf/mapred-site.xml` ([`MapReduce::new`]), and
-//! runs of the stock clients through the scripts people use: `integration/bin/yarn jar
-//! hadoop-mapreduce-examples-3.3.4.jar ...` ([`MapReduce::examples`]) and
-//! `integration/bin/mapred job ...` ([`MapReduce::mapred`]).
+//! configuration built from the example `conf/mapred-site.xml` ([`MapReduce::start`]),
+//! Hadoop's JobHistoryServer (`mapred historyserver`, [`HistoryServer`]), and runs of the
+//! stock clients through the scripts people use: `integration/bin/yarn jar
+//! hadoop-mapreduce-examples-3.3.4.jar ...` ([`MapReduce::examples`]),
+//! `integration/bin/mapred job ...` ([`MapReduce::mapred`]) and `hadoop fs`
+//! ([`MapReduce::put`], [`MapReduce::cat`]).
+//!
+//! Two facts of Hadoop's that the harness lives with: a client waiting for its job asks the
+//! JobHistoryServer for the final status once the AM is gone (without one it retries the
+//! default address for ever), and Hadoop 3.3's AM needs `--add-opens
+//! java.base/java.lang` on JDK 17.
 //!
 //! The NodeManagers run the `mapreduce_shuffle` auxiliary service (Hadoop's class name,
 //! which selects Spindle's native shuffle), each on a port of its own
