@@ -35,6 +35,7 @@ pub mod conf;
 pub mod descriptors;
 pub mod hdfs;
 pub mod logs;
+pub mod mapreduce;
 pub mod maven;
 pub mod process;
 pub mod spark;
@@ -48,6 +49,7 @@ pub use cluster::{
 };
 pub use conf::HadoopConf;
 pub use hdfs::{HdfsJars, HdfsServer};
+pub use mapreduce::{MapReduce, MapReduceJars};
 pub use maven::MavenJars;
 pub use process::CliOutput;
 pub use standalone::Standalone;

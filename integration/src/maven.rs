@@ -71,6 +71,14 @@ impl MavenJars {
         }
     }
 
+    /// The jars of `name` in `dir`, taken as they are (no check that any jar is there).
+    pub fn for_dir(name: &'static str, dir: impl Into<PathBuf>) -> Self {
+        Self {
+            name,
+            dir: dir.into(),
+        }
+    }
+
     /// The folder holding the jars.
     pub fn dir(&self) -> &Path {
         &self.dir

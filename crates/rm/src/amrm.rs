@@ -82,6 +82,10 @@ pub struct AllocateReply {
     pub nm_tokens: Vec<NmTokenGrant>,
     /// A fresh AMRMToken, when the AM authenticated under a rolled key.
     pub amrm_token: Option<Token>,
+    /// The application's priority, which Hadoop's RM puts in every allocate
+    /// answer (MapReduce's AM reads it unconditionally); absent in a shutdown
+    /// answer.
+    pub application_priority: Option<i32>,
 }
 
 impl AllocateReply {
@@ -96,6 +100,7 @@ impl AllocateReply {
             cluster: None,
             nm_tokens: Vec::new(),
             amrm_token: None,
+            application_priority: None,
         }
     }
 }

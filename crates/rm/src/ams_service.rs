@@ -204,6 +204,9 @@ fn allocate_reply_to_pb(r: AllocateReply) -> pb::AllocateResponseProto {
         limit: r.cluster.map(|c| resource_to_pb(c.headroom)),
         num_cluster_nodes: r.cluster.map(|c| c.running_nodes),
         nm_tokens: r.nm_tokens.into_iter().map(nm_token_to_pb).collect(),
+        application_priority: r
+            .application_priority
+            .map(|p| pb::PriorityProto { priority: Some(p) }),
         ..Default::default()
     }
 }
@@ -281,8 +284,14 @@ mod tests {
                 token: Token::new(vec![3], vec![4], "NMToken", "h1:4040"),
             }],
             amrm_token: None,
+            application_priority: Some(3),
         };
         let pb = allocate_reply_to_pb(reply);
+        // MapReduce's AM dereferences it on every heartbeat.
+        assert_eq!(
+            pb.application_priority,
+            Some(pb::PriorityProto { priority: Some(3) })
+        );
         assert_eq!(pb.response_id, Some(2));
         assert_eq!(pb.a_m_command, None);
         assert_eq!(pb.allocated_containers.len(), 2);

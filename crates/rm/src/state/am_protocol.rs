@@ -175,10 +175,10 @@ impl RmState {
         }
         self.schedule_pass(now);
 
-        let user = self
+        let (user, application_priority) = self
             .apps
             .get(&attempt_id.app)
-            .map(|a| a.user.clone())
+            .map(|a| (a.user.clone(), Some(a.priority)))
             .unwrap_or_default();
         let (granted, completed) = match self.attempts.get_mut(&attempt_id) {
             Some(a) => (
@@ -225,6 +225,7 @@ impl RmState {
             }),
             nm_tokens,
             amrm_token,
+            application_priority,
         };
         if let Some(a) = self.attempts.get_mut(&attempt_id) {
             a.node_changes_seen = seen;

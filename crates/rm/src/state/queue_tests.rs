@@ -413,6 +413,36 @@ fn running_application_priority_update() {
     assert_eq!(priority_of(&s, id), (2, Some(2), Some(2)));
 }
 
+/// Every allocate answer names the application's current priority, as
+/// Hadoop's RM does (MapReduce's AM reads it on every heartbeat and fails
+/// without it).
+#[test]
+fn allocate_answers_carry_the_application_priority() {
+    let mut s = with_max_priority(capacity_queues(&TWO_QUEUES), 3);
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    let id = s.submit_to("a", "alice", Some(1), 1);
+    let attempt = s.run_ams(2)[0];
+    let heartbeat = |s: &mut TestRm, response_id: i32, ms: u64| {
+        let key = s.state.tokens.current_amrm_key_id();
+        s.run(
+            ms,
+            crate::command::Allocate {
+                attempt,
+                amrm_key_id: key,
+                request: crate::amrm::AllocateRequest {
+                    response_id,
+                    ..Default::default()
+                },
+            },
+        )
+        .expect("allocate")
+        .application_priority
+    };
+    assert_eq!(heartbeat(&mut s, 0, 3), Some(1));
+    assert_eq!(update(&mut s, 4, id, 3, "alice"), Ok(3));
+    assert_eq!(heartbeat(&mut s, 1, 5), Some(3));
+}
+
 // ---- admission ----------------------------------------------------------------
 
 /// `maximum-applications`: a leaf holding that many unfinished
