@@ -107,6 +107,45 @@ pub fn shuffle_nodemanager(memory_mb: u64, vcores: u32) -> anyhow::Result<NodeMa
     ))
 }
 
+/// The NodeManager's Java aux-service host as `java/aux-host/build.sh` builds it
+/// (`$SPINDLE_AUX_HOST_DIR`, else `~/.cache/spindle-aux-host`); `None` with a SKIP line
+/// when it is not built, a panic under CI.
+pub fn aux_host_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SPINDLE_AUX_HOST_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/spindle-aux-host"))
+        })?;
+    if dir.join("aux-host.jar").is_file() {
+        return Some(dir);
+    }
+    if crate::clients::running_in_ci() {
+        panic!("the Java aux-service host is required under CI: run java/aux-host/build.sh");
+    }
+    eprintln!(
+        "SKIP: run java/aux-host/build.sh (no aux-host.jar in {})",
+        dir.display()
+    );
+    None
+}
+
+/// [`shuffle_properties`] with Hadoop's own Java `ShuffleHandler` run in the NodeManager's
+/// Java host (`host`) instead of the native shuffle
+/// (`spindle.nodemanager.aux-services.mapreduce_shuffle.java-hosted`).
+pub fn java_shuffle_properties(port: u16, host: &Path) -> HadoopConf {
+    let mut conf = shuffle_properties(port);
+    conf.set(
+        format!("spindle.nodemanager.aux-services.{SHUFFLE_SERVICE}.java-hosted"),
+        true,
+    )
+    .set(
+        "spindle.nodemanager.aux-services.java-host.dir",
+        host.display(),
+    );
+    conf
+}
+
 /// A free port for a NodeManager's `mapreduce.shuffle.port`.
 pub fn free_shuffle_port() -> anyhow::Result<u16> {
     free_port(IpAddr::V4(Ipv4Addr::UNSPECIFIED))

@@ -15,10 +15,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use spindle_integration::mapreduce::{
-    free_shuffle_port, job_id_of, shuffle_nodemanager, shuffle_nodemanager_on, JobRun,
+    aux_host_dir, free_shuffle_port, java_shuffle_properties, job_id_of, shuffle_nodemanager,
+    shuffle_nodemanager_on, JobRun,
 };
 use spindle_integration::{
     wait_for, Cluster, HadoopClients, HadoopConf, HdfsJars, HdfsServer, MapReduce, MapReduceJars,
+    NodeManagerSpec,
 };
 
 use web_http::get;
@@ -495,6 +497,61 @@ fn reducers_fetch_map_outputs_from_two_nodemanagers() {
     }
 }
 
+/// Hadoop's own Java `ShuffleHandler`, hosted in the NodeManager's JVM (S8's host for Java
+/// auxiliary services) instead of the native shuffle, serves a real terasort's reducers.
+#[test]
+fn hadoops_shuffle_handler_hosted_in_the_nodemanagers_jvm_serves_terasort() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = MapReduceJars::for_tests() else {
+        return;
+    };
+    let Some(host) = aux_host_dir() else {
+        return;
+    };
+    let mut nm = NodeManagerSpec::new(3072, 4);
+    nm.properties = java_shuffle_properties(free_shuffle_port().expect("a port"), &host);
+    let cluster = Cluster::builder()
+        .nodemanager(nm)
+        .start(&clients)
+        .expect("cluster starts");
+    let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &HadoopConf::new())
+        .expect("mapred-site.xml and a JobHistoryServer");
+    let base = format!("file://{}/data", cluster.root().display());
+    let generated = format!("{base}/in");
+    let sorted = format!("{base}/sorted");
+    let gen = mr
+        .examples("teragen", &["-Dmapreduce.job.maps=2", "2000", &generated])
+        .expect("the client runs");
+    assert_succeeded(&gen, &cluster);
+    let sort = mr
+        .examples(
+            "terasort",
+            &[
+                "-Dmapreduce.job.reduces=2",
+                &format!("-Dmapreduce.job.working.dir={sorted}"),
+                &generated,
+                &sorted,
+            ],
+        )
+        .expect("the client runs");
+    assert_succeeded(&sort, &cluster);
+    let job = sort.job_id.as_deref().expect("a job id");
+    // The JVM's ShuffleHandler got the job's token (its own log line, which the node
+    // copies into its log) and served the reducers' fetches.
+    let nm_log = std::fs::read_to_string(cluster.log_dir().join("nm-0.stderr")).unwrap_or_default();
+    assert!(
+        nm_log.contains(&format!("Added token for {job}")),
+        "Hadoop's ShuffleHandler in the NodeManager's JVM got {job}'s token\n{}",
+        cluster.log_report()
+    );
+    let validated = mr
+        .examples("teravalidate", &[&sorted, &format!("{base}/report")])
+        .expect("the client runs");
+    assert_succeeded(&validated, &cluster);
+}
+
 /// A measurement, not a check: teragen and terasort of `$SPINDLE_TERASORT_ROWS` rows
 /// (100 bytes each; default 1,000,000 = 100 MB) on two NodeManagers, printing the wall
 /// times and the shuffle volume. Run it with
@@ -512,7 +569,23 @@ fn terasort_wall_times() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let cluster = cluster_with(&clients, &[(4096, 4), (4096, 4)]);
+    // SPINDLE_SHUFFLE=java: Hadoop's own ShuffleHandler in the NodeManagers' Java host
+    // instead of the native shuffle, for the side-by-side figure.
+    let java = std::env::var("SPINDLE_SHUFFLE").is_ok_and(|v| v == "java");
+    let cluster = if java {
+        let Some(host) = aux_host_dir() else {
+            return;
+        };
+        let mut builder = Cluster::builder();
+        for _ in 0..2 {
+            let mut nm = NodeManagerSpec::new(4096, 4);
+            nm.properties = java_shuffle_properties(free_shuffle_port().expect("a port"), &host);
+            builder = builder.nodemanager(nm);
+        }
+        builder.start(&clients).expect("cluster starts")
+    } else {
+        cluster_with(&clients, &[(4096, 4), (4096, 4)])
+    };
     let mut sized = HadoopConf::new();
     sized
         .set("mapreduce.map.memory.mb", 1024)
@@ -561,7 +634,8 @@ fn terasort_wall_times() {
         .unwrap_or("?")
         .to_string();
     eprintln!(
-        "MEASURED pi 4 1000: {:?}; teragen {rows} rows: {:?}; terasort: {:?}, reduce shuffle bytes {shuffled}",
+        "MEASURED ({} shuffle) pi 4 1000: {:?}; teragen {rows} rows: {:?}; terasort: {:?}, reduce shuffle bytes {shuffled}",
+        if java { "Hadoop's Java" } else { "native" },
         pi_run.wall, gen.wall, sort.wall
     );
 }

@@ -17,33 +17,12 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use spindle_integration::clients::running_in_ci;
 use spindle_integration::cluster::free_port;
+use spindle_integration::mapreduce::aux_host_dir;
 use spindle_integration::maven::MavenJars;
 use spindle_integration::process::run_with_timeout;
 use spindle_integration::spark::{self, Staging};
 use spindle_integration::{Cluster, HadoopClients, NodeManagerSpec};
-
-/// The built Java aux-service host.
-fn aux_host_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SPINDLE_AUX_HOST_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/spindle-aux-host"))
-        })?;
-    if dir.join("aux-host.jar").is_file() {
-        return Some(dir);
-    }
-    if running_in_ci() {
-        panic!("the Java aux-service host is required under CI: run java/aux-host/build.sh");
-    }
-    eprintln!(
-        "SKIP: run java/aux-host/build.sh (no aux-host.jar in {})",
-        dir.display()
-    );
-    None
-}
 
 /// Every daemon log file of the cluster, concatenated.
 fn cluster_logs(dir: &Path) -> String {
