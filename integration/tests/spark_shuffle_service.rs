@@ -14,7 +14,7 @@
 //! built host it then prints `SKIP:` and passes, except under CI.
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use spindle_integration::cluster::free_port;
