@@ -86,6 +86,8 @@ impl Standalone {
             "spindle.resourcemanager.state-store.path",
             root.join("rmstore/spindle.redb").display(),
         )
+        // MapReduce's shuffle (on by default) on a free port of its own.
+        .set("mapreduce.shuffle.port", 0)
         .set("yarn.nodemanager.resource.memory-mb", 4096)
         .set("yarn.nodemanager.resource.cpu-vcores", 4)
         .set(DISK_UTILIZATION_KEY, 100);

@@ -30,7 +30,7 @@ const DAEMON_MARK: &str = "<!-- readme-test: daemon -->";
 /// The whole walk-through: Spark alone takes minutes on a loaded two-core machine.
 const WALKTHROUGH_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Hadoop's default ResourceManager ports, which standalone uses.
-const DEFAULT_PORTS: [u16; 4] = [8030, 8031, 8032, 8033];
+const DEFAULT_PORTS: [u16; 7] = [8030, 8031, 8032, 8033, 13562, 10020, 19888];
 
 /// A marked code block of README.md.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,12 +111,13 @@ fn script(blocks: &[Block], work: &Path, standalone_conf: &Path) -> String {
         "export SPINDLE_CLIENT_CACHE={}\n",
         quote(&cache.display().to_string())
     ));
-    // The Maven and pip caches setup-clients.sh fills are the installed ones too (the
-    // walk-through runs without a network).
+    // The Maven and pip caches and the Java aux-service host setup-clients.sh fills are the
+    // installed ones too (the walk-through runs without a network).
     let home = std::env::var("HOME").unwrap_or_default();
     for (key, default) in [
         ("SPINDLE_MAVEN_CACHE", ".cache/spindle-maven"),
         ("SPINDLE_PIP_CACHE", ".cache/spindle-python"),
+        ("SPINDLE_AUX_HOST_DIR", ".cache/spindle-aux-host"),
     ] {
         let dir = std::env::var(key)
             .ok()

@@ -381,8 +381,19 @@ async fn run_nm_until_stopped(
 ///   application's directories, for ten minutes more
 ///   (`yarn.nodemanager.delete.debug-delay-sec`), so the paths the distributed
 ///   shell prints can still be opened.
-pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 6] = [
+/// - MapReduce's shuffle runs (`yarn.nodemanager.aux-services=mapreduce_shuffle`
+///   with Hadoop's `ShuffleHandler` class, which selects the native shuffle, on
+///   `mapreduce.shuffle.port`, 13562), as Hadoop's single-node guide sets it, so
+///   `yarn jar hadoop-mapreduce-examples-*.jar` jobs run; on loopback like the rest
+///   unless the node's host or bind host says otherwise.
+pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 9] = [
     ("yarn.nodemanager.vmem-check-enabled", "false", &[]),
+    // Before the node's host name below: a host name the site sets counts, not this one.
+    (
+        "spindle.shuffle.bind-host",
+        "127.0.0.1",
+        &["yarn.nodemanager.hostname", "yarn.nodemanager.bind-host"],
+    ),
     (
         "yarn.resourcemanager.hostname",
         "127.0.0.1",
@@ -396,6 +407,12 @@ pub(crate) const STANDALONE_DEFAULTS: [(&str, &str, &[&str]); 6] = [
     ("yarn.resourcemanager.recovery.enabled", "true", &[]),
     ("yarn.log-aggregation-enable", "true", &[]),
     ("yarn.nodemanager.delete.debug-delay-sec", "600", &[]),
+    ("yarn.nodemanager.aux-services", "mapreduce_shuffle", &[]),
+    (
+        "yarn.nodemanager.aux-services.mapreduce_shuffle.class",
+        "org.apache.hadoop.mapred.ShuffleHandler",
+        &[],
+    ),
 ];
 
 /// Whether `key` has a value from a site file or code, not only a built-in default.
@@ -486,11 +503,15 @@ mod tests {
             apply_standalone_defaults(&mut conf),
             [
                 "yarn.nodemanager.vmem-check-enabled=false",
+                "spindle.shuffle.bind-host=127.0.0.1",
                 "yarn.resourcemanager.hostname=127.0.0.1",
                 "yarn.nodemanager.hostname=127.0.0.1",
                 "yarn.resourcemanager.recovery.enabled=true",
                 "yarn.log-aggregation-enable=true",
                 "yarn.nodemanager.delete.debug-delay-sec=600",
+                "yarn.nodemanager.aux-services=mapreduce_shuffle",
+                "yarn.nodemanager.aux-services.mapreduce_shuffle.class=\
+                 org.apache.hadoop.mapred.ShuffleHandler",
             ]
         );
         assert!(conf
@@ -514,15 +535,21 @@ mod tests {
     #[test]
     fn configured_values_win_over_standalone_defaults() {
         let mut conf = conf_with(&format!(
-            "{}{}{}{}{}{}",
+            "{}{}{}{}{}{}{}{}",
             property("yarn.nodemanager.vmem-check-enabled", "true"),
             property("yarn.resourcemanager.bind-host", "0.0.0.0"),
             property("yarn.nodemanager.hostname", "0.0.0.0"),
             property("yarn.resourcemanager.recovery.enabled", "false"),
             property("yarn.log-aggregation-enable", "false"),
             property("yarn.nodemanager.delete.debug-delay-sec", "0"),
+            property("yarn.nodemanager.aux-services", "spark_shuffle"),
+            property(
+                "yarn.nodemanager.aux-services.mapreduce_shuffle.class",
+                "org.apache.hadoop.mapred.ShuffleHandler"
+            ),
         ));
-        assert!(apply_standalone_defaults(&mut conf).is_empty());
+        let applied = apply_standalone_defaults(&mut conf);
+        assert!(applied.is_empty(), "{applied:?}");
         assert!(!conf
             .get_bool("yarn.resourcemanager.recovery.enabled")
             .expect("a boolean"));
