@@ -7,6 +7,8 @@
 #     CLIs, plus the logging jars they need.
 #   * the ZooKeeper server jars, through integration/setup-maven.sh zookeeper (Maven);
 #   * the HDFS minicluster jars, through integration/setup-maven.sh hdfs (Maven);
+#   * Hadoop's own ResourceManager and NodeManager jars, through integration/setup-maven.sh
+#     yarn-server (Maven), for the mixed-cluster tests and integration/bin/hadoop-yarn;
 #   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh.
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
@@ -101,6 +103,8 @@ fi
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" zookeeper >/dev/null
 # A real HDFS (MiniDFSCluster) for the HDFS tests and integration/bin/hdfs.
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" hdfs >/dev/null
+# Hadoop's RM and NM for the mixed clusters (integration/src/hadoop_yarn.rs).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" yarn-server >/dev/null
 # --- Python clients of the web surface (integration/pip/web) ---------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 # --- Chromium and playwright-core for the web UI's browser test (integration/browser) --
