@@ -1,0 +1,203 @@
+//! Mixed clusters, both ways, as an operator migrating a live cluster runs them:
+//!
+//! * Hadoop 3.3.4's own Java NodeManager registers with Spindle's ResourceManager, shows
+//!   RUNNING in `yarn node -list`, and runs the containers of an application (Spindle's
+//!   distributed shell: its AM starts containers on the Hadoop NM with the NM tokens and
+//!   container tokens Spindle's RM issued) and of a Spark 3.5.3 pi job in cluster mode.
+//! * Spindle's NodeManager registers with Hadoop's ResourceManager (capacity scheduler) and
+//!   runs the same two applications, with the tokens Hadoop's RM issued.
+//!
+//! Needs the Hadoop client (`integration/setup-clients.sh`) and the Hadoop daemons
+//! (`integration/setup-maven.sh yarn-server`); skips without them, except under CI.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use spindle_integration::cli::{parse_report, report_value, NodeList};
+use spindle_integration::process::{run_with_timeout, CliOutput};
+use spindle_integration::spark::{self, app_id_in};
+use spindle_integration::{
+    spindle_binary, wait_for, Cluster, ExtraNodeManager, HadoopClients, HadoopRm, NmKind,
+    NodeManagerSpec, YarnServerJars,
+};
+
+/// Waits until `yarn node -list -all` (with the configuration in `conf_dir`) shows the
+/// NodeManager `nm` RUNNING; returns the last listing either way.
+fn wait_node_running(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+) -> (bool, CliOutput) {
+    let mut last = None;
+    let running = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
+        let out = clients
+            .yarn()
+            .conf_dir(conf_dir)
+            .run(["node", "-list", "-all"])
+            .ok()?;
+        let found = out.success()
+            && NodeList::parse(&out.stdout).is_ok_and(|list| {
+                list.nodes
+                    .iter()
+                    .any(|n| nm.is_node_id(&n.node_id) && n.state == "RUNNING")
+            });
+        last = Some(out);
+        found.then_some(())
+    })
+    .is_some();
+    match last {
+        Some(out) => (running, out),
+        None => panic!("yarn node -list could not be run"),
+    }
+}
+
+/// `spindle distributed-shell` against the RM that `conf_dir` names: its AM (this
+/// `spindle` binary, in an AM container) asks for `containers` containers and starts
+/// each with the NM token and container token the RM handed it.
+fn distributed_shell(conf_dir: &Path, containers: u32) -> CliOutput {
+    let binary = spindle_binary().expect("the spindle binary");
+    let mut cmd = Command::new(binary);
+    cmd.arg("distributed-shell")
+        .arg("--conf")
+        .arg(conf_dir)
+        .args(["--num-containers", &containers.to_string()])
+        .args(["--container-memory", "256"])
+        .args(["--command", "echo hello from $CONTAINER_ID"]);
+    run_with_timeout(cmd, Duration::from_secs(240)).expect("distributed-shell runs")
+}
+
+/// Spark's pi.py in cluster mode against the RM that `conf_dir` names, staging in
+/// `staging`; returns the output and the application id.
+fn spark_pi(clients: &HadoopClients, conf_dir: &Path, staging: &Path) -> (CliOutput, String) {
+    let pi = spark::pi_py(clients);
+    let cmd = spark::submit_command_to(
+        conf_dir,
+        Some(staging),
+        clients,
+        &["--deploy-mode", "cluster", &pi.display().to_string(), "4"],
+    );
+    let out = run_with_timeout(cmd, Duration::from_secs(420)).expect("spark-submit runs");
+    let app = app_id_in(&out).unwrap_or_default();
+    (out, app)
+}
+
+fn assert_finished_succeeded(clients: &HadoopClients, conf_dir: &Path, app: &str, logs: &str) {
+    let status = clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["application", "-status", app])
+        .expect("yarn application -status runs");
+    assert!(status.success(), "{status}\n{logs}");
+    let report = parse_report(&status.stdout);
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("FINISHED"),
+        "{status}\n{logs}"
+    );
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("SUCCEEDED"),
+        "{status}\n{logs}"
+    );
+}
+
+/// A loopback address of the extra NodeManager's own (the cluster's own NMs use
+/// 127.0.0.2 and up).
+const EXTRA_NM_HOST: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 77));
+
+#[test]
+fn a_hadoop_nodemanager_joins_spindle_rm_and_runs_a_distributed_shell_and_spark_pi() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    // Spindle's RM alone: the Hadoop NM is the only node.
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    let logs = || format!("{}\n{}", cluster.log_report(), nm.log_tail(200));
+
+    let (running, out) = wait_node_running(&clients, cluster.conf_dir(), &nm);
+    assert!(running, "Hadoop's NM is not RUNNING:\n{out}\n{}", logs());
+
+    let out = distributed_shell(cluster.conf_dir(), 2);
+    assert!(
+        out.success(),
+        "distributed-shell failed:\n{out}\n{}",
+        logs()
+    );
+    assert!(
+        out.stdout
+            .contains("ended: state FINISHED, final status SUCCEEDED"),
+        "{out}\n{}",
+        logs()
+    );
+
+    let (out, app) = spark_pi(
+        &clients,
+        cluster.conf_dir(),
+        &cluster.root().join("staging"),
+    );
+    assert!(out.success(), "spark-submit failed:\n{out}\n{}", logs());
+    assert_finished_succeeded(&clients, cluster.conf_dir(), &app, &logs());
+}
+
+#[test]
+fn spindle_nodemanager_joins_hadoop_rm_and_runs_a_distributed_shell_and_spark_pi() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    let logs = || format!("{}\n{}", rm.log_tail(200), nm.log_tail(200));
+
+    let (running, out) = wait_node_running(&clients, rm.conf_dir(), &nm);
+    assert!(running, "Spindle's NM is not RUNNING:\n{out}\n{}", logs());
+
+    let out = distributed_shell(rm.conf_dir(), 2);
+    assert!(
+        out.success(),
+        "distributed-shell failed:\n{out}\n{}",
+        logs()
+    );
+    assert!(
+        out.stdout
+            .contains("ended: state FINISHED, final status SUCCEEDED"),
+        "{out}\n{}",
+        logs()
+    );
+
+    let (out, app) = spark_pi(&clients, rm.conf_dir(), &rm.root().join("staging"));
+    assert!(out.success(), "spark-submit failed:\n{out}\n{}", logs());
+    assert_finished_succeeded(&clients, rm.conf_dir(), &app, &logs());
+}
