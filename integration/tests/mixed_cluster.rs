@@ -201,3 +201,117 @@ fn spindle_nodemanager_joins_hadoop_rm_and_runs_a_distributed_shell_and_spark_pi
     assert!(out.success(), "spark-submit failed:\n{out}\n{}", logs());
     assert_finished_succeeded(&clients, rm.conf_dir(), &app, &logs());
 }
+
+/// Properties that make the node keys roll every 7 s and activate 3 s later (1.5 × a
+/// 2 s liveness expiry), on either RM.
+fn fast_key_rolling() -> spindle_integration::HadoopConf {
+    let mut conf = spindle_integration::HadoopConf::new();
+    conf.set("yarn.nm.liveness-monitor.expiry-interval-ms", 2000)
+        .set(
+            "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+            7,
+        )
+        .set(
+            "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+            7,
+        );
+    conf
+}
+
+/// Runs distributed shells against the RM of `conf_dir` until `activated` says both
+/// node keys have rolled and activated at least once, then once more: every run must
+/// succeed (its containers are started with tokens under the keys of the moment).
+fn shells_across_key_rolls(
+    conf_dir: &Path,
+    activated: impl Fn() -> bool,
+    logs: impl Fn() -> String,
+) {
+    let mut runs = 0;
+    let rolled = wait_for(Duration::from_secs(120), Duration::from_millis(10), || {
+        let done = activated();
+        let out = distributed_shell(conf_dir, 2);
+        runs += 1;
+        assert!(
+            out.success() && out.stdout.contains("final status SUCCEEDED"),
+            "distributed-shell run {runs} failed:\n{out}\n{}",
+            logs()
+        );
+        done.then_some(())
+    });
+    assert!(
+        rolled.is_some(),
+        "the node keys did not roll and activate within 120 s ({runs} runs)\n{}",
+        logs()
+    );
+}
+
+#[test]
+fn a_hadoop_nodemanager_takes_the_node_keys_spindle_rm_rolls() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let mut builder = Cluster::builder().heartbeat_interval_ms(500);
+    for (key, value) in fast_key_rolling().iter() {
+        builder = builder.rm_property(key, value);
+    }
+    let cluster = builder.start(&clients).expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    let rm_log = cluster.log_dir().join("rm.stdout");
+    let rm_err = cluster.log_dir().join("rm.stderr");
+    let activated = || {
+        let text = [&rm_log, &rm_err]
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+            .collect::<String>();
+        text.contains("container-token master key activated")
+            && text.contains("NMToken master key activated")
+    };
+    shells_across_key_rolls(cluster.conf_dir(), activated, || {
+        format!("{}\n{}", cluster.log_report(), nm.log_tail(200))
+    });
+}
+
+#[test]
+fn spindle_nodemanager_takes_the_node_keys_hadoop_rm_rolls() {
+    let Some(_clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &fast_key_rolling())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    let rm_err = rm.root().join("hadoop-rm.stderr");
+    let activated = || {
+        let text = std::fs::read_to_string(&rm_err).unwrap_or_default();
+        // Both secret managers log this line when their next key activates.
+        text.matches("Activating next master key with id").count() >= 2
+    };
+    shells_across_key_rolls(rm.conf_dir(), activated, || {
+        format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
+    });
+}
