@@ -199,6 +199,13 @@ impl HadoopRm {
             .set("yarn.nodemanager.vmem-check-enabled", false)
             .set("yarn.nodemanager.pmem-check-enabled", false)
             .set(DISK_UTILIZATION_KEY, 100);
+        let exclude_path = conf_dir.join("nodes.exclude");
+        std::fs::write(&exclude_path, "")
+            .with_context(|| format!("writing {}", exclude_path.display()))?;
+        yarn.set(
+            "yarn.resourcemanager.nodes.exclude-path",
+            exclude_path.display(),
+        );
         yarn.extend_from(properties);
         let mut core = HadoopConf::new();
         core.set("fs.defaultFS", "file:///")
@@ -271,6 +278,18 @@ impl HadoopRm {
     /// The last lines of its output, for failure reports.
     pub fn log_tail(&self, max_lines: usize) -> String {
         self.process.log_tail(max_lines)
+    }
+
+    /// Replaces the exclude file's content (`yarn.resourcemanager.nodes.exclude-path`;
+    /// takes effect on `yarn rmadmin -refreshNodes`).
+    pub fn set_exclude_hosts<S: AsRef<str>>(&self, hosts: &[S]) -> anyhow::Result<()> {
+        let path = self.conf_dir.join("nodes.exclude");
+        let mut text = String::new();
+        for host in hosts {
+            text.push_str(host.as_ref());
+            text.push('\n');
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
     }
 }
 
@@ -401,6 +420,11 @@ impl ExtraNodeManager {
             conf_dir,
             process,
         })
+    }
+
+    /// The loopback address it binds and names itself by.
+    pub fn host(&self) -> IpAddr {
+        self.host
     }
 
     /// `host:port` of its container manager, the node id.

@@ -19,8 +19,8 @@ use spindle_integration::cli::{parse_report, report_value, NodeList};
 use spindle_integration::process::{run_with_timeout, CliOutput};
 use spindle_integration::spark::{self, app_id_in};
 use spindle_integration::{
-    spindle_binary, wait_for, Cluster, ExtraNodeManager, HadoopClients, HadoopRm, NmKind,
-    NodeManagerSpec, YarnServerJars,
+    spindle_binary, submit_app_with, wait_for, AppSubmission, Cluster, ExtraNodeManager,
+    HadoopClients, HadoopRm, NmKind, NodeManagerSpec, YarnServerJars,
 };
 
 /// Waits until `yarn node -list -all` (with the configuration in `conf_dir`) shows the
@@ -314,4 +314,189 @@ fn spindle_nodemanager_takes_the_node_keys_hadoop_rm_rolls() {
     shells_across_key_rolls(rm.conf_dir(), activated, || {
         format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
     });
+}
+
+/// The node list row of `nm` (`yarn node -list -all` with `conf_dir`), if listed.
+fn node_row(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+) -> Option<spindle_integration::cli::NodeRow> {
+    let out = clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["node", "-list", "-all"])
+        .ok()?;
+    NodeList::parse(&out.stdout)
+        .ok()?
+        .nodes
+        .into_iter()
+        .find(|n| nm.is_node_id(&n.node_id))
+}
+
+/// Waits until `yarn application -status app` shows `state`; returns the report.
+fn wait_app_state(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    app: &str,
+    state: &str,
+) -> Option<Vec<(String, String)>> {
+    wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        let out = clients
+            .yarn()
+            .conf_dir(conf_dir)
+            .run(["application", "-status", app])
+            .ok()?;
+        let report = parse_report(&out.stdout);
+        (report_value(&report, "State") == Some(state)).then_some(report)
+    })
+}
+
+/// On the RM of `conf_dir` with `nm` its only node: a running AM container is killed
+/// with its application (the NM stops it and reports it, the node's count drops to 0);
+/// an AM container that exits 3 fails its application with that exit code; a node put
+/// in the exclude file and refreshed is DECOMMISSIONED and its NM shuts down.
+fn kill_failure_and_decommission(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &mut ExtraNodeManager,
+    exclude: impl Fn(&str),
+    logs: impl Fn(&ExtraNodeManager) -> String,
+) {
+    let sleeper = submit_app_with(
+        clients,
+        conf_dir,
+        &AppSubmission::new("mixed-sleeper", "sleep 600"),
+    )
+    .unwrap_or_else(|e| panic!("submitting: {e:#}\n{}", logs(nm)));
+    let running = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.running_containers == 1)
+    });
+    assert!(
+        running.is_some(),
+        "the AM container never ran:\n{}",
+        logs(nm)
+    );
+    clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["application", "-kill", &sleeper])
+        .expect("yarn application -kill runs")
+        .assert_success();
+    assert!(
+        wait_app_state(clients, conf_dir, &sleeper, "KILLED").is_some(),
+        "{sleeper} not KILLED:\n{}",
+        logs(nm)
+    );
+    let idle = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.running_containers == 0)
+    });
+    assert!(
+        idle.is_some(),
+        "the killed container still runs:\n{}",
+        logs(nm)
+    );
+
+    let failing = submit_app_with(
+        clients,
+        conf_dir,
+        &AppSubmission::new("mixed-exit-3", "exit 3"),
+    )
+    .unwrap_or_else(|e| panic!("submitting: {e:#}\n{}", logs(nm)));
+    let report = wait_app_state(clients, conf_dir, &failing, "FAILED")
+        .or_else(|| wait_app_state(clients, conf_dir, &failing, "FINISHED"));
+    let report = report.unwrap_or_else(|| panic!("{failing} did not end:\n{}", logs(nm)));
+    assert_eq!(
+        report_value(&report, "Final-State"),
+        Some("FAILED"),
+        "{report:?}"
+    );
+    let diagnostics = report_value(&report, "Diagnostics").unwrap_or_default();
+    assert!(
+        diagnostics.contains("exitCode: 3"),
+        "diagnostics without the exit code: {report:?}\n{}",
+        logs(nm)
+    );
+
+    exclude(&nm.host().to_string());
+    clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["rmadmin", "-refreshNodes"])
+        .expect("yarn rmadmin runs")
+        .assert_success();
+    let decommissioned = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.state == "DECOMMISSIONED")
+    });
+    assert!(
+        decommissioned.is_some(),
+        "not DECOMMISSIONED:\n{}",
+        logs(nm)
+    );
+    let exited = wait_for(Duration::from_secs(60), Duration::from_millis(200), || {
+        nm.process().try_exit_status().ok().flatten()
+    });
+    assert!(exited.is_some(), "the NM did not shut down:\n{}", logs(nm));
+}
+
+#[test]
+fn a_hadoop_nodemanager_under_spindle_rm_kills_fails_and_is_decommissioned() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let mut nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    kill_failure_and_decommission(
+        &clients,
+        cluster.conf_dir(),
+        &mut nm,
+        |host| cluster.set_exclude_hosts(&[host]).expect("exclude file"),
+        |nm| format!("{}\n{}", cluster.log_report(), nm.log_tail(200)),
+    );
+}
+
+#[test]
+fn spindle_nodemanager_under_hadoop_rm_kills_fails_and_is_decommissioned() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let mut nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    kill_failure_and_decommission(
+        &clients,
+        rm.conf_dir(),
+        &mut nm,
+        |host| rm.set_exclude_hosts(&[host]).expect("exclude file"),
+        |nm| format!("{}\n{}", rm.log_tail(200), nm.log_tail(200)),
+    );
 }
