@@ -148,7 +148,9 @@ pub struct HadoopRm {
     addresses: RmAddresses,
     yarn: HadoopConf,
     core: HadoopConf,
+    jars: YarnServerJars,
     process: DaemonProcess,
+    starts: u32,
 }
 
 impl HadoopRm {
@@ -217,10 +219,31 @@ impl HadoopRm {
         std::fs::write(&capacity, default_capacity_scheduler_xml()?)
             .with_context(|| format!("writing {}", capacity.display()))?;
 
+        let process = Self::launch(jars, &conf_dir, &root, "hadoop-rm", &addresses)?;
+        Ok(Self {
+            dir: Some(dir),
+            root,
+            conf_dir,
+            addresses,
+            yarn,
+            core,
+            jars: jars.clone(),
+            process,
+            starts: 1,
+        })
+    }
+
+    fn launch(
+        jars: &YarnServerJars,
+        conf_dir: &Path,
+        root: &Path,
+        name: &str,
+        addresses: &RmAddresses,
+    ) -> anyhow::Result<DaemonProcess> {
         let mut process = DaemonProcess::spawn(
-            "hadoop-rm",
-            hadoop_command(jars, "resourcemanager", &conf_dir),
-            &root,
+            name,
+            hadoop_command(jars, "resourcemanager", conf_dir),
+            root,
         )?;
         wait_serving(
             &mut process,
@@ -234,15 +257,23 @@ impl HadoopRm {
             ],
             HADOOP_STARTUP_TIMEOUT,
         )?;
-        Ok(Self {
-            dir: Some(dir),
-            root,
-            conf_dir,
-            addresses,
-            yarn,
-            core,
-            process,
-        })
+        Ok(process)
+    }
+
+    /// Kills the RM with SIGKILL and starts it again on the same configuration and
+    /// ports (its output in `hadoop-rm-<n>.std{out,err}`); waits until it serves.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.process.kill()?;
+        self.starts += 1;
+        let name = format!("hadoop-rm-{}", self.starts);
+        self.process = Self::launch(
+            &self.jars,
+            &self.conf_dir,
+            &self.root,
+            &name,
+            &self.addresses,
+        )?;
+        Ok(())
     }
 
     /// The RM's (and its clients') configuration directory.

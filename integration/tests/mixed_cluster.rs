@@ -500,3 +500,102 @@ fn spindle_nodemanager_under_hadoop_rm_kills_fails_and_is_decommissioned() {
         |nm| format!("{}\n{}", rm.log_tail(200), nm.log_tail(200)),
     );
 }
+
+/// NodeManager settings that keep retrying an RM that is away for a restart.
+fn patient_nm() -> NodeManagerSpec {
+    let mut spec = NodeManagerSpec::new(8192, 8);
+    spec.properties
+        .set("yarn.resourcemanager.connect.max-wait.ms", 180_000)
+        .set("yarn.resourcemanager.connect.retry-interval.ms", 500)
+        .set("ipc.client.connect.max.retries", 10)
+        .set("ipc.client.connect.retry.interval", 500);
+    spec
+}
+
+#[test]
+fn a_hadoop_nodemanager_resyncs_with_a_restarted_spindle_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let mut cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &patient_nm(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    let (running, out) = wait_node_running(&clients, cluster.conf_dir(), &nm);
+    assert!(running, "{out}");
+    cluster.kill_rm().expect("kill -9 of the RM");
+    cluster
+        .restart_rm(Duration::from_secs(60))
+        .expect("the RM starts again");
+    // The restarted RM (no state store) does not know the node: it tells it to
+    // resync, and the NM registers again.
+    let logs = || format!("{}\n{}", cluster.log_report(), nm.log_tail(200));
+    let (running, out) = wait_node_running(&clients, cluster.conf_dir(), &nm);
+    assert!(
+        running,
+        "not RUNNING after the RM restart:\n{out}\n{}",
+        logs()
+    );
+    let out = distributed_shell(cluster.conf_dir(), 2);
+    assert!(
+        out.success() && out.stdout.contains("final status SUCCEEDED"),
+        "distributed-shell failed after the restart:\n{out}\n{}",
+        logs()
+    );
+}
+
+#[test]
+fn spindle_nodemanager_resyncs_with_a_restarted_hadoop_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let mut rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &patient_nm(),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    let (running, out) = wait_node_running(&clients, rm.conf_dir(), &nm);
+    assert!(running, "{out}");
+    if let Err(e) = rm.restart() {
+        panic!("Hadoop's RM did not restart: {e:#}\n{}", nm.log_tail(200));
+    }
+    let (running, out) = wait_node_running(&clients, rm.conf_dir(), &nm);
+    assert!(
+        running,
+        "not RUNNING after the RM restart:\n{out}\n{}\n{}",
+        rm.log_tail(200),
+        nm.log_tail(200)
+    );
+    let out = distributed_shell(rm.conf_dir(), 2);
+    assert!(
+        out.success() && out.stdout.contains("final status SUCCEEDED"),
+        "distributed-shell failed after the restart:\n{out}\n{}\n{}",
+        rm.log_tail(200),
+        nm.log_tail(200)
+    );
+}
