@@ -599,3 +599,187 @@ fn spindle_nodemanager_resyncs_with_a_restarted_hadoop_rm() {
         nm.log_tail(200)
     );
 }
+
+/// On the RM of `conf_dir` with `nm` its only node, a running AM container (`sleep`,
+/// never registering) survives a kill -9 and restart of the RM with work-preserving
+/// recovery (`restart`): the NM keeps it and reports it when it registers again, the
+/// application stays RUNNING, and a kill after the restart stops the container the
+/// RM recovered.
+fn container_survives_rm_restart(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+    restart: impl FnOnce(),
+    logs: impl Fn() -> String,
+) {
+    let app = submit_app_with(
+        clients,
+        conf_dir,
+        &AppSubmission::new("mixed-survivor", "sleep 600"),
+    )
+    .unwrap_or_else(|e| panic!("submitting: {e:#}\n{}", logs()));
+    let running = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.running_containers == 1)
+    });
+    assert!(running.is_some(), "the AM container never ran:\n{}", logs());
+    // An AM that never registers leaves its application ACCEPTED (RUNNING once
+    // registered): the state must be the same after the restart.
+    let app_state = |clients: &HadoopClients| {
+        let out = clients
+            .yarn()
+            .conf_dir(conf_dir)
+            .run(["application", "-status", &app])
+            .ok()?;
+        report_value(&parse_report(&out.stdout), "State").map(str::to_owned)
+    };
+    let before = app_state(clients).unwrap_or_else(|| panic!("no state of {app}:\n{}", logs()));
+    restart();
+    let recovered = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm)
+            .filter(|n| n.state == "RUNNING" && n.running_containers == 1)
+    });
+    assert!(
+        recovered.is_some(),
+        "the node and its container are not back:\n{}",
+        logs()
+    );
+    let after = wait_app_state(clients, conf_dir, &app, &before);
+    assert!(
+        after.is_some(),
+        "{app} is no longer {before} after the restart ({:?}):\n{}",
+        app_state(clients),
+        logs()
+    );
+    let attempts = clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["applicationattempt", "-list", &app])
+        .expect("yarn applicationattempt runs");
+    assert!(
+        attempts.stdout.contains("_000001") && !attempts.stdout.contains("_000002"),
+        "the first attempt goes on:\n{attempts}\n{}",
+        logs()
+    );
+    clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["application", "-kill", &app])
+        .expect("yarn application -kill runs")
+        .assert_success();
+    let idle = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.running_containers == 0)
+    });
+    assert!(
+        idle.is_some(),
+        "the recovered container was not stopped:\n{}",
+        logs()
+    );
+}
+
+#[test]
+fn a_hadoop_nodemanager_keeps_its_containers_across_a_work_preserving_spindle_rm_restart() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let mut cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .rm_property("yarn.resourcemanager.recovery.enabled", true)
+        .rm_property(
+            "yarn.resourcemanager.work-preserving-recovery.enabled",
+            true,
+        )
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &patient_nm(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    let conf_dir = cluster.conf_dir().to_path_buf();
+    let logs_dir = cluster.log_dir().to_path_buf();
+    let restart = || {
+        cluster.kill_rm().expect("kill -9 of the RM");
+        cluster
+            .restart_rm(Duration::from_secs(60))
+            .expect("the RM starts again");
+    };
+    let nm_ref = &nm;
+    container_survives_rm_restart(&clients, &conf_dir, nm_ref, restart, || {
+        let rm = ["rm.stderr", "rm.stdout", "rm-2.stderr", "rm-2.stdout"]
+            .iter()
+            .map(|f| std::fs::read_to_string(logs_dir.join(f)).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let tail: Vec<&str> = rm.lines().rev().take(200).collect();
+        format!(
+            "{}\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            nm_ref.log_tail(200)
+        )
+    });
+}
+
+#[test]
+fn spindle_nodemanager_keeps_its_containers_across_a_work_preserving_hadoop_rm_restart() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let store = tempfile::tempdir().expect("a state store dir");
+    let mut props = spindle_integration::HadoopConf::new();
+    props
+        .set("yarn.resourcemanager.recovery.enabled", true)
+        .set(
+            "yarn.resourcemanager.work-preserving-recovery.enabled",
+            true,
+        )
+        .set(
+            "yarn.resourcemanager.store.class",
+            "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore",
+        )
+        .set(
+            "yarn.resourcemanager.fs.state-store.uri",
+            format!("file://{}", store.path().display()),
+        );
+    let rm = std::cell::RefCell::new(
+        HadoopRm::start(&jars, &props)
+            .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}")),
+    );
+    let nm = {
+        let rm = rm.borrow();
+        ExtraNodeManager::start(
+            &NmKind::Spindle(binary),
+            EXTRA_NM_HOST,
+            rm.yarn_site(),
+            rm.core_site(),
+            &patient_nm(),
+        )
+        .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)))
+    };
+    let conf_dir = rm.borrow().conf_dir().to_path_buf();
+    container_survives_rm_restart(
+        &clients,
+        &conf_dir,
+        &nm,
+        || {
+            if let Err(e) = rm.borrow_mut().restart() {
+                panic!("Hadoop's RM did not restart: {e:#}");
+            }
+        },
+        || format!("{}\n{}", rm.borrow().log_tail(200), nm.log_tail(200)),
+    );
+}
