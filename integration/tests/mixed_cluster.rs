@@ -783,3 +783,55 @@ fn spindle_nodemanager_keeps_its_containers_across_a_work_preserving_hadoop_rm_r
         || format!("{}\n{}", rm.borrow().log_tail(200), nm.log_tail(200)),
     );
 }
+
+#[test]
+fn spindle_nodemanager_takes_a_container_signal_from_hadoop_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    let logs = || format!("{}\n{}", rm.log_tail(200), nm.log_tail(200));
+    let app = submit_app_with(
+        &clients,
+        rm.conf_dir(),
+        &AppSubmission::new("mixed-signalled", "sleep 600"),
+    )
+    .unwrap_or_else(|e| panic!("submitting: {e:#}\n{}", logs()));
+    let running = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(&clients, rm.conf_dir(), &nm).filter(|n| n.running_containers == 1)
+    });
+    assert!(running.is_some(), "the AM container never ran:\n{}", logs());
+    // container_<cluster ts>_<seq>_01_000001: the first attempt's AM container.
+    let container = format!(
+        "{}_01_000001",
+        app.replacen("application_", "container_", 1)
+    );
+    let out = clients
+        .yarn()
+        .conf_dir(rm.conf_dir())
+        .run(["container", "-signal", &container, "GRACEFUL_SHUTDOWN"])
+        .expect("yarn container -signal runs");
+    assert!(out.success(), "{out}\n{}", logs());
+    // SIGTERM ends `sleep`: the only attempt fails with the signal's exit code.
+    let report = wait_app_state(&clients, rm.conf_dir(), &app, "FAILED")
+        .unwrap_or_else(|| panic!("{app} did not fail after the signal:\n{}", logs()));
+    let diagnostics = report_value(&report, "Diagnostics").unwrap_or_default();
+    assert!(
+        diagnostics.contains("exitCode: 143"),
+        "{report:?}\n{}",
+        logs()
+    );
+}
