@@ -835,3 +835,139 @@ fn spindle_nodemanager_takes_a_container_signal_from_hadoop_rm() {
         logs()
     );
 }
+
+fn user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            Command::new("id")
+                .arg("-un")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// Log aggregation to a local remote dir (`root`): a distributed shell on `nm`, the
+/// only node of the RM of `conf_dir`; the NM uploads its containers' logs to Hadoop
+/// 3.3's bucket layout and reports it, and the RM's application report says
+/// SUCCEEDED.
+fn logs_aggregated(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+    root: &Path,
+    logs: impl Fn() -> String,
+) {
+    let out = distributed_shell(conf_dir, 2);
+    assert!(
+        out.success(),
+        "distributed-shell failed:\n{out}\n{}",
+        logs()
+    );
+    let app = app_id_in(&out).unwrap_or_else(|| panic!("no application id:\n{out}"));
+    let ended = wait_for(Duration::from_secs(120), Duration::from_millis(500), || {
+        let out = clients
+            .yarn()
+            .conf_dir(conf_dir)
+            .run(["application", "-status", &app])
+            .ok()?;
+        let report = parse_report(&out.stdout);
+        let status = report_value(&report, "Log Aggregation Status")?.to_owned();
+        ["SUCCEEDED", "FAILED", "TIME_OUT"]
+            .contains(&status.as_str())
+            .then_some((status, out))
+    });
+    let (status, report) =
+        ended.unwrap_or_else(|| panic!("log aggregation of {app} did not end:\n{}", logs()));
+    assert_eq!(status, "SUCCEEDED", "{report}\n{}", logs());
+    let seq: u32 = app
+        .rsplit('_')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("an application sequence number");
+    let file = root
+        .join(user())
+        .join("bucket-logs-tfile")
+        .join(format!("{:04}", seq % 10_000))
+        .join(&app)
+        .join(nm.address().replace(':', "_"));
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 0,
+        "no aggregated log file {}:\n{}",
+        file.display(),
+        logs()
+    );
+}
+
+fn aggregation_properties(root: &Path) -> spindle_integration::HadoopConf {
+    let mut conf = spindle_integration::HadoopConf::new();
+    conf.set("yarn.log-aggregation-enable", true).set(
+        "yarn.nodemanager.remote-app-log-dir",
+        format!("file://{}", root.display()),
+    );
+    conf
+}
+
+#[test]
+fn a_hadoop_nodemanager_aggregates_logs_for_spindle_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let remote = tempfile::tempdir().expect("a temp dir");
+    let root = remote.path().join("app-logs");
+    let mut builder = Cluster::builder().heartbeat_interval_ms(500);
+    for (key, value) in aggregation_properties(&root).iter() {
+        builder = builder.rm_property(key, value);
+    }
+    let cluster = builder.start(&clients).expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    logs_aggregated(&clients, cluster.conf_dir(), &nm, &root, || {
+        format!("{}\n{}", cluster.log_report(), nm.log_tail(200))
+    });
+}
+
+#[test]
+fn spindle_nodemanager_aggregates_logs_for_hadoop_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let remote = tempfile::tempdir().expect("a temp dir");
+    let root = remote.path().join("app-logs");
+    let rm = HadoopRm::start(&jars, &aggregation_properties(&root))
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    logs_aggregated(&clients, rm.conf_dir(), &nm, &root, || {
+        format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
+    });
+}
