@@ -971,3 +971,86 @@ fn spindle_nodemanager_aggregates_logs_for_hadoop_rm() {
         format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
     });
 }
+
+/// A NodeManager whose every dir is over the disk utilisation limit (a limit of
+/// 0.001 %): it is unhealthy from its first health check.
+fn unhealthy_nm() -> NodeManagerSpec {
+    let mut spec = NodeManagerSpec::new(8192, 8);
+    spec.properties.set(
+        "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage",
+        "0.001",
+    );
+    spec
+}
+
+/// Waits until the node list of the RM of `conf_dir` shows `nm` UNHEALTHY.
+fn assert_unhealthy(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+    logs: impl Fn() -> String,
+) {
+    let row = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.state == "UNHEALTHY")
+    });
+    assert!(
+        row.is_some(),
+        "not UNHEALTHY: {:?}\n{}",
+        node_row(clients, conf_dir, nm),
+        logs()
+    );
+}
+
+#[test]
+fn a_hadoop_nodemanager_with_full_disks_is_unhealthy_at_spindle_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &unhealthy_nm(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    assert_unhealthy(&clients, cluster.conf_dir(), &nm, || {
+        format!("{}\n{}", cluster.log_report(), nm.log_tail(200))
+    });
+}
+
+#[test]
+fn spindle_nodemanager_with_full_disks_is_unhealthy_at_hadoop_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &unhealthy_nm(),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    assert_unhealthy(&clients, rm.conf_dir(), &nm, || {
+        format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
+    });
+}
