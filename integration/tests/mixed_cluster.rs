@@ -1054,3 +1054,128 @@ fn spindle_nodemanager_with_full_disks_is_unhealthy_at_hadoop_rm() {
         format!("{}\n{}", rm.log_tail(200), nm.log_tail(200))
     });
 }
+
+/// On the RM of `conf_dir` with `nm` its only node: a node gracefully decommissioned
+/// (`rmadmin -refreshNodes -g 300 -server`) while it runs a container is
+/// DECOMMISSIONING and keeps the container; once the container's application is
+/// killed the node is DECOMMISSIONED and its NM shuts down.
+fn graceful_decommission(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &mut ExtraNodeManager,
+    exclude: impl Fn(&str),
+    logs: impl Fn(&ExtraNodeManager) -> String,
+) {
+    let app = submit_app_with(
+        clients,
+        conf_dir,
+        &AppSubmission::new("mixed-draining", "sleep 600"),
+    )
+    .unwrap_or_else(|e| panic!("submitting: {e:#}\n{}", logs(nm)));
+    let running = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.running_containers == 1)
+    });
+    assert!(
+        running.is_some(),
+        "the AM container never ran:\n{}",
+        logs(nm)
+    );
+    exclude(&nm.host().to_string());
+    let out = clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["rmadmin", "-refreshNodes", "-g", "300", "-server"])
+        .expect("yarn rmadmin runs");
+    assert!(out.success(), "{out}\n{}", logs(nm));
+    let draining = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm)
+            .filter(|n| n.state == "DECOMMISSIONING" && n.running_containers == 1)
+    });
+    assert!(
+        draining.is_some(),
+        "not DECOMMISSIONING with its container: {:?}\n{}",
+        node_row(clients, conf_dir, nm),
+        logs(nm)
+    );
+    clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["application", "-kill", &app])
+        .expect("yarn application -kill runs")
+        .assert_success();
+    let decommissioned = wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
+        node_row(clients, conf_dir, nm).filter(|n| n.state == "DECOMMISSIONED")
+    });
+    assert!(
+        decommissioned.is_some(),
+        "not DECOMMISSIONED once idle: {:?}\n{}",
+        node_row(clients, conf_dir, nm),
+        logs(nm)
+    );
+    let exited = wait_for(Duration::from_secs(60), Duration::from_millis(200), || {
+        nm.process().try_exit_status().ok().flatten()
+    });
+    assert!(exited.is_some(), "the NM did not shut down:\n{}", logs(nm));
+}
+
+#[test]
+fn a_hadoop_nodemanager_drains_for_a_graceful_decommission_by_spindle_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let mut nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    graceful_decommission(
+        &clients,
+        cluster.conf_dir(),
+        &mut nm,
+        |host| cluster.set_exclude_hosts(&[host]).expect("exclude file"),
+        |nm| format!("{}\n{}", cluster.log_report(), nm.log_tail(200)),
+    );
+}
+
+#[test]
+fn spindle_nodemanager_drains_for_a_graceful_decommission_by_hadoop_rm() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let mut nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &NodeManagerSpec::new(8192, 8),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    graceful_decommission(
+        &clients,
+        rm.conf_dir(),
+        &mut nm,
+        |host| rm.set_exclude_hosts(&[host]).expect("exclude file"),
+        |nm| format!("{}\n{}", rm.log_tail(200), nm.log_tail(200)),
+    );
+}
