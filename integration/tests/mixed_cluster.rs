@@ -1179,3 +1179,124 @@ fn spindle_nodemanager_drains_for_a_graceful_decommission_by_hadoop_rm() {
         |nm| format!("{}\n{}", rm.log_tail(200), nm.log_tail(200)),
     );
 }
+
+/// `Memory-Capacity` of `nm` in `yarn node -status` of the RM of `conf_dir`.
+fn memory_capacity(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    nm: &ExtraNodeManager,
+) -> Option<String> {
+    let out = clients
+        .yarn()
+        .conf_dir(conf_dir)
+        .run(["node", "-status", &nm.address()])
+        .ok()?;
+    report_value(&parse_report(&out.stdout), "Memory-Capacity").map(str::to_owned)
+}
+
+#[test]
+fn a_hadoop_nodemanager_takes_a_resource_update_from_spindle_rm_and_keeps_it_after_a_resync() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let mut cluster = Cluster::builder()
+        .heartbeat_interval_ms(500)
+        .start(&clients)
+        .expect("Spindle's RM starts");
+    let nm = ExtraNodeManager::start(
+        &NmKind::Hadoop(jars),
+        EXTRA_NM_HOST,
+        cluster.yarn_site(),
+        cluster.core_site(),
+        &patient_nm(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "Hadoop's NM did not register: {e:#}\n{}",
+            cluster.log_report()
+        )
+    });
+    let (running, out) = wait_node_running(&clients, cluster.conf_dir(), &nm);
+    assert!(running, "{out}");
+    cluster
+        .yarn(["rmadmin", "-updateNodeResource", &nm.address(), "2048", "2"])
+        .assert_success();
+    let updated = wait_for(Duration::from_secs(30), Duration::from_millis(500), || {
+        memory_capacity(&clients, cluster.conf_dir(), &nm).filter(|m| m == "2048MB")
+    });
+    assert!(
+        updated.is_some(),
+        "{:?}",
+        memory_capacity(&clients, cluster.conf_dir(), &nm)
+    );
+    // The node hears of its new resources in a heartbeat (Hadoop's `resource` field)
+    // and registers with them after a resync, as under Hadoop's RM: give it a few
+    // heartbeats, then restart the RM (no state store), which makes it register again.
+    std::thread::sleep(Duration::from_secs(3));
+    cluster.kill_rm().expect("kill -9 of the RM");
+    cluster
+        .restart_rm(Duration::from_secs(60))
+        .expect("the RM starts again");
+    let (running, out) = wait_node_running(&clients, cluster.conf_dir(), &nm);
+    assert!(running, "{out}\n{}", cluster.log_report());
+    assert_eq!(
+        memory_capacity(&clients, cluster.conf_dir(), &nm).as_deref(),
+        Some("2048MB"),
+        "the node registered again with its configured resources:\n{}\n{}",
+        cluster.log_report(),
+        nm.log_tail(100)
+    );
+}
+
+#[test]
+fn spindle_nodemanager_takes_a_resource_update_from_hadoop_rm_and_keeps_it_after_a_resync() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let Some(jars) = YarnServerJars::for_tests() else {
+        return;
+    };
+    let binary = spindle_binary().expect("the spindle binary");
+    let mut rm = HadoopRm::start(&jars, &Default::default())
+        .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
+    let nm = ExtraNodeManager::start(
+        &NmKind::Spindle(binary),
+        EXTRA_NM_HOST,
+        rm.yarn_site(),
+        rm.core_site(),
+        &patient_nm(),
+    )
+    .unwrap_or_else(|e| panic!("Spindle's NM did not start: {e:#}\n{}", rm.log_tail(200)));
+    let (running, out) = wait_node_running(&clients, rm.conf_dir(), &nm);
+    assert!(running, "{out}");
+    let out = clients
+        .yarn()
+        .conf_dir(rm.conf_dir())
+        .run(["rmadmin", "-updateNodeResource", &nm.address(), "2048", "2"])
+        .expect("yarn rmadmin runs");
+    assert!(out.success(), "{out}");
+    let updated = wait_for(Duration::from_secs(30), Duration::from_millis(500), || {
+        memory_capacity(&clients, rm.conf_dir(), &nm).filter(|m| m == "2048MB")
+    });
+    assert!(
+        updated.is_some(),
+        "{:?}",
+        memory_capacity(&clients, rm.conf_dir(), &nm)
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    if let Err(e) = rm.restart() {
+        panic!("Hadoop's RM did not restart: {e:#}\n{}", nm.log_tail(200));
+    }
+    let (running, out) = wait_node_running(&clients, rm.conf_dir(), &nm);
+    assert!(running, "{out}\n{}", nm.log_tail(200));
+    assert_eq!(
+        memory_capacity(&clients, rm.conf_dir(), &nm).as_deref(),
+        Some("2048MB"),
+        "the node registered again with its configured resources:\n{}\n{}",
+        rm.log_tail(100),
+        nm.log_tail(100)
+    );
+}
