@@ -7,6 +7,14 @@
 //! * Spindle's NodeManager registers with Hadoop's ResourceManager (capacity scheduler) and
 //!   runs the same two applications, with the tokens Hadoop's RM issued.
 //!
+//! Then, each both ways (a Hadoop NM under Spindle's RM, Spindle's NM under Hadoop's
+//! RM): node keys rolled by the RM every few seconds; a killed application's container
+//! stopped, an AM's exit code failing its application, a decommission (at once and
+//! graceful, draining a container); a resync with a restarted RM; a container kept
+//! across a work-preserving RM restart; log aggregation reaching SUCCEEDED; a node
+//! with full disks UNHEALTHY; `updateNodeResource` reaching the node and surviving a
+//! resync; and (Spindle's NM under Hadoop's RM) `yarn container -signal`.
+//!
 //! Needs the Hadoop client (`integration/setup-clients.sh`) and the Hadoop daemons
 //! (`integration/setup-maven.sh yarn-server`); skips without them, except under CI.
 
