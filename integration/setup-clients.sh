@@ -10,6 +10,8 @@
 #   * Hadoop MapReduce 3.3.4 (client, AM, examples), through integration/setup-maven.sh
 #     mapreduce (Maven);
 #   * the NodeManager's Java aux-service host, through java/aux-host/build.sh (Maven, javac);
+#   * Hadoop's own ResourceManager and NodeManager jars, through integration/setup-maven.sh
+#     yarn-server (Maven), for the mixed-cluster tests and integration/bin/hadoop-yarn;
 #   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh.
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
@@ -111,6 +113,8 @@ bash "$(dirname "${BASH_SOURCE[0]}")/../java/aux-host/build.sh" >/dev/null
 # Spark's external shuffle service for YARN (integration/maven/spark_shuffle) is not fetched:
 # the Maven registry the project's machines reach does not serve spark-network-yarn, so its
 # test (integration/tests/spark_shuffle_service.rs) is run by hand with --ignored.
+# Hadoop's RM and NM for the mixed clusters (integration/src/hadoop_yarn.rs).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" yarn-server >/dev/null
 # --- Python clients of the web surface (integration/pip/web) ---------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 # --- Chromium and playwright-core for the web UI's browser test (integration/browser) --

@@ -454,6 +454,8 @@ impl ClusterBuilder {
             rm2: second,
             rm_starts: 1,
             nodemanagers: Vec::new(),
+            yarn_site: yarn.clone(),
+            core_site: core.clone(),
             dir: Some(dir),
         };
         let started = (|| {
@@ -672,6 +674,9 @@ pub struct Cluster {
     /// How many ResourceManager processes this cluster has started.
     rm_starts: usize,
     nodemanagers: Vec<NodeManager>,
+    /// The properties of the shared `yarn-site.xml` and `core-site.xml`.
+    yarn_site: HadoopConf,
+    core_site: HadoopConf,
     dir: Option<tempfile::TempDir>,
 }
 
@@ -715,6 +720,17 @@ impl Cluster {
     /// The folder holding `rm.stdout`, `rm.stderr`, `nm-<i>.stdout`, ...
     pub fn log_dir(&self) -> &Path {
         &self.log_dir
+    }
+
+    /// The properties of the shared `yarn-site.xml` (the RM's, the CLI's, the base of
+    /// every NodeManager's), e.g. for a NodeManager started outside the cluster.
+    pub fn yarn_site(&self) -> &HadoopConf {
+        &self.yarn_site
+    }
+
+    /// The properties of the shared `core-site.xml`.
+    pub fn core_site(&self) -> &HadoopConf {
+        &self.core_site
     }
 
     /// The ResourceManager's addresses.
@@ -977,52 +993,7 @@ impl Cluster {
     /// Submits an application through Hadoop's own YarnClient
     /// (`integration/java/SubmitApp.java`) and returns its id once the RM has accepted it.
     pub fn submit_app(&self, app: &AppSubmission) -> anyhow::Result<String> {
-        let classes = self.hadoop_clients().compile_java("SubmitApp")?;
-        let mut cmd = self.yarn_command().classpath(classes);
-        if let Some(user) = &app.user {
-            cmd = cmd.env("HADOOP_USER_NAME", user);
-        }
-        let memory = app.memory_mb.to_string();
-        let vcores = app.vcores.to_string();
-        let mut args: Vec<String> = [
-            "SubmitApp",
-            "--name",
-            &app.name,
-            "--queue",
-            &app.queue,
-            "--command",
-            &app.command,
-            "--memory-mb",
-            &memory,
-            "--vcores",
-            &vcores,
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-        for (link, path) in &app.public_files {
-            args.push("--public-file".into());
-            args.push(format!("{link}={}", path.display()));
-        }
-        for (link, uri) in &app.private_files {
-            args.push("--private-file".into());
-            args.push(format!("{link}={uri}"));
-        }
-        args.push("--max-attempts".into());
-        args.push(app.max_attempts.to_string());
-        if let Some(file) = &app.tokens_file {
-            args.push("--tokens".into());
-            args.push(file.display().to_string());
-        }
-        let out = cmd.run(args)?;
-        if !out.success() {
-            bail!("submitting application {:?} failed:\n{out}", app.name);
-        }
-        let id = out.stdout.trim();
-        if !is_application_id(id) {
-            bail!("SubmitApp printed {id:?}, which is not an application id:\n{out}");
-        }
-        Ok(id.to_owned())
+        submit_app_with(self.hadoop_clients(), &self.conf_dir, app)
     }
 
     /// Every daemon's recent output, for failure reports.
@@ -1129,6 +1100,62 @@ impl Drop for Cluster {
             }
         }
     }
+}
+
+/// Submits an application through Hadoop's own YarnClient
+/// (`integration/java/SubmitApp.java`) to the RM that the configuration in `conf_dir`
+/// names (Spindle's or Hadoop's) and returns its id once the RM has accepted it.
+pub fn submit_app_with(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    app: &AppSubmission,
+) -> anyhow::Result<String> {
+    let classes = clients.compile_java("SubmitApp")?;
+    let mut cmd = clients.yarn().conf_dir(conf_dir).classpath(classes);
+    if let Some(user) = &app.user {
+        cmd = cmd.env("HADOOP_USER_NAME", user);
+    }
+    let memory = app.memory_mb.to_string();
+    let vcores = app.vcores.to_string();
+    let mut args: Vec<String> = [
+        "SubmitApp",
+        "--name",
+        &app.name,
+        "--queue",
+        &app.queue,
+        "--command",
+        &app.command,
+        "--memory-mb",
+        &memory,
+        "--vcores",
+        &vcores,
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    for (link, path) in &app.public_files {
+        args.push("--public-file".into());
+        args.push(format!("{link}={}", path.display()));
+    }
+    for (link, uri) in &app.private_files {
+        args.push("--private-file".into());
+        args.push(format!("{link}={uri}"));
+    }
+    args.push("--max-attempts".into());
+    args.push(app.max_attempts.to_string());
+    if let Some(file) = &app.tokens_file {
+        args.push("--tokens".into());
+        args.push(file.display().to_string());
+    }
+    let out = cmd.run(args)?;
+    if !out.success() {
+        bail!("submitting application {:?} failed:\n{out}", app.name);
+    }
+    let id = out.stdout.trim();
+    if !is_application_id(id) {
+        bail!("SubmitApp printed {id:?}, which is not an application id:\n{out}");
+    }
+    Ok(id.to_owned())
 }
 
 /// An application for [`Cluster::submit_app`].

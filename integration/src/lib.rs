@@ -12,6 +12,9 @@
 //! * [`ZooKeeperServer`] runs a real standalone ZooKeeper 3.8 server (jars from
 //!   `integration/setup-maven.sh zookeeper`; [`ZooKeeperJars::for_tests`] skips likewise)
 //!   that a test can stop, kill and restart on the same port and data directory.
+//! * [`HadoopRm`] and [`ExtraNodeManager`] run Hadoop 3.3.4's own ResourceManager and
+//!   NodeManagers (jars from `integration/setup-maven.sh yarn-server`; [`YarnServerJars::for_tests`]
+//!   skips likewise) and Spindle NodeManagers outside a [`Cluster`], for mixed clusters.
 //! * [`cli`] parses what the CLIs print; [`descriptors`] renders protobuf schemas in a
 //!   form that can be compared with Hadoop's own descriptors.
 //!
@@ -33,6 +36,7 @@ pub mod clients;
 pub mod cluster;
 pub mod conf;
 pub mod descriptors;
+pub mod hadoop_yarn;
 pub mod hdfs;
 pub mod logs;
 pub mod mapreduce;
@@ -44,10 +48,11 @@ pub mod zookeeper;
 
 pub use clients::{HadoopClients, YarnCommand};
 pub use cluster::{
-    spindle_binary, wait_for, wait_until, AppSubmission, Cluster, ClusterBuilder, NodeManager,
-    NodeManagerSpec, RmAddresses,
+    spindle_binary, submit_app_with, wait_for, wait_until, AppSubmission, Cluster, ClusterBuilder,
+    NodeManager, NodeManagerSpec, RmAddresses,
 };
 pub use conf::HadoopConf;
+pub use hadoop_yarn::{ExtraNodeManager, HadoopRm, NmKind, YarnServerJars};
 pub use hdfs::{HdfsJars, HdfsServer};
 pub use mapreduce::{MapReduce, MapReduceJars};
 pub use maven::MavenJars;

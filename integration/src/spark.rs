@@ -41,20 +41,32 @@ pub fn submit_command(
     staging: Staging,
     args: &[&str],
 ) -> Command {
+    let staging_dir = cluster.root().join("staging");
+    let staging_dir = (staging == Staging::ClusterDir).then_some(staging_dir.as_path());
+    submit_command_to(cluster.conf_dir(), staging_dir, clients, args)
+}
+
+/// [`submit_command`] against the RM that the client configuration in `conf_dir` names
+/// (Spindle's or Hadoop's), staging in `staging_dir` on the local file system when given
+/// (else Spark's default, on `fs.defaultFS`).
+pub fn submit_command_to(
+    conf_dir: &Path,
+    staging_dir: Option<&Path>,
+    clients: &HadoopClients,
+    args: &[&str],
+) -> Command {
     let home = spark_home(clients);
     let mut cmd = Command::new(home.join("bin/spark-submit"));
     cmd.env("SPARK_HOME", &home)
-        .env("HADOOP_CONF_DIR", cluster.conf_dir())
-        .env("YARN_CONF_DIR", cluster.conf_dir())
+        .env("HADOOP_CONF_DIR", conf_dir)
+        .env("YARN_CONF_DIR", conf_dir)
         .env("SPARK_LOCAL_IP", "127.0.0.1")
         .env("PYSPARK_PYTHON", "python3")
         .env_remove("PYSPARK_DRIVER_PYTHON")
         .args(["--master", "yarn"]);
-    if staging == Staging::ClusterDir {
-        cmd.arg("--conf").arg(format!(
-            "spark.yarn.stagingDir=file://{}",
-            cluster.root().join("staging").display()
-        ));
+    if let Some(dir) = staging_dir {
+        cmd.arg("--conf")
+            .arg(format!("spark.yarn.stagingDir=file://{}", dir.display()));
     }
     cmd.args([
         "--conf",

@@ -305,6 +305,7 @@ impl RmControl {
                     amrm_interval_ms: c.key_rolling.amrm_interval_ms,
                     container_interval_ms: c.key_rolling.container_interval_ms,
                     nm_interval_ms: c.key_rolling.nm_interval_ms,
+                    activation_delay_ms: c.key_rolling.activation_delay_ms,
                     ..KeyRolling::daily(clock.now().mono_ms)
                 },
                 c.scheduler_service.clone(),

@@ -114,8 +114,13 @@ pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 /// Makes a fresh key current in `lock`; the old one stays valid as the previous key.
 fn roll(lock: &RwLock<SecretManager>) {
+    let next = random_master_key(read(lock).next_key_id());
+    roll_to(lock, next);
+}
+
+/// Makes `next` current in `lock`; the old one stays valid as the previous key.
+fn roll_to(lock: &RwLock<SecretManager>, next: MasterKey) {
     let mut keys = lock.write().unwrap_or_else(|e| e.into_inner());
-    let next = random_master_key(keys.next_key_id());
     if let Err(e) = keys.roll(next) {
         warn!(error = %e, "master key roll failed");
     }
@@ -185,24 +190,34 @@ impl TokenVerifier for AmrmVerifier {
 /// When each master key was last rolled and how often it rolls
 /// (`yarn.resourcemanager.{am-rm,container,nm}-tokens.master-key-rolling-interval-secs`),
 /// in monotonic milliseconds.
+///
+/// As in Hadoop's RM, a rolled container-token or NMToken key is first only handed
+/// to the NodeManagers (in their heartbeats) and signs tokens `activation_delay_ms`
+/// later (Hadoop: 1.5 × `yarn.nm.liveness-monitor.expiry-interval-ms`), when every
+/// live node has it: a node never gets a token under a key it has not heard of. The
+/// AMRMToken key, which only the RM verifies, is active at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRolling {
     pub amrm_interval_ms: u64,
     pub container_interval_ms: u64,
     pub nm_interval_ms: u64,
+    pub activation_delay_ms: u64,
     pub amrm_rolled_ms: u64,
     pub container_rolled_ms: u64,
     pub nm_rolled_ms: u64,
 }
 
 impl KeyRolling {
-    /// Hadoop's default: every key rolls daily, the first time a day after `now_ms`.
+    /// Hadoop's default: every key rolls daily, the first time a day after `now_ms`;
+    /// node keys activate 15 minutes after they roll (1.5 × the default 10-minute NM
+    /// liveness expiry).
     pub fn daily(now_ms: u64) -> KeyRolling {
         let day = 86_400_000;
         KeyRolling {
             amrm_interval_ms: day,
             container_interval_ms: day,
             nm_interval_ms: day,
+            activation_delay_ms: 900_000,
             amrm_rolled_ms: now_ms,
             container_rolled_ms: now_ms,
             nm_rolled_ms: now_ms,
@@ -236,6 +251,10 @@ pub struct TokenIssuer {
     rm_identifier: i64,
     /// `yarn.resourcemanager.rm.container-allocation.expiry-interval-ms`.
     container_token_expiry_ms: u64,
+    /// Rolled container-token and NMToken keys waiting for their activation time
+    /// (monotonic ms): nodes get them, tokens do not use them yet.
+    next_container_key: Option<(MasterKey, u64)>,
+    next_nm_key: Option<(MasterKey, u64)>,
 }
 
 impl TokenIssuer {
@@ -252,6 +271,8 @@ impl TokenIssuer {
             scheduler_service,
             rm_identifier,
             container_token_expiry_ms,
+            next_container_key: None,
+            next_nm_key: None,
         }
     }
 
@@ -310,7 +331,7 @@ impl TokenIssuer {
         Token::new(id, password, kind::CONTAINER, container.node.to_string())
     }
 
-    /// The current keys NodeManagers need.
+    /// The current keys NodeManagers need: what a registering node gets.
     pub fn nm_master_keys(&self) -> NmMasterKeys {
         NmMasterKeys {
             container_token: read(&self.keys.container_token).current_key().clone(),
@@ -318,7 +339,26 @@ impl TokenIssuer {
         }
     }
 
-    /// Rolls master keys whose interval has passed at `now_ms` (monotonic).
+    /// The newest keys, what heartbeating nodes must have: a rolled key waiting
+    /// for its activation, else the current one. A node takes a key it is handed
+    /// as its current and keeps the one before as the previous key, so the tokens
+    /// signed until the activation stay valid on it.
+    pub fn newest_nm_master_keys(&self) -> NmMasterKeys {
+        let current = self.nm_master_keys();
+        NmMasterKeys {
+            container_token: self
+                .next_container_key
+                .as_ref()
+                .map_or(current.container_token, |(k, _)| k.clone()),
+            nm_token: self
+                .next_nm_key
+                .as_ref()
+                .map_or(current.nm_token, |(k, _)| k.clone()),
+        }
+    }
+
+    /// Rolls master keys whose interval has passed at `now_ms` (monotonic) and
+    /// activates rolled node keys whose delay has passed (see [`KeyRolling`]).
     /// NodeManagers get new keys in their next heartbeat, AMs a new AMRMToken in
     /// their next allocate answer; tokens under the previous key stay valid until
     /// the following roll.
@@ -329,15 +369,38 @@ impl TokenIssuer {
             roll(&self.keys.amrm);
             info!("AMRMToken master key rolled");
         }
+        let activate_at = now_ms.saturating_add(r.activation_delay_ms);
         if now_ms.saturating_sub(r.container_rolled_ms) >= r.container_interval_ms {
             r.container_rolled_ms = now_ms;
-            roll(&self.keys.container_token);
-            info!("container-token master key rolled");
+            if self.next_container_key.is_none() {
+                let next = random_master_key(read(&self.keys.container_token).next_key_id());
+                info!(
+                    key_id = next.key_id,
+                    delay_ms = r.activation_delay_ms,
+                    "container-token master key rolled; nodes get it now, it signs after the delay"
+                );
+                self.next_container_key = Some((next, activate_at));
+            }
         }
         if now_ms.saturating_sub(r.nm_rolled_ms) >= r.nm_interval_ms {
             r.nm_rolled_ms = now_ms;
-            roll(&self.keys.nm_token);
-            info!("NMToken master key rolled");
+            if self.next_nm_key.is_none() {
+                let next = random_master_key(read(&self.keys.nm_token).next_key_id());
+                info!(
+                    key_id = next.key_id,
+                    delay_ms = r.activation_delay_ms,
+                    "NMToken master key rolled; nodes get it now, it signs after the delay"
+                );
+                self.next_nm_key = Some((next, activate_at));
+            }
+        }
+        if let Some((next, _)) = self.next_container_key.take_if(|(_, at)| now_ms >= *at) {
+            info!(key_id = next.key_id, "container-token master key activated");
+            roll_to(&self.keys.container_token, next);
+        }
+        if let Some((next, _)) = self.next_nm_key.take_if(|(_, at)| now_ms >= *at) {
+            info!(key_id = next.key_id, "NMToken master key activated");
+            roll_to(&self.keys.nm_token, next);
         }
     }
 

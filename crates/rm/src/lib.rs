@@ -367,8 +367,30 @@ impl ResourceManager {
             nm_interval_ms: interval(
                 "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
             )?,
+            // As Hadoop's RM: nodes have a rolled key 1.5 liveness expiries
+            // before it signs tokens.
+            activation_delay_ms: expiry_ms.saturating_mul(3) / 2,
             ..KeyRolling::daily(clock.now().mono_ms)
         };
+        // Hadoop's RM refuses to start when a node key would roll again
+        // before the previous roll has reached every node.
+        for (key, interval_ms) in [
+            (
+                "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+                key_rolling.container_interval_ms,
+            ),
+            (
+                "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+                key_rolling.nm_interval_ms,
+            ),
+        ] {
+            if interval_ms <= key_rolling.activation_delay_ms.saturating_mul(2) {
+                return Err(RmError::Invalid(format!(
+                    "{key} ({} s) should be more than 3 x yarn.nm.liveness-monitor.expiry-interval-ms ({expiry_ms} ms)",
+                    interval_ms / 1000
+                )));
+            }
+        }
         let (node_selection, packing) = placement_settings(conf, scheduler_kind)?;
         let scheduler_config = SchedulerConfig {
             queues: queue_file.tree.clone(),
@@ -755,6 +777,35 @@ mod start_tests {
             ] {
                 assert!(msg.contains(known), "{msg}");
             }
+        }
+    }
+
+    /// As Hadoop's RM: a node key rolling interval of no more than 3 NM
+    /// liveness expiries stops start-up, naming the key.
+    #[tokio::test]
+    async fn node_key_rolling_faster_than_three_liveness_expiries_stops_start_up() {
+        for key in [
+            "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+            "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+        ] {
+            let mut conf = Configuration::with_defaults();
+            for addr in [
+                "yarn.resourcemanager.address",
+                "yarn.resourcemanager.scheduler.address",
+                "yarn.resourcemanager.resource-tracker.address",
+                "yarn.resourcemanager.admin.address",
+                "yarn.resourcemanager.webapp.address",
+            ] {
+                conf.set(addr, "127.0.0.1:0");
+            }
+            conf.set("yarn.nm.liveness-monitor.expiry-interval-ms", "10000");
+            conf.set(key, "30");
+            let err = match ResourceManager::start(&conf, None).await {
+                Ok(_) => panic!("the RM started with {key} = 30 s and a 10 s expiry"),
+                Err(e) => e,
+            };
+            assert!(matches!(err, RmError::Invalid(_)), "{err:?}");
+            assert!(err.to_string().contains(key), "{err}");
         }
     }
 

@@ -230,8 +230,47 @@ fn heartbeat_answer_to_pb(answer: HeartbeatAnswer) -> pb::NodeHeartbeatResponseP
             .collect();
         resp.applications_to_cleanup = work.cleanup_apps.iter().map(app_id_to_pb).collect();
         resp.containers_to_be_removed_from_nm = work.acked.iter().map(container_id_to_pb).collect();
+        resp.resource = work
+            .new_capability
+            .map(spindle_common::proto::resource_to_pb);
         resp.container_token_master_key = container_token_key.map(|k| k.to_proto());
         resp.nm_token_master_key = nm_token_key.map(|k| k.to_proto());
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::nodes::NodeWork;
+
+    fn answer(work: NodeWork, action: NodeAction) -> HeartbeatAnswer {
+        HeartbeatAnswer {
+            reply: HeartbeatReply {
+                response_id: 3,
+                action,
+                diagnostics: String::new(),
+                next_interval_ms: 1000,
+            },
+            work,
+            container_token_key: None,
+            nm_token_key: None,
+        }
+    }
+
+    /// Resources an admin gave the node travel in the answer's `resource`
+    /// field, which Hadoop's NodeManager takes as its own.
+    #[test]
+    fn an_updated_capability_is_the_answers_resource() {
+        let work = NodeWork {
+            new_capability: Some(Resource::new(2048, 2)),
+            ..NodeWork::default()
+        };
+        let resp = heartbeat_answer_to_pb(answer(work, NodeAction::Normal));
+        let resource = resp.resource.expect("a resource");
+        assert_eq!(resource.memory, Some(2048));
+        assert_eq!(resource.virtual_cores, Some(2));
+        let resp = heartbeat_answer_to_pb(answer(NodeWork::default(), NodeAction::Normal));
+        assert_eq!(resp.resource, None);
+    }
 }

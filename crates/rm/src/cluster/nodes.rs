@@ -145,6 +145,10 @@ pub struct NodeWork {
     pub cleanup_apps: BTreeSet<ApplicationId>,
     /// Completed containers the RM has taken note of (so the NM stops reporting them).
     pub acked: BTreeSet<ContainerId>,
+    /// Resources an admin gave the node (`updateNodeResource`) that it has not
+    /// been told of: the heartbeat answer's `resource`, which a NodeManager takes
+    /// as its own (and registers with after a resync), as with Hadoop's RM.
+    pub new_capability: Option<Resource>,
 }
 
 /// The nodes a liveness check took out of the cluster.

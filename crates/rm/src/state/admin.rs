@@ -61,7 +61,9 @@ impl RmState {
         for (node, capability) in cmd.nodes {
             let (known, decisions) = self.cluster.set_capability(&node, capability, now.mono_ms);
             self.apply(decisions, now);
-            if !known {
+            if known {
+                self.node_work.entry(node).or_default().new_capability = Some(capability);
+            } else {
                 missing.push(node);
             }
         }

@@ -456,3 +456,24 @@ fn refusals_change_nothing() {
     );
     assert!(s.effects.is_empty());
 }
+
+/// As Hadoop's RM: a node whose resources an admin updated hears of them in
+/// its next heartbeat answer, once.
+#[test]
+fn updated_node_resources_reach_the_node_in_one_heartbeat() {
+    let mut s = state();
+    let node = s.add_node("h1", Resource::new(8192, 8), 0);
+    assert_eq!(s.heartbeat(&node, Vec::new(), 1).work.new_capability, None);
+    s.run(
+        2,
+        UpdateNodeResources {
+            nodes: vec![(node.clone(), Resource::new(2048, 2))],
+        },
+    )
+    .expect("an active node");
+    assert_eq!(
+        s.heartbeat(&node, Vec::new(), 3).work.new_capability,
+        Some(Resource::new(2048, 2))
+    );
+    assert_eq!(s.heartbeat(&node, Vec::new(), 4).work.new_capability, None);
+}

@@ -266,7 +266,7 @@ impl RmState {
         let offered = self.cluster.offer_node(&id, now.mono_ms);
         self.apply(offered, now);
         let work = self.node_work.remove(&id).unwrap_or_default();
-        let keys = self.tokens.nm_master_keys();
+        let keys = self.tokens.newest_nm_master_keys();
         let answer = HeartbeatAnswer {
             reply,
             work,

@@ -625,6 +625,51 @@ fn rolled_amrm_key_hands_the_am_a_new_token() {
         .is_ok());
 }
 
+/// As Hadoop's RM: a rolled container-token or NMToken key goes to the
+/// NodeManagers in their heartbeats first and signs tokens only after the
+/// activation delay (1.5 × the NM liveness expiry), so no node is handed a
+/// token under a key it has not heard of yet.
+#[test]
+fn rolled_node_keys_reach_the_nodes_before_they_sign_tokens() {
+    let mut s = state_rolling(KeyRolling {
+        container_interval_ms: 10_000,
+        nm_interval_ms: 10_000,
+        ..KeyRolling::daily(0)
+    });
+    add_node(&mut s, "h1", 0);
+    let current = |s: &TestRm| {
+        let keys = s.tokens.keys();
+        (
+            crate::keys::read(&keys.container_token)
+                .current_key()
+                .key_id,
+            crate::keys::read(&keys.nm_token).current_key().key_id,
+        )
+    };
+    let (container_key, nm_key) = current(&s);
+    s.tick(10_000);
+    // Rolled: the node hears of the next keys...
+    let answer = s.heartbeat(&node("h1"), Vec::new(), 10_010);
+    let next_container = answer
+        .container_token_key
+        .expect("the next container-token key")
+        .key_id;
+    let next_nm = answer.nm_token_key.expect("the next NMToken key").key_id;
+    assert_ne!(next_container, container_key);
+    assert_ne!(next_nm, nm_key);
+    // ...while tokens are still signed with the keys it had.
+    assert_eq!(current(&s), (container_key, nm_key));
+    // After the activation delay the next keys sign.
+    s.tick(10_000 + 900_000);
+    assert_eq!(current(&s), (next_container, next_nm));
+    // The old keys stay valid as the previous ones.
+    let keys = s.tokens.keys();
+    assert!(crate::keys::read(&keys.container_token)
+        .key(container_key)
+        .is_ok());
+    assert!(crate::keys::read(&keys.nm_token).key(nm_key).is_ok());
+}
+
 #[test]
 fn kept_containers_survive_the_am_and_go_to_the_next_attempt() {
     let mut s = state();
