@@ -15,6 +15,9 @@ pub const MAX_CONNECTIONS_KEY: &str = "mapreduce.shuffle.max.connections";
 pub const KEEP_ALIVE_ENABLED_KEY: &str = "mapreduce.shuffle.connection-keep-alive.enable";
 pub const KEEP_ALIVE_TIMEOUT_KEY: &str = "mapreduce.shuffle.connection-keep-alive.timeout";
 pub const TRANSFER_BUFFER_SIZE_KEY: &str = "mapreduce.shuffle.transfer.buffer.size";
+/// Hadoop's: send map outputs with the kernel's zero-copy `sendfile` (`transferTo`, true
+/// by default on Linux), else through the transfer buffer.
+pub const TRANSFER_TO_ALLOWED_KEY: &str = "mapreduce.shuffle.transferTo.allowed";
 pub const LISTEN_QUEUE_SIZE_KEY: &str = "mapreduce.shuffle.listen.queue.size";
 /// Read and checked for Hadoop's sake; the server runs on the NodeManager's own runtime.
 pub const MAX_THREADS_KEY: &str = "mapreduce.shuffle.max.threads";
@@ -57,6 +60,8 @@ pub struct ShuffleConfig {
     pub keep_alive_timeout: Duration,
     /// `mapreduce.shuffle.transfer.buffer.size` (128 KiB), clamped to 4 KiB..=16 MiB.
     pub transfer_buffer_size: usize,
+    /// `mapreduce.shuffle.transferTo.allowed` (true): file ranges go out with `sendfile`.
+    pub transfer_to: bool,
     /// `mapreduce.shuffle.listen.queue.size` (128).
     pub listen_queue_size: u32,
     /// `mapreduce.tasktracker.indexcache.mb` (10) in bytes.
@@ -84,6 +89,7 @@ impl ShuffleConfig {
             keep_alive_enabled: false,
             keep_alive_timeout: Duration::from_secs(5),
             transfer_buffer_size: 128 * 1024,
+            transfer_to: true,
             listen_queue_size: 128,
             max_buffer_bytes: 64 * 1024 * 1024,
             index_cache_bytes: 10 * 1024 * 1024,
@@ -147,6 +153,12 @@ impl ShuffleConfig {
         c.transfer_buffer_size = usize::try_from(buffer)
             .unwrap_or(MIN_BUFFER)
             .clamp(MIN_BUFFER, MAX_BUFFER);
+        if conf
+            .get_trimmed(TRANSFER_TO_ALLOWED_KEY)
+            .is_some_and(|v| !v.is_empty())
+        {
+            c.transfer_to = flag(TRANSFER_TO_ALLOWED_KEY)?;
+        }
         let backlog = int(LISTEN_QUEUE_SIZE_KEY, 128)?;
         c.listen_queue_size = u32::try_from(backlog.max(1)).unwrap_or(128);
         // Checked only: an int, as Hadoop's conf.getInt.
@@ -191,6 +203,7 @@ mod tests {
         assert_eq!(c.max_connections, 0);
         assert!(!c.keep_alive_enabled);
         assert_eq!(c.keep_alive_timeout, Duration::from_secs(5));
+        assert!(c.transfer_to);
         assert_eq!(c.transfer_buffer_size, 131072);
     }
 
@@ -203,7 +216,9 @@ mod tests {
         conf.set(KEEP_ALIVE_TIMEOUT_KEY, "0");
         conf.set(TRANSFER_BUFFER_SIZE_KEY, "1");
         conf.set(BIND_HOST_KEY, "127.0.0.1");
+        conf.set(TRANSFER_TO_ALLOWED_KEY, "false");
         let c = ShuffleConfig::from_conf(&conf, Vec::new()).expect("conf");
+        assert!(!c.transfer_to);
         assert_eq!(c.port, 0);
         assert_eq!(c.max_connections, 7);
         assert!(c.keep_alive_enabled);

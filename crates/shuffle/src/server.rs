@@ -576,16 +576,28 @@ impl Connection {
                     return Err(e);
                 }
             };
-            let result = stream_range(
-                &mut self.stream,
-                &mut buf,
-                file,
-                output,
-                cap,
-                write_timeout,
-                counters,
-            )
-            .await;
+            let result = if self.shared.config.transfer_to {
+                send_range(
+                    &mut self.stream,
+                    &mut buf,
+                    &file,
+                    output,
+                    write_timeout,
+                    counters,
+                )
+                .await
+            } else {
+                stream_range(
+                    &mut self.stream,
+                    &mut buf,
+                    file,
+                    output,
+                    cap,
+                    write_timeout,
+                    counters,
+                )
+                .await
+            };
             match result {
                 Ok(()) => counters.outputs_ok.fetch_add(1, Ordering::Relaxed),
                 Err(e) => {
@@ -641,6 +653,65 @@ async fn stream_range(
         buf.clear();
     }
 }
+
+/// Sends one output's range of `file.out` after what `buf` already holds (written first)
+/// with the kernel's zero-copy `sendfile`, as Hadoop's handler does with `transferTo`: no
+/// copy through user space, no buffer held. The socket is non-blocking: each call sends
+/// what the socket takes and the task waits for it to drain; a call reads at most
+/// [`SENDFILE_CHUNK`] from the file, so a page-cache miss holds the runtime's thread
+/// briefly (as Netty's I/O thread in Hadoop's).
+async fn send_range(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    file: &File,
+    output: &MapOutput,
+    write_timeout: Duration,
+    counters: &Counters,
+) -> io::Result<()> {
+    if !buf.is_empty() {
+        write_all(stream, buf, write_timeout).await?;
+        buf.clear();
+    }
+    let mut offset = i64::try_from(output.record.start_offset)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a negative offset"))?;
+    let mut left = output.record.part_length.unsigned_abs();
+    while left > 0 {
+        let chunk = usize::try_from(left.min(SENDFILE_CHUNK)).unwrap_or(usize::MAX);
+        match tokio::time::timeout(write_timeout, stream.writable()).await {
+            Err(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the reducer stopped reading",
+                ))
+            }
+            Ok(r) => r?,
+        }
+        let sent = stream.try_io(tokio::io::Interest::WRITABLE, || {
+            nix::sys::sendfile::sendfile64(&*stream, file, Some(&mut offset), chunk)
+                .map_err(io::Error::from)
+        });
+        match sent {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{} ended early", output.data_path.display()),
+                ))
+            }
+            Ok(n) => {
+                left = left.saturating_sub(n as u64);
+                counters.output_bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The most one `sendfile` call moves.
+const SENDFILE_CHUNK: u64 = 1 << 20;
 
 struct Verified {
     job: Arc<Job>,

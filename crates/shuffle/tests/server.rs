@@ -211,7 +211,21 @@ async fn assert_good_fetch(port: u16) {
 
 #[tokio::test]
 async fn serves_map_outputs_as_hadoop_frames_them() {
-    let f = fixture(|_| {}).await;
+    // With `sendfile`, Hadoop's default (mapreduce.shuffle.transferTo.allowed).
+    serves_as_hadoop(|c| assert!(c.transfer_to)).await;
+}
+
+#[tokio::test]
+async fn serves_map_outputs_through_the_buffer_when_transfer_to_is_off() {
+    serves_as_hadoop(|c| {
+        c.transfer_to = false;
+        c.transfer_buffer_size = 4096;
+    })
+    .await;
+}
+
+async fn serves_as_hadoop(tune: impl FnOnce(&mut ShuffleConfig)) {
+    let f = fixture(tune).await;
     let port = f.server.port();
     assert_eq!(f.server.meta_data(), i32::from(port).to_be_bytes().to_vec());
     let maps = [map_a(0), map_a(1), map_a(2)];
