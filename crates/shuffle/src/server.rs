@@ -672,8 +672,13 @@ async fn send_range(
         write_all(stream, buf, write_timeout).await?;
         buf.clear();
     }
-    let mut offset = i64::try_from(output.record.start_offset)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a negative offset"))?;
+    let mut offset = output.record.start_offset;
+    if offset < 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a negative offset in the index",
+        ));
+    }
     let mut left = output.record.part_length.unsigned_abs();
     while left > 0 {
         let chunk = usize::try_from(left.min(SENDFILE_CHUNK)).unwrap_or(usize::MAX);
