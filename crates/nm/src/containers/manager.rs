@@ -447,7 +447,7 @@ impl ContainerManager {
                 // Hadoop's CONTAINER_STOP.
                 self.inner
                     .aux
-                    .container_stopped(super::start::aux_context(&c.grant));
+                    .container_stopped(super::records::aux_context(&c.grant));
             }
             id.app()
         };

@@ -292,6 +292,25 @@ pub(super) fn failure(id: Option<ContainerIdProto>, r: &Rejection) -> ContainerE
     }
 }
 
+/// What `initializeContainer`/`stopContainer` are told of a container.
+pub(super) fn aux_context(
+    grant: &ContainerTokenIdentifier,
+) -> crate::aux_services::ContainerContext {
+    use crate::aux_services::{ContainerContext, ContainerType};
+    ContainerContext {
+        user: grant.app_submitter.clone(),
+        container_id: grant.container.to_string(),
+        memory_mb: grant.resource.memory_mb,
+        vcores: grant.resource.vcores,
+        container_type: match grant.container_type {
+            Some(hadoop_protos::yarn::ContainerTypeProto::ApplicationMaster) => {
+                ContainerType::ApplicationMaster
+            }
+            _ => ContainerType::Task,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

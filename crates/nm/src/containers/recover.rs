@@ -149,7 +149,7 @@ impl ContainerManager {
                     // Hadoop's ContainerImpl sends CONTAINER_INIT and
                     // APPLICATION_INIT again for a recovered live container.
                     self.inner.aux.container_started(
-                        super::start::aux_context(&grant),
+                        super::records::aux_context(&grant),
                         &id.app().to_string(),
                         &service_data,
                     );

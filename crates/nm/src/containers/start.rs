@@ -6,10 +6,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::Ordering;
 
 use hadoop_protos::yarn::{
-    ContainerLaunchContextProto, ContainerTypeProto, StartContainerRequestProto,
-    StartContainersRequestProto, StartContainersResponseProto, StringBytesMapProto,
+    ContainerLaunchContextProto, StartContainerRequestProto, StartContainersRequestProto,
+    StartContainersResponseProto, StringBytesMapProto,
 };
-use spindle_common::security::ContainerTokenIdentifier;
 use spindle_common::text::escaped;
 use spindle_common::ContainerId;
 use spindle_ipc::{class, RpcError};
@@ -36,23 +35,6 @@ fn check_user(user: &str) -> Result<(), Rejection> {
         )));
     }
     Ok(())
-}
-
-/// What `initializeContainer`/`stopContainer` are told of a container.
-pub(super) fn aux_context(
-    grant: &ContainerTokenIdentifier,
-) -> crate::aux_services::ContainerContext {
-    use crate::aux_services::{ContainerContext, ContainerType};
-    ContainerContext {
-        user: grant.app_submitter.clone(),
-        container_id: grant.container.to_string(),
-        memory_mb: grant.resource.memory_mb,
-        vcores: grant.resource.vcores,
-        container_type: match grant.container_type {
-            Some(ContainerTypeProto::ApplicationMaster) => ContainerType::ApplicationMaster,
-            _ => ContainerType::Task,
-        },
-    }
 }
 
 fn check_launch_context(clc: &ContainerLaunchContextProto) -> Result<Launch, Rejection> {
@@ -261,7 +243,7 @@ impl ContainerManager {
         // Hadoop's CONTAINER_INIT, then APPLICATION_INIT per service data
         // entry (ContainerImpl's RequestResourcesTransition).
         self.inner.aux.container_started(
-            aux_context(&grant),
+            super::records::aux_context(&grant),
             &id.app().to_string(),
             &launch.service_data,
         );
