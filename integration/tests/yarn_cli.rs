@@ -595,6 +595,7 @@ fn standalone_serves_the_cli_on_loopback_and_stops_cleanly_on_ctrl_c() {
     assert!(
         printed.contains(
             "standalone defaults: yarn.nodemanager.vmem-check-enabled=false, \
+             spindle.shuffle.bind-host=127.0.0.1, \
              yarn.resourcemanager.hostname=127.0.0.1, yarn.nodemanager.hostname=127.0.0.1"
         ),
         "{printed}"
