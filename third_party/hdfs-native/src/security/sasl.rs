@@ -123,7 +123,15 @@ pub(crate) async fn negotiate_sasl_session(
         let mut response: Option<RpcSaslProto> = None;
         let message = reader.read_response().await?;
         debug!("Handling SASL message: {:?}", message);
-        match SaslState::try_from(message.state).unwrap() {
+        let state = SaslState::try_from(message.state).map_err(|_| {
+            HdfsError::SASLError(format!("unknown SASL state {} from the server", message.state))
+        })?;
+        let no_session = || {
+            HdfsError::SASLError(format!(
+                "the server sent a SASL {state:?} before any mechanism was chosen"
+            ))
+        };
+        match state {
             SaslState::Negotiate => {
                 let (mut selected_auth, selected_session) = select_method(
                     &message.auths,
@@ -161,7 +169,7 @@ pub(crate) async fn negotiate_sasl_session(
             SaslState::Challenge => {
                 let (token, _) = session
                     .as_mut()
-                    .unwrap()
+                    .ok_or_else(no_session)?
                     .step(message.token.as_ref().map(|t| &t[..]))?;
 
                 let r = RpcSaslProto {
@@ -173,7 +181,8 @@ pub(crate) async fn negotiate_sasl_session(
             }
             SaslState::Success => {
                 if let Some(token) = message.token.as_ref() {
-                    let (_, finished) = session.as_mut().unwrap().step(Some(&token[..]))?;
+                    let (_, finished) =
+                        session.as_mut().ok_or_else(no_session)?.step(Some(&token[..]))?;
                     if !finished {
                         return Err(HdfsError::SASLError(
                             "Client not finished after server success".to_string(),
@@ -182,7 +191,11 @@ pub(crate) async fn negotiate_sasl_session(
                 }
                 done = true;
             }
-            _ => todo!(),
+            other => {
+                return Err(HdfsError::SASLError(format!(
+                    "unexpected SASL {other:?} from the server during negotiation"
+                )));
+            }
         }
 
         if let Some(r) = response {
@@ -305,10 +318,16 @@ impl SaslReader {
                 if !self.buffer.has_remaining() {
                     let response = self.read_response().await?;
                     if response.state() != SaslState::Wrap {
-                        todo!();
+                        return Err(HdfsError::SASLError(format!(
+                            "expected a SASL WRAP message, got {:?}",
+                            response.state()
+                        )));
                     }
 
-                    let decoded = session.lock().unwrap().decode(response.token())?;
+                    let decoded = session
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .decode(response.token())?;
                     self.buffer = Bytes::from(decoded)
                 }
                 let copy_len = usize::min(bytes_remaining, self.buffer.remaining());
@@ -378,9 +397,9 @@ impl SaslWriter {
 
             let encoded = session
                 .lock()
-                .unwrap()
+                .unwrap_or_else(|e| e.into_inner())
                 .encode(buf)
-                .unwrap_or_else(|_| todo!());
+                .map_err(|e| io::Error::other(format!("SASL wrap failed: {e}")))?;
 
             rpc_sasl.token = Some(encoded);
 
