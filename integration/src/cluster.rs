@@ -99,6 +99,28 @@ pub fn wait_for<T>(
     }
 }
 
+/// Polls `yarn application -status app` against the RM of `conf_dir` every 300 ms until
+/// its state is one of `states`, for at most `timeout`; the report (`parse_report`'s pairs).
+pub fn wait_app_state(
+    clients: &HadoopClients,
+    conf_dir: &Path,
+    app: &str,
+    states: &[&str],
+    timeout: Duration,
+) -> Option<Vec<(String, String)>> {
+    wait_for(timeout, Duration::from_millis(300), || {
+        let out = clients
+            .yarn()
+            .conf_dir(conf_dir)
+            .run(["application", "-status", app])
+            .ok()?;
+        let report = crate::cli::parse_report(&out.stdout);
+        crate::cli::report_value(&report, "State")
+            .is_some_and(|s| states.contains(&s))
+            .then_some(report)
+    })
+}
+
 /// Resources and extra settings of one NodeManager.
 #[derive(Debug, Clone)]
 pub struct NodeManagerSpec {

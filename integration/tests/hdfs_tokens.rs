@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
-use spindle_integration::cli::{parse_report, report_value};
-use spindle_integration::cluster::wait_for;
+use spindle_integration::cli::report_value;
+use spindle_integration::cluster::{wait_app_state, wait_for};
 use spindle_integration::{
     AppSubmission, CliOutput, Cluster, HadoopClients, HdfsJars, HdfsServer, NodeManagerSpec,
 };
@@ -51,14 +51,10 @@ fn hdfs_token(clients: &HadoopClients, args: &[&str]) -> CliOutput {
 /// The application's report once it is in one of `states`.
 #[track_caller]
 fn wait_state(cluster: &Cluster, id: &str, states: &[&str]) -> Vec<(String, String)> {
-    let found = wait_for(WAIT, POLL, || {
-        let out = cluster.yarn(["application", "-status", id]);
-        let report = parse_report(&out.stdout);
-        report_value(&report, "State")
-            .is_some_and(|s| states.contains(&s))
-            .then_some(report)
-    });
-    found.unwrap_or_else(|| {
+    let clients = cluster
+        .clients()
+        .expect("a cluster started with the clients");
+    wait_app_state(clients, cluster.conf_dir(), id, states, WAIT).unwrap_or_else(|| {
         panic!(
             "{id} did not reach {states:?} within {WAIT:?}\n{}",
             cluster.log_report()

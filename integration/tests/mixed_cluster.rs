@@ -349,15 +349,13 @@ fn wait_app_state(
     app: &str,
     state: &str,
 ) -> Option<Vec<(String, String)>> {
-    wait_for(Duration::from_secs(90), Duration::from_millis(500), || {
-        let out = clients
-            .yarn()
-            .conf_dir(conf_dir)
-            .run(["application", "-status", app])
-            .ok()?;
-        let report = parse_report(&out.stdout);
-        (report_value(&report, "State") == Some(state)).then_some(report)
-    })
+    spindle_integration::cluster::wait_app_state(
+        clients,
+        conf_dir,
+        app,
+        &[state],
+        Duration::from_secs(90),
+    )
 }
 
 /// On the RM of `conf_dir` with `nm` its only node: a running AM container is killed
