@@ -1268,47 +1268,39 @@ pub fn move_aside_app_logs(log_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
 /// Application log dirs a previous start moved aside and did not finish
 /// deleting.
 pub fn moved_aside_app_logs(log_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut doomed = Vec::new();
-    for root in log_dirs {
-        let Ok(entries) = fs::read_dir(root) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let moved = name
-                .split_once(MOVED_ASIDE)
-                .is_some_and(|(app, _)| is_app_log_dir(app));
-            if moved && entry.file_type().is_ok_and(|t| t.is_dir()) {
-                doomed.push(entry.path());
-            }
-        }
-    }
-    doomed.sort();
-    doomed
+    dirs_named(log_dirs, |name| {
+        name.split_once(MOVED_ASIDE)
+            .is_some_and(|(app, _)| is_app_log_dir(app))
+    })
 }
 
 /// The `<name>_DEL_…` directories in the local dirs: moved aside by this
 /// start or left by an earlier one that stopped before deleting them.
 pub fn moved_aside_leftovers(local_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut doomed = Vec::new();
-    for root in local_dirs {
+    dirs_named(local_dirs, |name| {
+        CLEANED_AT_START
+            .iter()
+            .any(|d| name.starts_with(&format!("{d}{MOVED_ASIDE}")))
+    })
+}
+
+/// The directories directly in any of `roots` whose names `wanted` accepts,
+/// sorted; unreadable roots are skipped.
+fn dirs_named(roots: &[PathBuf], wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for root in roots {
         let Ok(entries) = fs::read_dir(root) else {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let moved = CLEANED_AT_START
-                .iter()
-                .any(|d| name.starts_with(&format!("{d}{MOVED_ASIDE}")));
-            if moved && entry.file_type().is_ok_and(|t| t.is_dir()) {
-                doomed.push(entry.path());
+            if wanted(&name.to_string_lossy()) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                found.push(entry.path());
             }
         }
     }
-    doomed.sort();
-    doomed
+    found.sort();
+    found
 }
 
 /// Deletes the directories [`move_aside_local_dirs`] answered, read-only
