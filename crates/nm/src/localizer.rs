@@ -1249,17 +1249,9 @@ fn is_app_log_dir(name: &str) -> bool {
 /// `<app>_DEL_<now_ms>`; answers every moved-aside application log dir
 /// (this run's and leftovers), for [`delete_moved_aside`].
 pub fn move_aside_app_logs(log_dirs: &[PathBuf], now_ms: u128) -> Vec<PathBuf> {
-    for root in log_dirs {
-        let Ok(entries) = fs::read_dir(root) else {
-            continue;
-        };
-        let apps: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| is_app_log_dir(n))
-            .collect();
-        for app in apps {
-            move_aside(root, &app, now_ms);
+    for dir in dirs_named(log_dirs, is_app_log_dir) {
+        if let (Some(root), Some(app)) = (dir.parent(), dir.file_name()) {
+            move_aside(root, &app.to_string_lossy(), now_ms);
         }
     }
     moved_aside_app_logs(log_dirs)
