@@ -239,7 +239,8 @@ async fn bench_once(
 /// request per reduce for all maps, as Fetcher asks a host). Run in release:
 ///   cargo test --release -p spindle-integration --test shuffle_wire figures -- --ignored --nocapture
 /// Shape: SHUFFLE_FIG_MAPS (16) × SHUFFLE_FIG_REDUCES (8) partitions of SHUFFLE_FIG_KB
-/// (8000) records of 1000 bytes, about 1 GB; SHUFFLE_FIG_PARALLEL (4) reducers at once.
+/// (8000) records of 1000 bytes, about 1 GB; SHUFFLE_FIG_PARALLEL (4) reducers at once;
+/// SHUFFLE_FIG_TRANSFER_TO=false serves through the buffer instead of sendfile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run by hand for docs/benchmarks.md"]
 async fn figures_native_and_hadoop_shuffle_side_by_side() {
@@ -275,6 +276,9 @@ async fn figures_native_and_hadoop_shuffle_side_by_side() {
     let mut config = ShuffleConfig::new(vec![local.path().to_path_buf()]);
     config.bind_host = "127.0.0.1".into();
     config.port = 0;
+    // SHUFFLE_FIG_TRANSFER_TO=false: the buffered copy instead of sendfile
+    // (mapreduce.shuffle.transferTo.allowed=false), the first design's figures.
+    config.transfer_to = std::env::var("SHUFFLE_FIG_TRANSFER_TO").map_or(true, |v| v != "false");
     let server = ShuffleServer::start(config).await.expect("shuffle starts");
     let token = std::fs::read(local.path().join(format!("{APP_A}.token"))).expect("token");
     server.add_application(APP_A, USER, &token).expect("token");
