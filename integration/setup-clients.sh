@@ -110,9 +110,8 @@ bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" hdfs >/dev/null
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" mapreduce >/dev/null
 # The NodeManager's host of Java auxiliary services (~/.cache/spindle-aux-host).
 bash "$(dirname "${BASH_SOURCE[0]}")/../java/aux-host/build.sh" >/dev/null
-# Spark's external shuffle service for YARN (integration/maven/spark_shuffle) is not fetched:
-# the Maven registry the project's machines reach does not serve spark-network-yarn, so its
-# test (integration/tests/spark_shuffle_service.rs) is run by hand with --ignored.
+# Spark's external shuffle service for YARN (integration/tests/spark_shuffle_service.rs).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" spark_shuffle >/dev/null
 # Hadoop's RM and NM for the mixed clusters (integration/src/hadoop_yarn.rs).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" yarn-server >/dev/null
 # --- Python clients of the web surface (integration/pip/web) ---------------------------

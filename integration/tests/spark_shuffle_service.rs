@@ -1,5 +1,5 @@
-//! Spark's external shuffle service hosted by Spindle's NodeManager: Spark 3.5.3's
-//! `org.apache.spark.network.yarn.YarnShuffleService` (the `spark-network-yarn` jar, from
+//! Spark's external shuffle service hosted by Spindle's NodeManager: Spark's
+//! `org.apache.spark.network.yarn.YarnShuffleService` (from
 //! `integration/setup-maven.sh spark_shuffle` or `$SPINDLE_SPARK_SHUFFLE_JARS`), configured
 //! as on a Hadoop cluster (`yarn.nodemanager.aux-services.spark_shuffle.class` and
 //! `.classpath`), runs in the NodeManager's Java host (`java/aux-host/build.sh`). A pyspark
@@ -8,10 +8,10 @@
 //! run again, the new executor fetches the blocks the released ones wrote from the shuffle
 //! service.
 //!
-//! Ignored by default: the Maven registry the project's machines reach does not serve
-//! `spark-network-yarn` (no version resolves), so CI cannot fetch it. Run it with
-//! `--ignored` where the jar is at hand. Without the Hadoop clients, the shuffle jar or the
-//! built host it then prints `SKIP:` and passes, except under CI.
+//! The jars are Spark 3.5.5's `spark-network-yarn` and its runtime dependencies (the
+//! published artifact is not the shaded jar distributions ship; see the pom). Without the
+//! Hadoop clients, the shuffle jars or the built host it prints `SKIP:` and passes, except
+//! under CI.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
@@ -52,10 +52,6 @@ fn value<'a>(stdout: &'a str, key: &str) -> Option<&'a str> {
 }
 
 #[test]
-#[ignore = "needs Spark's spark-network-yarn jar, which the Maven registry reachable from the \
-            project's machines does not serve: put it in a folder, set SPINDLE_SPARK_SHUFFLE_JARS \
-            to it (or run integration/setup-maven.sh spark_shuffle where it is served) and run \
-            with --ignored"]
 fn a_shuffle_is_served_by_the_hosted_yarn_shuffle_service_after_executors_are_released() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
