@@ -435,6 +435,141 @@ fn kill_moves_a_running_application_to_killed() {
     );
 }
 
+/// A POST of `path` to the RM's web server; the status code and the body.
+fn post(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("the RM's web server answers");
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .expect("the request is sent");
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    let status = reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Waits until the node runs `n` containers.
+#[track_caller]
+fn wait_for_running_containers(cluster: &Cluster, n: u32) {
+    let deadline = Instant::now() + NODE_TIMEOUT;
+    loop {
+        let (list, out) = node_list(cluster, &[]);
+        if list.nodes.iter().any(|row| row.running_containers == n) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the node never ran {n} containers:\n{out}\n{}",
+            cluster.log_report()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// `yarn container -signal` and its REST twin (`POST
+/// /ws/v1/cluster/containers/{id}/signal/{command}`): the RM queues the signal for the
+/// container's node, which delivers it (GRACEFUL_SHUTDOWN is a SIGTERM: the `sleep` AM
+/// ends with 143 and its only attempt fails); a container the RM does not hold gets
+/// Hadoop's refusal, an unknown command Hadoop's 400.
+#[test]
+fn container_signal_goes_through_the_rm_to_the_container() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let cluster = start(&clients, Cluster::builder().nodemanagers(1));
+    wait_for_node_states(&cluster, &[(0, "RUNNING")], NODE_TIMEOUT);
+    let by_cli = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-signal", "sleep 600"),
+    );
+    let by_rest = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-signal-rest", "sleep 600"),
+    );
+    // The AM containers must run on the node before a signal can reach them.
+    wait_for_running_containers(&cluster, 2);
+    let am = |app: &str| {
+        format!(
+            "{}_01_000001",
+            app.replacen("application_", "container_", 1)
+        )
+    };
+
+    let absent = format!(
+        "{}_01_000099",
+        by_cli.replacen("application_", "container_", 1)
+    );
+    let out = cluster.yarn(["container", "-signal", absent.as_str(), "GRACEFUL_SHUTDOWN"]);
+    out.assert_exit_failure();
+    assert!(
+        out.stderr
+            .contains(&format!("Trying to signal an absent container {absent}")),
+        "{out}"
+    );
+    let web = cluster.rm().webapp;
+    let (status, body) = post(
+        web,
+        &format!("/ws/v1/cluster/containers/{absent}/signal/GRACEFUL_SHUTDOWN"),
+    );
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains("Trying to signal an absent container"),
+        "{body}"
+    );
+    let (status, body) = post(
+        web,
+        &format!("/ws/v1/cluster/containers/{}/signal/HANG_UP", am(&by_rest)),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("Invalid command: HANG_UP"), "{body}");
+
+    let container = am(&by_cli);
+    let out = cluster.yarn([
+        "container",
+        "-signal",
+        container.as_str(),
+        "GRACEFUL_SHUTDOWN",
+    ]);
+    out.assert_success()
+        .assert_stdout_contains(&format!("Signalling container {container}"));
+    let (status, body) = post(
+        web,
+        &format!(
+            "/ws/v1/cluster/containers/{}/signal/graceful_shutdown",
+            am(&by_rest)
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    for app in [&by_cli, &by_rest] {
+        let report = spindle_integration::cluster::wait_app_state(
+            &clients,
+            cluster.conf_dir(),
+            app,
+            &["FAILED"],
+            Duration::from_secs(90),
+        )
+        .unwrap_or_else(|| {
+            panic!(
+                "{app} did not fail after the signal:\n{}",
+                cluster.log_report()
+            )
+        });
+        let diagnostics = report_value(&report, "Diagnostics").unwrap_or_default();
+        assert!(diagnostics.contains("exitCode: 143"), "{app}: {report:?}");
+    }
+}
+
 /// `yarn application -updatePriority`: the new priority shows in the report, and
 /// one above `yarn.cluster.max-application-priority` is lowered to it.
 #[test]

@@ -17,13 +17,14 @@ use tracing::warn;
 use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
-    KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
+    KillApplication, NewApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
 };
 use crate::context::RmContext;
 use crate::convert::{
     app_id_from_pb, app_id_to_pb, app_report_to_pb, app_state_from_pb, attempt_id_from_pb,
-    attempt_report_to_pb, container_id_from_pb, container_report_to_pb, launch_context_from_pb,
-    node_report_to_pb, node_state_from_pb, resource_from_pb, resource_to_pb,
+    attempt_report_to_pb, container_id_from_pb, container_report_to_pb, container_signal_from_pb,
+    launch_context_from_pb, node_report_to_pb, node_state_from_pb, resource_from_pb,
+    resource_to_pb,
 };
 use crate::reports::{ClusterMetrics, QueueInfo};
 use crate::submission::Submission;
@@ -41,7 +42,6 @@ const UNSUPPORTED: &[&str] = &[
     "updateReservation",
     "deleteReservation",
     "listReservations",
-    "signalToContainer",
     "updateApplicationTimeouts",
     "getResourceProfiles",
     "getResourceProfile",
@@ -55,6 +55,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         .method("getApplicationReport", get_application_report)
         .method("forceKillApplication", force_kill_application)
         .method("updateApplicationPriority", update_application_priority)
+        .method("signalToContainer", signal_to_container)
         .method("getApplications", get_applications)
         .method("getClusterMetrics", get_cluster_metrics)
         .method("getClusterNodes", get_cluster_nodes)
@@ -174,6 +175,24 @@ async fn update_application_priority(
             priority: Some(priority),
         }),
     })
+}
+
+async fn signal_to_container(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::SignalContainerRequestProto,
+) -> Result<pb::SignalContainerResponseProto, RpcError> {
+    let container = container_id_from_pb(&req.container_id)?;
+    let signal = container_signal_from_pb(req.command)?;
+    let caller = ctx.caller(&call.user).await;
+    let signal = SignalContainer {
+        container,
+        signal,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(signal).await??;
+    Ok(pb::SignalContainerResponseProto {})
 }
 
 async fn get_applications(

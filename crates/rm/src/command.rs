@@ -20,7 +20,7 @@
 //! names the payload's reply: `CoreHandle::call(payload)` wraps it into a
 //! command and hands back that reply, typed.
 
-use spindle_common::ids::{ApplicationAttemptId, ApplicationId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
 use spindle_common::security::MasterKey;
 use spindle_common::states::FinalStatus;
@@ -28,7 +28,8 @@ use spindle_common::states::FinalStatus;
 use crate::acl::Acl;
 use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
 use crate::cluster::nodes::{
-    ContainerStatus, Decommission, Heartbeat, HeartbeatReply, NodeWork, Registration,
+    ContainerSignal, ContainerStatus, Decommission, Heartbeat, HeartbeatReply, NodeWork,
+    Registration,
 };
 use crate::hosts::HostLists;
 use crate::keys::NmMasterKeys;
@@ -51,6 +52,7 @@ pub enum Command {
     SubmitApplication(SubmitApplication),
     KillApplication(KillApplication),
     UpdateApplicationPriority(UpdateApplicationPriority),
+    SignalContainer(SignalContainer),
     // ApplicationMasterProtocol
     RegisterApplicationMaster(RegisterApplicationMaster),
     Allocate(Allocate),
@@ -100,6 +102,7 @@ impl Command {
             | Command::AmLaunched(_)
             | Command::AmLaunchFailed(_) => true,
             Command::Allocate(_)
+            | Command::SignalContainer(_)
             | Command::RegisterNode(_)
             | Command::NodeHeartbeat(_)
             | Command::UnregisterNode(_)
@@ -119,6 +122,7 @@ impl Command {
             Command::SubmitApplication(_) => "SubmitApplication",
             Command::KillApplication(_) => "KillApplication",
             Command::UpdateApplicationPriority(_) => "UpdateApplicationPriority",
+            Command::SignalContainer(_) => "SignalContainer",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
             Command::Allocate(_) => "Allocate",
             Command::FinishApplicationMaster(_) => "FinishApplicationMaster",
@@ -145,6 +149,7 @@ pub enum Reply {
     SubmitApplication(Result<(), Refusal>),
     KillApplication(Result<bool, Refusal>),
     UpdateApplicationPriority(Result<i32, Refusal>),
+    SignalContainer(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
     Allocate(Result<AllocateReply, Refusal>),
     FinishApplicationMaster(Result<bool, Refusal>),
@@ -211,6 +216,7 @@ request!(NewApplication => ApplicationId);
 request!(SubmitApplication => Result<(), Refusal>);
 request!(KillApplication => Result<bool, Refusal>);
 request!(UpdateApplicationPriority => Result<i32, Refusal>);
+request!(SignalContainer => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
 request!(Allocate => Result<AllocateReply, Refusal>);
 request!(FinishApplicationMaster => Result<bool, Refusal>);
@@ -260,6 +266,16 @@ pub struct KillApplication {
 pub struct UpdateApplicationPriority {
     pub app: ApplicationId,
     pub priority: i32,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `signalToContainer` by `user`: the signal goes to the container's node
+/// with its next heartbeat answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalContainer {
+    pub container: ContainerId,
+    pub signal: ContainerSignal,
     pub user: String,
     pub groups: Vec<String>,
 }

@@ -14,7 +14,7 @@ use spindle_common::resource::Resource;
 use spindle_common::security::Token;
 use spindle_ipc::{class, RpcError};
 
-use crate::cluster::nodes::{Health, NodeState};
+use crate::cluster::nodes::{ContainerSignal, Health, NodeState};
 use crate::core::CoreStopped;
 use crate::launch::LaunchSizes;
 use crate::launch::{AmLaunchContext, AppAccess};
@@ -54,6 +54,10 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
             class::CONTAINER_NOT_FOUND,
             format!("Container with id '{id}' doesn't exist in RM."),
         ),
+        // RPCUtil.getRemoteException(String): a YarnException.
+        Refusal::SignalOfAbsentContainer(id) => {
+            RpcError::yarn(format!("Trying to signal an absent container {id}"))
+        }
         Refusal::UnknownApplicationId { id, cluster_ts } => RpcError::yarn(format!(
             "Application {id} was not created by this ResourceManager (cluster timestamp {cluster_ts}); \
              call getNewApplication first"
@@ -230,6 +234,42 @@ pub fn attempt_id_from_pb(
 
 pub fn container_id_from_pb(p: &pb::ContainerIdProto) -> Result<ContainerId, RpcError> {
     proto::container_id_from_pb(p).map_err(|e| illegal_argument("container id", e))
+}
+
+/// `SignalContainerCommandProto` as the domain's signal; an unknown number is
+/// an IllegalArgumentException (Hadoop's proto would not parse it).
+pub fn container_signal_from_pb(command: i32) -> Result<ContainerSignal, RpcError> {
+    match pb::SignalContainerCommandProto::try_from(command) {
+        Ok(pb::SignalContainerCommandProto::OutputThreadDump) => {
+            Ok(ContainerSignal::OutputThreadDump)
+        }
+        Ok(pb::SignalContainerCommandProto::GracefulShutdown) => {
+            Ok(ContainerSignal::GracefulShutdown)
+        }
+        Ok(pb::SignalContainerCommandProto::ForcefulShutdown) => {
+            Ok(ContainerSignal::ForcefulShutdown)
+        }
+        Err(_) => Err(RpcError::new(
+            class::ILLEGAL_ARGUMENT,
+            format!("unknown signal command {command}"),
+        )),
+    }
+}
+
+/// The domain's signal as the heartbeat answer's `SignalContainerRequestProto`.
+pub fn container_signal_to_pb(
+    container: &ContainerId,
+    signal: ContainerSignal,
+) -> pb::SignalContainerRequestProto {
+    let command = match signal {
+        ContainerSignal::OutputThreadDump => pb::SignalContainerCommandProto::OutputThreadDump,
+        ContainerSignal::GracefulShutdown => pb::SignalContainerCommandProto::GracefulShutdown,
+        ContainerSignal::ForcefulShutdown => pb::SignalContainerCommandProto::ForcefulShutdown,
+    };
+    pb::SignalContainerRequestProto {
+        container_id: container_id_to_pb(container),
+        command: command as i32,
+    }
 }
 
 pub fn node_id_from_pb(p: Option<&pb::NodeIdProto>) -> Result<NodeId, RpcError> {

@@ -25,6 +25,9 @@ pub enum Refusal {
     AttemptNotFound(ApplicationAttemptId),
     /// No container with this id is allocated.
     ContainerNotFound(ContainerId),
+    /// `signalToContainer` of a container that is not allocated, or of an
+    /// application the RM does not know.
+    SignalOfAbsentContainer(ContainerId),
     /// A submission whose id this RM did not hand out (`getNewApplication`
     /// first); `cluster_ts` is this RM's cluster timestamp.
     UnknownApplicationId { id: ApplicationId, cluster_ts: i64 },

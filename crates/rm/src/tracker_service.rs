@@ -14,8 +14,8 @@ use crate::command::{
 };
 use crate::context::RmContext;
 use crate::convert::{
-    app_id_to_pb, app_log_report_from_pb, container_id_from_pb, container_id_to_pb, health_from_pb,
-    node_id_from_pb, resource_from_pb,
+    app_id_to_pb, app_log_report_from_pb, container_id_from_pb, container_id_to_pb,
+    container_signal_to_pb, health_from_pb, node_id_from_pb, resource_from_pb,
 };
 
 pub fn service(ctx: Arc<RmContext>) -> Service {
@@ -230,6 +230,11 @@ fn heartbeat_answer_to_pb(answer: HeartbeatAnswer) -> pb::NodeHeartbeatResponseP
             .collect();
         resp.applications_to_cleanup = work.cleanup_apps.iter().map(app_id_to_pb).collect();
         resp.containers_to_be_removed_from_nm = work.acked.iter().map(container_id_to_pb).collect();
+        resp.containers_to_signal = work
+            .signals
+            .iter()
+            .map(|(c, signal)| container_signal_to_pb(c, *signal))
+            .collect();
         resp.resource = work
             .new_capability
             .map(spindle_common::proto::resource_to_pb);
@@ -272,5 +277,32 @@ mod tests {
         assert_eq!(resource.virtual_cores, Some(2));
         let resp = heartbeat_answer_to_pb(answer(NodeWork::default(), NodeAction::Normal));
         assert_eq!(resp.resource, None);
+    }
+
+    /// Queued container signals travel in `containers_to_signal`, in order, with
+    /// Hadoop's command numbers.
+    #[test]
+    fn queued_signals_are_the_answers_containers_to_signal() {
+        use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
+
+        use crate::cluster::nodes::ContainerSignal;
+
+        let attempt = ApplicationAttemptId::new(ApplicationId::new(7, 1), 1);
+        let (a, b) = (ContainerId::new(attempt, 1), ContainerId::new(attempt, 2));
+        let work = NodeWork {
+            signals: vec![
+                (a, ContainerSignal::OutputThreadDump),
+                (b, ContainerSignal::ForcefulShutdown),
+                (a, ContainerSignal::GracefulShutdown),
+            ],
+            ..NodeWork::default()
+        };
+        let resp = heartbeat_answer_to_pb(answer(work, NodeAction::Normal));
+        let got: Vec<(i64, i32)> = resp
+            .containers_to_signal
+            .iter()
+            .map(|r| (r.container_id.id.unwrap_or_default(), r.command))
+            .collect();
+        assert_eq!(got, vec![(1, 1), (2, 3), (1, 2)]);
     }
 }

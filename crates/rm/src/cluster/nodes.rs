@@ -149,6 +149,21 @@ pub struct NodeWork {
     /// been told of: the heartbeat answer's `resource`, which a NodeManager takes
     /// as its own (and registers with after a resync), as with Hadoop's RM.
     pub new_capability: Option<Resource>,
+    /// Signals `signalToContainer` asked for, in the order asked: the answer's
+    /// `containers_to_signal`, as Hadoop's `RMNodeImpl` keeps them.
+    pub signals: Vec<(ContainerId, ContainerSignal)>,
+}
+
+/// What `yarn container -signal` asks a container's NodeManager to do (Hadoop's
+/// `SignalContainerCommand`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerSignal {
+    /// SIGQUIT: a JVM prints its threads.
+    OutputThreadDump,
+    /// SIGTERM.
+    GracefulShutdown,
+    /// SIGKILL.
+    ForcefulShutdown,
 }
 
 /// The nodes a liveness check took out of the cluster.

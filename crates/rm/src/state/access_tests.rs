@@ -11,8 +11,10 @@ use super::Settings;
 use crate::access::Caller;
 use crate::acl::Acl;
 use crate::apps::{AppFilter, AppScope, AppState};
+use crate::cluster::nodes::ContainerSignal;
 use crate::command::{
-    KillApplication, NewApplication, RefreshAdminAcls, SubmitApplication, UpdateApplicationPriority,
+    KillApplication, NewApplication, RefreshAdminAcls, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority,
 };
 use crate::convert::launch_context_from_pb;
 use crate::keys::KeyRolling;
@@ -148,6 +150,58 @@ fn priority_changes_follow_the_same_rules_as_kill() {
     for user in ["carol", "dave", "alice", "bob"] {
         assert_eq!(update(&mut s, user), Ok(5), "{user}");
     }
+}
+
+/// `signalToContainer`: Hadoop's checks in its order (the application, MODIFY_APP, the
+/// container), and an accepted signal reaches the container's node on its next heartbeat,
+/// once.
+#[test]
+fn a_container_signal_needs_modify_app_and_goes_to_the_containers_node_once() {
+    let mut s = locked(true);
+    let node = s.add_node("h1", Resource::new(8192, 8), 0);
+    let id = submit(&mut s, "a", &[(AppAccess::Modify, "carol")], 1);
+    assert_eq!(s.run_ams(2).len(), 1);
+    let am = ContainerId::new(ApplicationAttemptId::new(id, 1), 1);
+    let signal = |s: &mut TestRm, container: ContainerId, user: &str| {
+        s.run(
+            3,
+            SignalContainer {
+                container,
+                signal: ContainerSignal::OutputThreadDump,
+                user: user.into(),
+                groups: Vec::new(),
+            },
+        )
+    };
+    // Whatever the run of AMs left for the node is taken first.
+    let _ = s.heartbeat(&node, Vec::new(), 3);
+
+    assert_eq!(
+        signal(&mut s, am, "mallory"),
+        Err(Refusal::AppAccessDenied {
+            user: "mallory".into(),
+            access: AppAccess::Modify,
+            app: id
+        })
+    );
+    let stranger = ContainerId::new(ApplicationAttemptId::new(ApplicationId::new(TS, 99), 1), 1);
+    assert_eq!(
+        signal(&mut s, stranger, "mallory"),
+        Err(Refusal::SignalOfAbsentContainer(stranger))
+    );
+    let unallocated = ContainerId::new(ApplicationAttemptId::new(id, 1), 77);
+    assert_eq!(
+        signal(&mut s, unallocated, "carol"),
+        Err(Refusal::SignalOfAbsentContainer(unallocated))
+    );
+    assert!(s.heartbeat(&node, Vec::new(), 4).work.signals.is_empty());
+
+    assert_eq!(signal(&mut s, am, "carol"), Ok(()));
+    assert_eq!(
+        s.heartbeat(&node, Vec::new(), 5).work.signals,
+        vec![(am, ContainerSignal::OutputThreadDump)]
+    );
+    assert!(s.heartbeat(&node, Vec::new(), 6).work.signals.is_empty());
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Applications and their attempts: ids, submission, kill and priority;
+//! Applications and their attempts: ids, submission, kill, priority and
+//! container signals;
 //! attempts started, their AM container launched, failed and retried, kept
 //! across attempts, ended; AM liveness.
 
@@ -14,7 +15,7 @@ use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
 use crate::command::{
-    AmLaunchFailed, KillApplication, SubmitApplication, UpdateApplicationPriority,
+    AmLaunchFailed, KillApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
 };
 use crate::keys::ContainerKind;
 use crate::launch::app_acls;
@@ -248,6 +249,49 @@ impl RmState {
             self.schedule_pass(now);
         }
         Ok(priority)
+    }
+
+    /// `signalToContainer`: the signal is queued for the container's node, which
+    /// hears it with its next heartbeat answer (Hadoop's `RMNodeSignalContainerEvent`).
+    /// Hadoop's checks in its order: the application must exist, the caller needs
+    /// MODIFY_APP, and the container must be allocated (else "Trying to signal an
+    /// absent container").
+    pub(super) fn signal_container(&mut self, cmd: SignalContainer) -> Result<(), Refusal> {
+        let SignalContainer {
+            container,
+            signal,
+            user,
+            groups,
+        } = cmd;
+        let Some(app) = self.apps.get(&container.app()) else {
+            return Err(Refusal::SignalOfAbsentContainer(container));
+        };
+        let caller = Caller::new(user.as_str(), groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user,
+                access: AppAccess::Modify,
+                app: container.app(),
+            });
+        }
+        let Some(node) = self
+            .cluster
+            .scheduler()
+            .container(&container)
+            .map(|c| c.node.clone())
+        else {
+            return Err(Refusal::SignalOfAbsentContainer(container));
+        };
+        info!(%container, %node, ?signal, user = %escaped(&user), "container signal queued for its node");
+        self.node_work
+            .entry(node)
+            .or_default()
+            .signals
+            .push((container, signal));
+        Ok(())
     }
 
     /// The id of the application's latest attempt.

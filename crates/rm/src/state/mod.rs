@@ -207,6 +207,7 @@ impl RmState {
             Command::UpdateApplicationPriority(c) => {
                 Reply::UpdateApplicationPriority(self.update_application_priority(now, c))
             }
+            Command::SignalContainer(c) => Reply::SignalContainer(self.signal_container(c)),
             Command::RegisterApplicationMaster(c) => {
                 Reply::RegisterApplicationMaster(self.register_application_master(now, c))
             }

@@ -7,6 +7,7 @@
 //! | `PUT /ws/v1/cluster/apps/{id}/state` `{"state":"KILLED"}` | `KillApplication` | 200 with the state once killed (202 with `Location` while a kill is in progress); 403 `Unauthorized attempt to kill appid <id> by remote user <user>` without MODIFY_APP; 400 `Only 'KILLED' is allowed as a target state.` |
 //! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
 //! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
+//! | `POST /ws/v1/cluster/containers/{id}/signal/{command}` | `SignalContainer` | 200, empty; 400 `Invalid command: <C>, valid commands are: [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]`; any refusal a 500 with the RPC's message, as `RMWebServices.signalToContainer` |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
 //! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
 //!
@@ -33,14 +34,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::Router;
 use serde_json::{json, Value};
-use spindle_common::ids::ApplicationId;
+use spindle_common::ids::{ApplicationId, ContainerId};
 use spindle_web::{Format, WebError};
 
 use super::{caller, WebContext};
 use crate::apps::AppState;
+use crate::cluster::nodes::ContainerSignal;
 use crate::command::{
-    KillApplication, NewApplication, SubmitApplication, UpdateApplicationPriority,
+    KillApplication, NewApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
 };
+use crate::convert::refusal_to_rpc;
 use crate::refusal::Refusal;
 use crate::reports::ProxyTarget;
 
@@ -49,6 +52,10 @@ pub fn routes() -> Router<WebContext> {
         .route("/ws/v1/cluster/apps/{appid}/state", put(put_state))
         .route("/ws/v1/cluster/apps/{appid}/priority", put(put_priority))
         .route("/ws/v1/cluster/apps/{appid}/queue", put(put_queue))
+        .route(
+            "/ws/v1/cluster/containers/{containerid}/signal/{command}",
+            post(post_signal),
+        )
         .route("/ws/v1/cluster/apps/new-application", post(new_application))
         .route("/ws/v1/cluster/apps", post(submit_application))
 }
@@ -330,6 +337,67 @@ async fn put_priority_inner(
             &headers,
         )),
         Ok(Err(other)) => Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+}
+
+async fn post_signal(
+    State(web): State<WebContext>,
+    Path((container, command)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    post_signal_inner(web, container, command, query, headers)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+/// `RMWebServices.signalToContainer`: the command is checked first (400, plain
+/// text), then the caller, then everything the RPC checks, whose refusals (and a
+/// container id that does not parse) are 500s carrying the message, as Hadoop
+/// answers any exception of `ClientRMService.signalToContainer`.
+async fn post_signal_inner(
+    web: WebContext,
+    container: String,
+    command: String,
+    query: Option<String>,
+    headers: HeaderMap,
+) -> WebResult {
+    let signal = match command.to_ascii_uppercase().as_str() {
+        "OUTPUT_THREAD_DUMP" => ContainerSignal::OutputThreadDump,
+        "GRACEFUL_SHUTDOWN" => ContainerSignal::GracefulShutdown,
+        "FORCEFUL_SHUTDOWN" => ContainerSignal::ForcefulShutdown,
+        other => {
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Invalid command: {other}, valid commands are: \
+                     [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]"
+                ),
+            ))
+        }
+    };
+    let user = require_user(&web, query.as_deref(), &headers)?;
+    let Ok(id) = container.parse::<ContainerId>() else {
+        return Ok(plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("Invalid ContainerId: {container}"),
+        ));
+    };
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let signal = SignalContainer {
+        container: id,
+        signal,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    match rm.core.call(signal).await {
+        Ok(Ok(())) => Ok(StatusCode::OK.into_response()),
+        Ok(Err(refusal)) => Ok(plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            refusal_to_rpc(refusal).message,
+        )),
         Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
 }
