@@ -570,6 +570,68 @@ fn container_signal_goes_through_the_rm_to_the_container() {
     }
 }
 
+/// `yarn applicationattempt -fail`: the attempt fails ("Attempt failed by user."), and
+/// with attempts left the application starts another on the node; an attempt the RM
+/// never had is Hadoop's ApplicationAttemptNotFoundException.
+#[test]
+fn failing_an_attempt_starts_the_next_one() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    // The harness's RM allows one attempt (yarn.resourcemanager.am.max-attempts=1).
+    let cluster = start(
+        &clients,
+        Cluster::builder()
+            .nodemanagers(1)
+            .rm_property("yarn.resourcemanager.am.max-attempts", 2),
+    );
+    wait_for_node_states(&cluster, &[(0, "RUNNING")], NODE_TIMEOUT);
+    let id = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-fail-attempt", "sleep 600").max_attempts(2),
+    );
+    wait_for_running_containers(&cluster, 1);
+    let attempt = |n: u32| format!("{}_{n:06}", id.replacen("application_", "appattempt_", 1));
+
+    let out = cluster.yarn(["applicationattempt", "-fail", attempt(7).as_str()]);
+    out.assert_exit_failure();
+    assert!(
+        out.stderr.contains("ApplicationAttemptNotFoundException")
+            && out.stderr.contains(&format!(
+                "ApplicationAttempt with id '{}' doesn't exist in RM.",
+                attempt(7)
+            )),
+        "{out}"
+    );
+
+    let out = cluster.yarn(["applicationattempt", "-fail", attempt(1).as_str()]);
+    out.assert_success().assert_stdout_contains(&format!(
+        "Failing attempt {} of application {id}",
+        attempt(1)
+    ));
+    let deadline = Instant::now() + NODE_TIMEOUT;
+    loop {
+        let out = cluster.yarn(["applicationattempt", "-list", id.as_str()]);
+        out.assert_success();
+        let first_failed = out
+            .stdout
+            .lines()
+            .any(|l| l.contains(&attempt(1)) && l.contains("FAILED"));
+        if first_failed && out.stdout.contains(&attempt(2)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no second attempt after the first failed:\n{out}\n{}",
+            cluster.log_report()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = cluster.yarn(["applicationattempt", "-status", attempt(1).as_str()]);
+    out.assert_success()
+        .assert_stdout_contains("Attempt failed by user.");
+}
+
 /// `yarn application -updatePriority`: the new priority shows in the report, and
 /// one above `yarn.cluster.max-application-priority` is lowered to it.
 #[test]

@@ -17,7 +17,8 @@ use tracing::warn;
 use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
-    KillApplication, NewApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
+    FailApplicationAttempt, KillApplication, NewApplication, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority,
 };
 use crate::context::RmContext;
 use crate::convert::{
@@ -32,7 +33,6 @@ use crate::tracking::WebAddresses;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
-    "failApplicationAttempt",
     "getDelegationToken",
     "renewDelegationToken",
     "cancelDelegationToken",
@@ -56,6 +56,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         .method("forceKillApplication", force_kill_application)
         .method("updateApplicationPriority", update_application_priority)
         .method("signalToContainer", signal_to_container)
+        .method("failApplicationAttempt", fail_application_attempt)
         .method("getApplications", get_applications)
         .method("getClusterMetrics", get_cluster_metrics)
         .method("getClusterNodes", get_cluster_nodes)
@@ -193,6 +194,22 @@ async fn signal_to_container(
     };
     ctx.core.call(signal).await??;
     Ok(pb::SignalContainerResponseProto {})
+}
+
+async fn fail_application_attempt(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::FailApplicationAttemptRequestProto,
+) -> Result<pb::FailApplicationAttemptResponseProto, RpcError> {
+    let attempt = attempt_id_from_pb(req.application_attempt_id.as_ref())?;
+    let caller = ctx.caller(&call.user).await;
+    let fail = FailApplicationAttempt {
+        attempt,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(fail).await??;
+    Ok(pb::FailApplicationAttemptResponseProto {})
 }
 
 async fn get_applications(

@@ -53,6 +53,7 @@ pub enum Command {
     KillApplication(KillApplication),
     UpdateApplicationPriority(UpdateApplicationPriority),
     SignalContainer(SignalContainer),
+    FailApplicationAttempt(FailApplicationAttempt),
     // ApplicationMasterProtocol
     RegisterApplicationMaster(RegisterApplicationMaster),
     Allocate(Allocate),
@@ -77,7 +78,8 @@ pub enum Command {
 impl Command {
     /// Whether the command records part of an application's own history,
     /// which nothing but a store can give back after a restart: the ids
-    /// handed out, submissions, kills, priority changes, an AM's
+    /// handed out, submissions, kills, priority changes, attempts failed by a
+    /// user, an AM's
     /// registration and unregistration, and whether its container started.
     ///
     /// The others are not durable by themselves. NodeManagers re-register
@@ -97,6 +99,7 @@ impl Command {
             | Command::SubmitApplication(_)
             | Command::KillApplication(_)
             | Command::UpdateApplicationPriority(_)
+            | Command::FailApplicationAttempt(_)
             | Command::RegisterApplicationMaster(_)
             | Command::FinishApplicationMaster(_)
             | Command::AmLaunched(_)
@@ -123,6 +126,7 @@ impl Command {
             Command::KillApplication(_) => "KillApplication",
             Command::UpdateApplicationPriority(_) => "UpdateApplicationPriority",
             Command::SignalContainer(_) => "SignalContainer",
+            Command::FailApplicationAttempt(_) => "FailApplicationAttempt",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
             Command::Allocate(_) => "Allocate",
             Command::FinishApplicationMaster(_) => "FinishApplicationMaster",
@@ -150,6 +154,7 @@ pub enum Reply {
     KillApplication(Result<bool, Refusal>),
     UpdateApplicationPriority(Result<i32, Refusal>),
     SignalContainer(Result<(), Refusal>),
+    FailApplicationAttempt(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
     Allocate(Result<AllocateReply, Refusal>),
     FinishApplicationMaster(Result<bool, Refusal>),
@@ -217,6 +222,7 @@ request!(SubmitApplication => Result<(), Refusal>);
 request!(KillApplication => Result<bool, Refusal>);
 request!(UpdateApplicationPriority => Result<i32, Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
+request!(FailApplicationAttempt => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
 request!(Allocate => Result<AllocateReply, Refusal>);
 request!(FinishApplicationMaster => Result<bool, Refusal>);
@@ -276,6 +282,14 @@ pub struct UpdateApplicationPriority {
 pub struct SignalContainer {
     pub container: ContainerId,
     pub signal: ContainerSignal,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `failApplicationAttempt` by `user` (`yarn applicationattempt -fail`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailApplicationAttempt {
+    pub attempt: ApplicationAttemptId,
     pub user: String,
     pub groups: Vec<String>,
 }

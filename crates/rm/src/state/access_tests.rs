@@ -13,8 +13,8 @@ use crate::acl::Acl;
 use crate::apps::{AppFilter, AppScope, AppState};
 use crate::cluster::nodes::ContainerSignal;
 use crate::command::{
-    KillApplication, NewApplication, RefreshAdminAcls, SignalContainer, SubmitApplication,
-    UpdateApplicationPriority,
+    FailApplicationAttempt, KillApplication, NewApplication, RefreshAdminAcls, SignalContainer,
+    SubmitApplication, UpdateApplicationPriority,
 };
 use crate::convert::launch_context_from_pb;
 use crate::keys::KeyRolling;
@@ -202,6 +202,65 @@ fn a_container_signal_needs_modify_app_and_goes_to_the_containers_node_once() {
         vec![(am, ContainerSignal::OutputThreadDump)]
     );
     assert!(s.heartbeat(&node, Vec::new(), 6).work.signals.is_empty());
+}
+
+/// `failApplicationAttempt`: Hadoop's checks in its order (the application, MODIFY_APP,
+/// the attempt); a failed attempt counts, so the application retries, then fails when
+/// its attempts run out; failing an attempt of an ended application changes nothing.
+#[test]
+fn failing_an_attempt_needs_modify_app_and_counts_towards_the_maximum() {
+    let mut s = locked(true);
+    s.add_node("h1", Resource::new(8192, 8), 0);
+    let id = submit(&mut s, "a", &[(AppAccess::Modify, "carol")], 1);
+    assert_eq!(s.run_ams(2).len(), 1);
+    let fail = |s: &mut TestRm, attempt: ApplicationAttemptId, user: &str, ms: u64| {
+        s.run(
+            ms,
+            FailApplicationAttempt {
+                attempt,
+                user: user.into(),
+                groups: Vec::new(),
+            },
+        )
+    };
+    let first = ApplicationAttemptId::new(id, 1);
+    assert_eq!(
+        fail(&mut s, first, "mallory", 3),
+        Err(Refusal::AppAccessDenied {
+            user: "mallory".into(),
+            access: AppAccess::Modify,
+            app: id
+        })
+    );
+    let stranger = ApplicationAttemptId::new(ApplicationId::new(TS, 99), 1);
+    assert_eq!(
+        fail(&mut s, stranger, "carol", 3),
+        Err(Refusal::ApplicationNotFound(stranger.app))
+    );
+    let later = ApplicationAttemptId::new(id, 5);
+    assert_eq!(
+        fail(&mut s, later, "carol", 3),
+        Err(Refusal::AttemptNotFound(later))
+    );
+    assert_eq!(s.state.current_attempt_id(&id), Some(first));
+
+    assert_eq!(fail(&mut s, first, "carol", 4), Ok(()));
+    let second = ApplicationAttemptId::new(id, 2);
+    assert_eq!(s.state.current_attempt_id(&id), Some(second));
+    assert_eq!(s.app_state(&id), Some(AppState::Accepted));
+    assert_eq!(s.run_ams(5).len(), 1);
+    assert_eq!(fail(&mut s, second, "bob", 6), Ok(()));
+    assert_eq!(s.app_state(&id), Some(AppState::Failed));
+    let diagnostics = s.state.apps.get(&id).map(|a| a.diagnostics.clone());
+    assert!(
+        diagnostics
+            .as_deref()
+            .is_some_and(|d| d.contains("failed 2 times due to Attempt failed by user.")),
+        "{diagnostics:?}"
+    );
+    // Over: nothing more happens.
+    assert_eq!(fail(&mut s, second, "bob", 7), Ok(()));
+    assert_eq!(s.app_state(&id), Some(AppState::Failed));
 }
 
 #[test]

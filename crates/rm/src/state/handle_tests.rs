@@ -2,7 +2,7 @@
 //! changes reach the scheduler whichever command makes them; time on the
 //! two clocks.
 
-use spindle_common::ids::{ApplicationAttemptId, NodeId};
+use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
 
 use super::test_support::{state_with, TestRm, TS};
@@ -14,9 +14,10 @@ use crate::apps::{AppState, FinalStatus};
 use crate::attempts::AttemptState;
 use crate::cluster::nodes::{Decommission, Health, Heartbeat, NodeState, Registration};
 use crate::command::{
-    Allocate, AmLaunchFailed, AmLaunched, Command, FinishApplicationMaster, KillApplication,
-    NewApplication, NodeHeartbeat, NodeRegistration, RefreshAdminAcls, RefreshNodes, RefreshQueues,
-    RegisterNode, Tick, UnregisterNode, UpdateApplicationPriority, UpdateNodeResources,
+    Allocate, AmLaunchFailed, AmLaunched, Command, FailApplicationAttempt, FinishApplicationMaster,
+    KillApplication, NewApplication, NodeHeartbeat, NodeRegistration, RefreshAdminAcls,
+    RefreshNodes, RefreshQueues, RegisterNode, SignalContainer, Tick, UnregisterNode,
+    UpdateApplicationPriority, UpdateNodeResources,
 };
 use crate::hosts::{parse_list, HostLists};
 use crate::keys::KeyRolling;
@@ -201,6 +202,12 @@ fn durable_commands_are_the_applications_history() {
             reason: None,
         }
         .into(),
+        FailApplicationAttempt {
+            attempt,
+            user: "u".into(),
+            groups: Vec::new(),
+        }
+        .into(),
         AmLaunched { attempt }.into(),
         FinishApplicationMaster {
             attempt,
@@ -227,6 +234,13 @@ fn durable_commands_are_the_applications_history() {
         .into(),
         RefreshAdminAcls {
             acl: Acl::parse("*"),
+        }
+        .into(),
+        SignalContainer {
+            container: ContainerId::new(attempt, 1),
+            signal: crate::cluster::nodes::ContainerSignal::GracefulShutdown,
+            user: "u".into(),
+            groups: Vec::new(),
         }
         .into(),
     ];

@@ -15,7 +15,8 @@ use crate::amrm::AllocateReply;
 use crate::apps::AppState;
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
 use crate::command::{
-    AmLaunchFailed, KillApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
+    AmLaunchFailed, FailApplicationAttempt, KillApplication, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority,
 };
 use crate::keys::ContainerKind;
 use crate::launch::app_acls;
@@ -291,6 +292,46 @@ impl RmState {
             .or_default()
             .signals
             .push((container, signal));
+        Ok(())
+    }
+
+    /// `failApplicationAttempt`: the attempt fails as if its AM had ("Attempt failed
+    /// by user."), counting towards the maximum, so the application retries or
+    /// fails. Hadoop's checks in its order: the application must exist, the caller
+    /// needs MODIFY_APP, the attempt must exist; an application that has ended
+    /// answers success and nothing changes, as does an attempt that has.
+    pub(super) fn fail_application_attempt(
+        &mut self,
+        now: Now,
+        cmd: FailApplicationAttempt,
+    ) -> Result<(), Refusal> {
+        let FailApplicationAttempt {
+            attempt,
+            user,
+            groups,
+        } = cmd;
+        let Some(app) = self.apps.get(&attempt.app) else {
+            return Err(Refusal::ApplicationNotFound(attempt.app));
+        };
+        let caller = Caller::new(user.as_str(), groups);
+        if !self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            return Err(Refusal::AppAccessDenied {
+                user,
+                access: AppAccess::Modify,
+                app: attempt.app,
+            });
+        }
+        if !self.attempts.contains_key(&attempt) {
+            return Err(Refusal::AttemptNotFound(attempt));
+        }
+        if app.state.is_final() {
+            return Ok(());
+        }
+        info!(%attempt, user = %escaped(&user), "attempt failed by user");
+        self.fail_attempt(attempt, "Attempt failed by user.".to_string(), true, now);
         Ok(())
     }
 

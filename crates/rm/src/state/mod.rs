@@ -208,6 +208,9 @@ impl RmState {
                 Reply::UpdateApplicationPriority(self.update_application_priority(now, c))
             }
             Command::SignalContainer(c) => Reply::SignalContainer(self.signal_container(c)),
+            Command::FailApplicationAttempt(c) => {
+                Reply::FailApplicationAttempt(self.fail_application_attempt(now, c))
+            }
             Command::RegisterApplicationMaster(c) => {
                 Reply::RegisterApplicationMaster(self.register_application_master(now, c))
             }
