@@ -4,6 +4,8 @@
 //! client. Without the client jars (integration/setup-clients.sh) the tests print
 //! `SKIP:` and pass, except under CI, where they fail.
 
+mod web_http;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
@@ -437,26 +439,8 @@ fn kill_moves_a_running_application_to_killed() {
 
 /// A POST of `path` to the RM's web server; the status code and the body.
 fn post(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("the RM's web server answers");
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .expect("the request is sent");
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    let status = reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = reply
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    let reply = web_http::request(addr, "POST", path, &[("Content-Length", "0")]);
+    (reply.status, reply.text())
 }
 
 /// Waits until the node runs `n` containers.
