@@ -554,7 +554,7 @@ fn hadoops_shuffle_handler_hosted_in_the_nodemanagers_jvm_serves_terasort() {
 
 /// A measurement, not a check: teragen and terasort of `$SPINDLE_TERASORT_ROWS` rows
 /// (100 bytes each; default 1,000,000 = 100 MB) on two NodeManagers, printing the wall
-/// times and the shuffle volume. Run it with
+/// times, the shuffle volume and the JobHistoryServer's average phase times. Run it with
 /// `cargo test -p spindle-integration --test mapreduce_jobs terasort_wall_times -- --ignored --nocapture`.
 #[test]
 #[ignore = "a measurement; run it by name with --ignored"]
@@ -598,7 +598,10 @@ fn terasort_wall_times() {
             "mapreduce.reduce.java.opts",
             "-Xmx800m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
         )
-        .set("mapreduce.task.io.sort.mb", 200);
+        .set("mapreduce.task.io.sort.mb", 200)
+        // Reducers start once every map is done, so that their shuffle phase is the
+        // fetching alone, not the wait for maps.
+        .set("mapreduce.job.reduce.slowstart.completedmaps", "1.0");
     let mr = MapReduce::start(&cluster, &jars, &file_staging(&cluster), &sized)
         .expect("mapred-site.xml and a JobHistoryServer")
         .timeout(Duration::from_secs(1800));
@@ -633,8 +636,29 @@ fn terasort_wall_times() {
         .find_map(|l| l.trim().strip_prefix("Reduce shuffle bytes="))
         .unwrap_or("?")
         .to_string();
+    // The phases as the JobHistoryServer reports them (`avgShuffleTime` and the others,
+    // in ms), once it has moved the job's history in.
+    let history = mr
+        .history_server()
+        .expect("a JobHistoryServer")
+        .web_address();
+    let job = sort.job_id.as_deref().expect("a job id");
+    let phases = wait_for(WAIT, POLL, || {
+        let r = get(history, &format!("/ws/v1/history/mapreduce/jobs/{job}"));
+        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
+        let job = v.get("job")?;
+        let ms = |k: &str| job.get(k).and_then(serde_json::Value::as_i64).unwrap_or(-1);
+        Some(format!(
+            "avg map {} ms, avg shuffle {} ms, avg merge {} ms, avg reduce {} ms",
+            ms("avgMapTime"),
+            ms("avgShuffleTime"),
+            ms("avgMergeTime"),
+            ms("avgReduceTime")
+        ))
+    })
+    .unwrap_or_else(|| "no history".to_string());
     eprintln!(
-        "MEASURED ({} shuffle) pi 4 1000: {:?}; teragen {rows} rows: {:?}; terasort: {:?}, reduce shuffle bytes {shuffled}",
+        "MEASURED ({} shuffle) pi 4 1000: {:?}; teragen {rows} rows: {:?}; terasort: {:?}, reduce shuffle bytes {shuffled}; {phases}",
         if java { "Hadoop's Java" } else { "native" },
         pi_run.wall, gen.wall, sort.wall
     );
