@@ -20,7 +20,6 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use spindle_integration::cli::NodeList;
 use spindle_integration::differential::{compare, KnownDifference, Normaliser, Outcome, Part};
 use spindle_integration::hadoop_yarn::default_capacity_scheduler_xml;
 use spindle_integration::{
@@ -195,18 +194,21 @@ fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
     let Some(app) = app else {
         return Err((format!("{}: the submission printed no id", t.name), steps));
     };
-    // Precondition, not compared: the AM container runs on the node.
+    // Precondition, not compared: the AM container is launched (the attempt
+    // LAUNCHED, which both RMs reach once the NM has started the container).
     let mut last = None;
-    let running = wait_for(AM_START_TIMEOUT, Duration::from_millis(500), || {
-        let out = t.yarn(&["node", "-list", "-all"]);
-        let one = NodeList::parse(&out.stdout)
-            .is_ok_and(|l| l.nodes.iter().any(|n| n.running_containers == 1));
+    let launched = wait_for(AM_START_TIMEOUT, Duration::from_millis(500), || {
+        let out = t.yarn(&["applicationattempt", "-list", &app]);
+        let launched = out
+            .stdout
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("LAUNCHED"));
         last = Some(out);
-        one.then_some(())
+        launched.then_some(())
     });
-    if running.is_none() {
+    if launched.is_none() {
         let why = format!(
-            "{}: the AM container of {app} did not start within {AM_START_TIMEOUT:?}; last node list:\n{}",
+            "{}: the AM container of {app} was not launched within {AM_START_TIMEOUT:?}; last attempt list:\n{}",
             t.name,
             last.map(|o| o.to_string()).unwrap_or_default()
         );
@@ -440,6 +442,7 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
             "Capacity : 30.00%",
         ),
         ("node -list -all", "RUNNING"),
+        ("applicationattempt -list", "LAUNCHED"),
     ] {
         let o = by_name(name);
         assert!(
