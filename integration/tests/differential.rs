@@ -112,6 +112,22 @@ impl Target<'_> {
             .unwrap_or_else(|e| panic!("cannot run SubmitApp: {e:#}"))
     }
 
+    /// `integration/java/AppClient.java` (Hadoop's YarnClient) with `args`.
+    fn app_client(&self, args: &[&str]) -> CliOutput {
+        let classes = self
+            .clients
+            .compile_java("AppClient")
+            .unwrap_or_else(|e| panic!("compiling AppClient: {e:#}"));
+        let mut full = vec!["AppClient"];
+        full.extend_from_slice(args);
+        self.clients
+            .yarn()
+            .conf_dir(&self.conf_dir)
+            .classpath(classes)
+            .run(full)
+            .unwrap_or_else(|e| panic!("cannot run AppClient: {e:#}"))
+    }
+
     fn write_queues(&self, xml: &str) {
         let path = self.conf_dir.join("capacity-scheduler.xml");
         std::fs::write(&path, xml).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
@@ -184,6 +200,29 @@ fn app_id(out: &CliOutput) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Waits until the RM lists `app`'s attempt LAUNCHED (both RMs reach it once the NM has
+/// started the AM container): a precondition, not compared.
+fn wait_launched(t: &Target<'_>, app: &str) -> Result<(), String> {
+    let mut last = None;
+    let launched = wait_for(AM_START_TIMEOUT, Duration::from_millis(500), || {
+        let out = t.yarn(&["applicationattempt", "-list", app]);
+        let launched = out
+            .stdout
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("LAUNCHED"));
+        last = Some(out);
+        launched.then_some(())
+    });
+    match launched {
+        Some(()) => Ok(()),
+        None => Err(format!(
+            "{}: the AM container of {app} was not launched within {AM_START_TIMEOUT:?}; last attempt list:\n{}",
+            t.name,
+            last.map(|o| o.to_string()).unwrap_or_default()
+        )),
+    }
+}
+
 /// The scripted session. Returns its steps, or why it could not go on (with the
 /// steps so far).
 fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
@@ -194,24 +233,7 @@ fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
     let Some(app) = app else {
         return Err((format!("{}: the submission printed no id", t.name), steps));
     };
-    // Precondition, not compared: the AM container is launched (the attempt
-    // LAUNCHED, which both RMs reach once the NM has started the container).
-    let mut last = None;
-    let launched = wait_for(AM_START_TIMEOUT, Duration::from_millis(500), || {
-        let out = t.yarn(&["applicationattempt", "-list", &app]);
-        let launched = out
-            .stdout
-            .lines()
-            .any(|l| l.split_whitespace().nth(1) == Some("LAUNCHED"));
-        last = Some(out);
-        launched.then_some(())
-    });
-    if launched.is_none() {
-        let why = format!(
-            "{}: the AM container of {app} was not launched within {AM_START_TIMEOUT:?}; last attempt list:\n{}",
-            t.name,
-            last.map(|o| o.to_string()).unwrap_or_default()
-        );
+    if let Err(why) = wait_launched(t, &app) {
         return Err((why, steps));
     }
     let app = app.as_str();
@@ -255,6 +277,27 @@ fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
     steps.push(step(
         "application -kill (already killed)",
         t.yarn(&["application", "-kill", app]),
+    ));
+    // A second application, killed through YarnClient with a message.
+    let second = t.submit("differential-2", "default");
+    let Some(second_id) = app_id(&second) else {
+        steps.push(step("submit a second application (YarnClient)", second));
+        return Err((
+            format!("{}: the second submission printed no id", t.name),
+            steps,
+        ));
+    };
+    steps.push(step("submit a second application (YarnClient)", second));
+    if let Err(why) = wait_launched(t, &second_id) {
+        return Err((why, steps));
+    }
+    steps.push(step(
+        "kill with a message (YarnClient)",
+        t.app_client(&["kill", "--app", &second_id, "--diagnostics-length", "12"]),
+    ));
+    steps.push(step(
+        "application -status (killed with a message)",
+        t.yarn(&["application", "-status", &second_id]),
     ));
     steps.push(step(
         "application -status (unknown id)",
@@ -443,6 +486,10 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
         ),
         ("node -list -all", "RUNNING"),
         ("applicationattempt -list", "LAUNCHED"),
+        (
+            "application -status (killed with a message)",
+            "with diagnostic message: dddddddddddd",
+        ),
     ] {
         let o = by_name(name);
         assert!(
