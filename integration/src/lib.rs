@@ -36,6 +36,7 @@ pub mod clients;
 pub mod cluster;
 pub mod conf;
 pub mod descriptors;
+pub mod differential;
 pub mod hadoop_yarn;
 pub mod hdfs;
 pub mod logs;

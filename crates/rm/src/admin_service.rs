@@ -136,8 +136,14 @@ async fn refresh_queues(
     let dir = ctx.conf_dir.clone();
     let kind = ctx.scheduler_kind;
     let queues = off_runtime(move || {
-        crate::queue_files::load(kind, &conf, dir.as_deref())
-            .map_err(|e| RpcError::yarn(e.to_string()))
+        // Hadoop's AdminService wraps the scheduler's IOException: the
+        // client prints `refreshQueues: java.io.IOException: Failed to
+        // re-init queues : <reason>`.
+        crate::queue_files::load(kind, &conf, dir.as_deref()).map_err(|e| {
+            RpcError::yarn(format!(
+                "java.io.IOException: Failed to re-init queues : {e}"
+            ))
+        })
     })
     .await?;
     // The scheduler takes the new tree atomically or refuses it (a

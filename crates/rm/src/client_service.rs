@@ -143,6 +143,7 @@ async fn force_kill_application(
         user: caller.user,
         groups: caller.groups,
         reason: req.diagnostics,
+        from: Some(call.peer.ip()),
     };
     let done = ctx.core.call(kill).await??;
     Ok(pb::KillApplicationResponseProto {

@@ -258,13 +258,16 @@ pub struct SubmitApplication {
 }
 
 /// `forceKillApplication` by `user` (with `groups`, for ACLs), with the
-/// reason the client gave. Answers whether the kill is complete.
+/// reason the client gave, from the client's address (`None` when the kill
+/// did not come over RPC, as Hadoop's `Server.getRemoteIp()`). Answers
+/// whether the kill is complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KillApplication {
     pub app: ApplicationId,
     pub user: String,
     pub groups: Vec<String>,
     pub reason: Option<String>,
+    pub from: Option<std::net::IpAddr>,
 }
 
 /// `updateApplicationPriority` by `user`. Answers the effective priority.

@@ -393,6 +393,11 @@ pub fn node_report_to_pb(n: &NodeReport) -> pb::NodeReportProto {
 
 // ---- reports -------------------------------------------------------------------------
 
+/// Hadoop's `NodeLabel.NODE_LABEL_EXPRESSION_NOT_SET`.
+const NODE_LABEL_EXPRESSION_NOT_SET: &str = "<Not set>";
+/// Hadoop's `NodeLabel.DEFAULT_NODE_LABEL_PARTITION`.
+const DEFAULT_NODE_LABEL_PARTITION: &str = "<DEFAULT_PARTITION>";
+
 /// An application report with every field Java clients dereference set.
 pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationReportProto {
     let a = &r.app;
@@ -465,9 +470,26 @@ pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationRep
             .map(|s| log_aggregation_status_to_pb(s) as i32),
         unmanaged_application: Some(a.unmanaged_am),
         priority: Some(priority_to_pb(a.priority)),
-        app_node_label_expression: None,
-        am_node_label_expression: None,
-        app_timeouts: Vec::new(),
+        // Hadoop's `RMAppImpl.getAppNodeLabelExpression` /
+        // `getAmNodeLabelExpression` without node labels: the application's is
+        // not set, a managed AM's request is on the default partition, an
+        // unmanaged AM has none.
+        app_node_label_expression: Some(NODE_LABEL_EXPRESSION_NOT_SET.to_owned()),
+        am_node_label_expression: (!a.unmanaged_am)
+            .then(|| DEFAULT_NODE_LABEL_PARTITION.to_owned()),
+        // No application timeouts are served: Hadoop reports LIFETIME
+        // UNLIMITED with an unknown (-1) remaining time then.
+        app_timeouts: vec![pb::AppTimeoutsMapProto {
+            application_timeout_type: Some(
+                pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime as i32,
+            ),
+            application_timeout: Some(pb::ApplicationTimeoutProto {
+                application_timeout_type: pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime
+                    as i32,
+                expire_time: Some("UNLIMITED".to_owned()),
+                remaining_time: Some(-1),
+            }),
+        }],
         launch_time: Some(a.launch_ms as i64),
         submit_time: Some(a.submit_ms as i64),
         rm_cluster_id: None,

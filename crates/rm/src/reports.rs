@@ -275,3 +275,22 @@ pub struct QueueUser {
     pub active_apps: i64,
     pub pending_apps: i64,
 }
+
+/// The diagnostics Hadoop shows for an application (`RMAppImpl.getDiagnostics`):
+/// its own, else its current attempt's, else, while that attempt's AM container
+/// is launched and has not registered, Hadoop's `AMState.LAUNCHED` message
+/// (`RMAppAttemptImpl`'s `amLaunchDiagnostics`, cleared when the AM registers).
+/// The scheduler's messages before the launch (Hadoop's `AMState.ASSIGNED`,
+/// `ACTIVATED`, `INACTIVATED`, with queue figures) are not reproduced.
+pub fn shown_diagnostics<R>(app: &App, attempt: Option<&Attempt<R>>) -> String {
+    if !app.diagnostics.is_empty() {
+        return app.diagnostics.clone();
+    }
+    match attempt {
+        Some(a) if !a.diagnostics.is_empty() => a.diagnostics.clone(),
+        Some(a) if a.state == AttemptState::Launched => {
+            "AM container is launched, waiting for AM container to Register with RM".to_owned()
+        }
+        _ => String::new(),
+    }
+}

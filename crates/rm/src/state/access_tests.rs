@@ -87,6 +87,7 @@ fn kill(s: &mut TestRm, app: ApplicationId, user: &str, ms: u64) -> Result<bool,
             user: user.into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     )
 }

@@ -162,6 +162,7 @@ fn every_command_is_answered_with_its_own_reply() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     );
     assert_eq!(killed, Ok(true));
@@ -200,6 +201,7 @@ fn durable_commands_are_the_applications_history() {
             user: "u".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         }
         .into(),
         FailApplicationAttempt {
@@ -463,7 +465,8 @@ fn refusals_change_nothing() {
                 app: stranger,
                 user: "alice".into(),
                 groups: Vec::new(),
-                reason: None
+                reason: None,
+                from: None,
             }
         ),
         Err(Refusal::KillOfAbsentApplication(stranger))

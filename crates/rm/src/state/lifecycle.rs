@@ -168,10 +168,20 @@ impl RmState {
                 app: cmd.app,
             });
         }
-        let diagnostics = match cmd.reason.filter(|r| !r.is_empty()) {
-            Some(reason) => format!("Application killed by user {}: {reason}", cmd.user),
-            None => format!("Application killed by user {}.", cmd.user),
-        };
+        // Hadoop's `ClientRMService.forceKillApplication` message.
+        let mut diagnostics = format!("Application {} was killed by user {}", cmd.app, cmd.user);
+        if let Some(ip) = cmd.from {
+            diagnostics.push_str(&format!(" at {ip}"));
+        }
+        if let Some(reason) = cmd
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        {
+            diagnostics.push_str(" with diagnostic message: ");
+            diagnostics.push_str(reason);
+        }
         if let Some(attempt) = self.current_attempt_id(&cmd.app) {
             self.end_attempt(
                 attempt,

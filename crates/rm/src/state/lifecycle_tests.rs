@@ -394,6 +394,7 @@ fn a_repeated_heartbeat_gets_the_same_answer_again() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     );
     assert_eq!(killed, Ok(true));
@@ -424,6 +425,7 @@ fn a_lost_node_leaves_nothing_behind() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     );
     assert!(s.node_work.contains_key(&n1));
@@ -460,6 +462,7 @@ fn evicted_applications_take_their_attempts_with_them() {
                 user: "alice".into(),
                 groups: Vec::new(),
                 reason: None,
+                from: None,
             },
         );
         assert_eq!(killed, Ok(true));
@@ -576,13 +579,17 @@ fn kill_ends_the_attempt_and_cleans_its_containers() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: Some("killed by test".into()),
+            from: Some(std::net::Ipv4Addr::new(10, 0, 0, 9).into()),
         },
     );
     assert_eq!(killed, Ok(true));
     assert_eq!(s.apps.get(&app).map(|a| a.state), Some(AppState::Killed));
     assert_eq!(
-        s.apps.get(&app).map(|a| a.diagnostics.as_str()),
-        Some("Application killed by user alice: killed by test")
+        s.apps.get(&app).map(|a| a.diagnostics.clone()),
+        Some(format!(
+            "Application {app} was killed by user alice at 10.0.0.9 \
+             with diagnostic message: killed by test"
+        ))
     );
     let work = node_work(&mut s, &n1, 55);
     assert!(work.cleanup_containers.contains(&c1), "AM container killed");
@@ -898,4 +905,28 @@ fn submission_fields_are_recorded() {
     let report = s.app_report(&id, &Caller::user("alice")).expect("report");
     assert_eq!(report.app.tags, BTreeSet::from(["nightly".to_string()]));
     assert_eq!(report.app.user, "alice");
+}
+
+/// As Hadoop's application report (`RMAppAttemptImpl`'s `amLaunchDiagnostics`):
+/// while the AM container is launched and the AM has not registered, an
+/// application without diagnostics of its own shows `AMState.LAUNCHED`'s
+/// message; registering clears it.
+#[test]
+fn reports_show_hadoops_launch_diagnostics_until_the_am_registers() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (attempt, _, _) = take_launch(&mut s);
+    let diagnostics = |s: &TestRm| {
+        let report = s.app_report(&app, &Caller::user("alice")).expect("report");
+        report.app.diagnostics
+    };
+    assert_eq!(diagnostics(&s), "");
+    launched(&mut s, attempt, 20);
+    assert_eq!(
+        diagnostics(&s),
+        "AM container is launched, waiting for AM container to Register with RM"
+    );
+    register(&mut s, attempt, "", 30).expect("register");
+    assert_eq!(diagnostics(&s), "");
 }

@@ -117,12 +117,14 @@ fn diagnostics_are_kept_to_hadoops_limit() {
             user: "bob".into(),
             groups: Vec::new(),
             reason: Some("r".repeat(1 << 20)),
+            from: None,
         },
     );
     assert_eq!(killed, Ok(true));
     let app = s.apps.get(&id).expect("app");
     assert_eq!(app.state, AppState::Killed);
-    let total = "Application killed by user bob: ".len() + (1 << 20);
+    let total = format!("Application {id} was killed by user bob with diagnostic message: ").len()
+        + (1 << 20);
     assert!(
         app.diagnostics.starts_with(&format!(
             "Diagnostic messages truncated, showing last 65536 chars out of {total}:\n..."
@@ -202,6 +204,7 @@ fn ended_applications_let_their_launch_contexts_and_records_go() {
                 user: "bob".into(),
                 groups: Vec::new(),
                 reason: None,
+                from: None,
             },
         )
     };

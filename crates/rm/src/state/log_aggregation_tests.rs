@@ -291,6 +291,7 @@ fn a_killed_application_ends_and_its_nodes_report() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     )
     .expect("kill");
@@ -338,6 +339,7 @@ fn a_registering_node_puts_its_running_applications_on_it_and_hands_in_its_repor
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     )
     .expect("kill");
@@ -371,6 +373,7 @@ fn reports_are_not_stored_a_restart_starts_over_from_not_start() {
                 user: "alice".into(),
                 groups: Vec::new(),
                 reason: None,
+                from: None,
             },
         )
         .expect("kill");
@@ -429,6 +432,7 @@ fn reports_go_with_their_applications() {
                 user: "alice".into(),
                 groups: Vec::new(),
                 reason: None,
+                from: None,
             },
         )
         .expect("kill");

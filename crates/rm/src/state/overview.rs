@@ -279,7 +279,8 @@ impl RmState {
             }
             let progress = match attempt {
                 Some(a) if !app.state.is_final() => a.progress,
-                _ => app.progress,
+                Some(_) => app.progress,
+                None => 0.0,
             };
             let am = attempt.and_then(|a| {
                 let (id, node) = (a.am_container?, a.am_node.as_ref()?);
@@ -310,7 +311,7 @@ impl RmState {
                 priority: app.priority,
                 state: app.state,
                 final_status: app.final_status,
-                diagnostics: hidden(&app.diagnostics),
+                diagnostics: hidden(&crate::reports::shown_diagnostics(app, attempt)),
                 start_ms: app.start_ms,
                 launch_ms: app.launch_ms,
                 finish_ms: app.finish_ms,

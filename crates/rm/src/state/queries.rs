@@ -347,16 +347,22 @@ impl RmState {
                 }
             }
         }
+        // As Hadoop's `RMAppImpl.getProgress`: 0 without an attempt (an
+        // application rejected at submission), however it ended.
         let progress = match attempt {
             Some(a) if !app.state.is_final() => a.progress,
-            _ => app.progress,
+            Some(_) => app.progress,
+            None => 0.0,
         };
         let owner = !caller.user.is_empty() && caller.user == app.user;
         let amrm_token = attempt
             .filter(|a| app.unmanaged_am && owner && a.state == AttemptState::Launched)
             .map(|a| self.tokens.amrm(a.id));
+        let log_aggregation = attempt.map(|_| self.log_aggregation_status(&app.id));
+        let mut app = app.clone();
+        app.diagnostics = crate::reports::shown_diagnostics(&app, attempt);
         AppReport {
-            app: app.clone(),
+            app,
             current_attempt: attempt.map(|a| a.id),
             progress,
             used_containers,
@@ -368,7 +374,7 @@ impl RmState {
                 state: a.state,
                 url: a.tracking_url.clone(),
             }),
-            log_aggregation: attempt.map(|_| self.log_aggregation_status(&app.id)),
+            log_aggregation,
         }
     }
 

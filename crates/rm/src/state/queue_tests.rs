@@ -97,6 +97,7 @@ fn kill(s: &mut TestRm, ms: u64, app: ApplicationId, reason: &str) {
             user: "alice".into(),
             groups: Vec::new(),
             reason: Some(reason.into()),
+            from: None,
         },
     );
     assert_eq!(killed, Ok(true));

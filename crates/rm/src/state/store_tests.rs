@@ -156,6 +156,7 @@ fn each_change_is_asked_for_once_and_nothing_without_a_store() {
             user: "alice".into(),
             groups: Vec::new(),
             reason: None,
+            from: None,
         },
     )
     .expect("killed");
@@ -265,6 +266,7 @@ fn finished_applications_come_back_and_the_store_stays_bounded() {
                     user: "alice".into(),
                     groups: Vec::new(),
                     reason: Some(format!("number {i}")),
+                    from: None,
                 },
             )
             .expect("killed");

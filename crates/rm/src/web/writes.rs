@@ -240,6 +240,7 @@ async fn put_state_inner(
         user: caller.user,
         groups: caller.groups,
         reason: diagnostics,
+        from: None,
     };
     let done = match rm.core.call(kill).await {
         Ok(Ok(done)) => done,

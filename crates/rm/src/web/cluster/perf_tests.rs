@@ -299,6 +299,7 @@ fn the_typed_list_writes_what_the_value_tree_wrote() {
         user: "erin".into(),
         groups: Vec::new(),
         reason: Some("enough".into()),
+        from: None,
     };
     if let Err(e) = s.run(43, kill) {
         panic!("kill: {e:?}");
