@@ -12,7 +12,7 @@ use tracing::{info, warn};
 use super::{AppEnd, RmState};
 use crate::access::Caller;
 use crate::amrm::AllocateReply;
-use crate::apps::AppState;
+use crate::apps::{App, AppState};
 use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
 use crate::command::{
     AmLaunchFailed, FailApplicationAttempt, KillApplication, SignalContainer, SubmitApplication,
@@ -157,17 +157,7 @@ impl RmState {
         let Some(app) = self.apps.get(&cmd.app) else {
             return Err(Refusal::KillOfAbsentApplication(cmd.app));
         };
-        let caller = Caller::new(cmd.user.as_str(), cmd.groups);
-        if !self
-            .access
-            .may_access(&caller, AppAccess::Modify, app, &self.queues)
-        {
-            return Err(Refusal::AppAccessDenied {
-                user: caller.user,
-                access: AppAccess::Modify,
-                app: cmd.app,
-            });
-        }
+        self.require_modify(app, &cmd.user, cmd.groups)?;
         // Hadoop's `ClientRMService.forceKillApplication` message.
         let mut diagnostics = format!("Application {} was killed by user {}", cmd.app, cmd.user);
         if let Some(ip) = cmd.from {
@@ -217,17 +207,7 @@ impl RmState {
         let Some(app) = self.apps.get(&id) else {
             return Err(Refusal::ApplicationNotFound(id));
         };
-        let caller = Caller::new(user.as_str(), groups);
-        if !self
-            .access
-            .may_access(&caller, AppAccess::Modify, app, &self.queues)
-        {
-            return Err(Refusal::AppAccessDenied {
-                user,
-                access: AppAccess::Modify,
-                app: id,
-            });
-        }
+        self.require_modify(app, &user, groups)?;
         if app.state.is_final() {
             return Ok(app.priority);
         }
@@ -277,17 +257,7 @@ impl RmState {
         let Some(app) = self.apps.get(&container.app()) else {
             return Err(Refusal::SignalOfAbsentContainer(container));
         };
-        let caller = Caller::new(user.as_str(), groups);
-        if !self
-            .access
-            .may_access(&caller, AppAccess::Modify, app, &self.queues)
-        {
-            return Err(Refusal::AppAccessDenied {
-                user,
-                access: AppAccess::Modify,
-                app: container.app(),
-            });
-        }
+        self.require_modify(app, &user, groups)?;
         let Some(node) = self
             .cluster
             .scheduler()
@@ -323,17 +293,7 @@ impl RmState {
         let Some(app) = self.apps.get(&attempt.app) else {
             return Err(Refusal::ApplicationNotFound(attempt.app));
         };
-        let caller = Caller::new(user.as_str(), groups);
-        if !self
-            .access
-            .may_access(&caller, AppAccess::Modify, app, &self.queues)
-        {
-            return Err(Refusal::AppAccessDenied {
-                user,
-                access: AppAccess::Modify,
-                app: attempt.app,
-            });
-        }
+        self.require_modify(app, &user, groups)?;
         if !self.attempts.contains_key(&attempt) {
             return Err(Refusal::AttemptNotFound(attempt));
         }
@@ -343,6 +303,23 @@ impl RmState {
         info!(%attempt, user = %escaped(&user), "attempt failed by user");
         self.fail_attempt(attempt, "Attempt failed by user.".to_string(), true, now);
         Ok(())
+    }
+
+    /// MODIFY_APP on `app` for `user` (see [`crate::access`]), or Hadoop's refusal.
+    fn require_modify(&self, app: &App, user: &str, groups: Vec<String>) -> Result<(), Refusal> {
+        let caller = Caller::new(user, groups);
+        if self
+            .access
+            .may_access(&caller, AppAccess::Modify, app, &self.queues)
+        {
+            Ok(())
+        } else {
+            Err(Refusal::AppAccessDenied {
+                user: user.to_string(),
+                access: AppAccess::Modify,
+                app: app.id,
+            })
+        }
     }
 
     /// The id of the application's latest attempt.
