@@ -313,8 +313,9 @@ pub const KNEE_P99_MS: f64 = 10.0;
 /// The smallest gain in calls completed per second a step must bring.
 pub const KNEE_MIN_GAIN: f64 = 0.05;
 
-/// Starts the RM of `target` once and runs `loads` against it in turn, until a
-/// step breaches (see [`find_knee`]); the RM is stopped at the end.
+/// Starts the RM of `target` once, runs the first load once unmeasured (a
+/// warm-up), then `loads` in turn until a step breaches (see [`find_knee`]);
+/// the RM is stopped at the end.
 pub async fn saturate(
     target: &RmTarget,
     loads: &[RpcBenchOptions],
@@ -326,6 +327,19 @@ pub async fn saturate(
     first.target = target.clone();
     let heartbeat_ms = first.heartbeat_interval.as_millis() as u64;
     let (mut child, addresses, pid, version) = start_target(&first, heartbeat_ms).await?;
+    // The first load once more, unmeasured: a freshly started JVM compiles its hot
+    // paths during the first minute, which would put a cold Hadoop RM past the knee
+    // at any load.
+    progress(
+        &first,
+        format_args!("saturation warm-up: the first load, unmeasured"),
+    );
+    if let Err(e) = run_against(&first, &addresses, pid, child.as_mut()).await {
+        if let Some(c) = child {
+            c.stop(Duration::from_secs(10)).await;
+        }
+        return Err(e);
+    }
     let mut steps = Vec::new();
     for (i, o) in loads.iter().enumerate() {
         progress(
