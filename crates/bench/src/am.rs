@@ -69,6 +69,9 @@ pub async fn submit(
         unmanaged_am: Some(true),
         max_app_attempts: Some(1),
         resource: Some(spindle_common::proto::resource_to_pb(settings.container)),
+        // Empty, as Hadoop's UnmanagedAMLauncher sends it: Hadoop's RM fails a
+        // submission without one (a NullPointerException in submitApplication).
+        am_container_spec: Some(pb::ContainerLaunchContextProto::default()),
         ..Default::default()
     };
     let _: pb::SubmitApplicationResponseProto = client

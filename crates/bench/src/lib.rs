@@ -22,6 +22,7 @@
 //! since both usually share one machine.
 
 pub mod am;
+pub mod compare;
 pub mod histogram;
 pub mod nm;
 pub mod procfs;
@@ -40,7 +41,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 pub use histogram::Histogram;
-pub use rm_process::{RmAddresses, RmChild, SpawnOptions};
+pub use rm_process::{HadoopSpawnOptions, RmAddresses, RmChild, SpawnOptions};
 
 /// Why a bench run failed.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +66,8 @@ pub enum BenchError {
 pub enum RmTarget {
     /// Start `spindle resourcemanager` as a child process and stop it at the end.
     Spawn(SpawnOptions),
+    /// Start Hadoop's own ResourceManager (through its launcher) and stop it at the end.
+    SpawnHadoop(HadoopSpawnOptions),
     /// An RM that is already running; `pid` (when on this machine) lets its
     /// CPU be measured.
     Existing {
@@ -295,6 +298,9 @@ impl Stats {
 /// The figures of one run. Latencies are `None` when no call completed.
 #[derive(Debug, Clone, Serialize)]
 pub struct RpcBenchReport {
+    /// The RM loaded, e.g. `Hadoop 3.3.4` or `Spindle 0.1.0` (`None`: an RM
+    /// already running, not asked).
+    pub rm_version: Option<String>,
     pub nms: usize,
     pub ams: usize,
     pub nms_registered: u64,
@@ -362,8 +368,11 @@ impl RpcBenchReport {
             |c| format!("{c:.3} cores"),
         );
         s.push_str(&format!(
-            "spindle bench rpc: {} NMs (heartbeat {} ms), {} unmanaged AMs (target {:.0} allocate/s); \
+            "spindle bench rpc{}: {} NMs (heartbeat {} ms), {} unmanaged AMs (target {:.0} allocate/s); \
              {:.1} s window after {:.1} s of set-up and {:.1} s of warm-up\n",
+            self.rm_version
+                .as_ref()
+                .map_or_else(String::new, |v| format!(" against {v}")),
             self.nms,
             self.heartbeat_interval_ms,
             self.ams,
@@ -456,23 +465,67 @@ pub async fn run(opts: RpcBenchOptions) -> Result<RpcBenchReport, BenchError> {
         )));
     }
     let heartbeat_ms = opts.heartbeat_interval.as_millis() as u64;
-    let (mut child, addresses, pid) = match &opts.target {
-        RmTarget::Spawn(spawn) => {
-            progress(&opts, format_args!("starting a ResourceManager"));
-            let (child, addresses) = RmChild::start(spawn, heartbeat_ms).await?;
-            let pid = child.pid();
-            (Some(child), addresses, Some(pid))
-        }
-        RmTarget::Existing { addresses, pid } => (None, addresses.clone(), *pid),
-    };
+    let (mut child, addresses, pid, version) = start_target(&opts, heartbeat_ms).await?;
     let outcome = tokio::select! {
         r = drive(&opts, &addresses, pid, child.as_mut()) => r,
         _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
     };
     if let Some(child) = child {
-        child.stop(Duration::from_secs(5)).await;
+        child.stop(Duration::from_secs(10)).await;
     }
-    outcome
+    outcome.map(|mut r| {
+        r.rm_version = version;
+        r
+    })
+}
+
+/// The RM child (when one is started), its addresses, pid and version.
+type Started = (Option<RmChild>, RmAddresses, Option<u32>, Option<String>);
+
+/// Starts the RM of `opts.target` (or names the running one).
+pub async fn start_target(
+    opts: &RpcBenchOptions,
+    heartbeat_ms: u64,
+) -> Result<Started, BenchError> {
+    Ok(match &opts.target {
+        RmTarget::Spawn(spawn) => {
+            progress(opts, format_args!("starting Spindle's ResourceManager"));
+            let (child, addresses) = RmChild::start(spawn, heartbeat_ms).await?;
+            let pid = child.pid();
+            let version = format!("Spindle {}", env!("CARGO_PKG_VERSION"));
+            (Some(child), addresses, Some(pid), Some(version))
+        }
+        RmTarget::SpawnHadoop(spawn) => {
+            progress(opts, format_args!("starting Hadoop's ResourceManager"));
+            let (child, addresses, version) = RmChild::start_hadoop(spawn, heartbeat_ms).await?;
+            let pid = child.pid();
+            (Some(child), addresses, Some(pid), Some(version))
+        }
+        RmTarget::Existing { addresses, pid } => (None, addresses.clone(), *pid, None),
+    })
+}
+
+/// Runs the load of `opts` (its `target` ignored) against an RM already
+/// started: `child` (when given) is watched for an early exit.
+pub async fn run_against(
+    opts: &RpcBenchOptions,
+    addresses: &RmAddresses,
+    pid: Option<u32>,
+    child: Option<&mut RmChild>,
+) -> Result<RpcBenchReport, BenchError> {
+    opts.validate()?;
+    let limit = procfs::raise_nofile_limit().map_err(BenchError::Setup)?;
+    let needed = (opts.nms + opts.ams + 256) as u64;
+    if limit < needed {
+        return Err(BenchError::Setup(format!(
+            "{} NMs and {} AMs need about {needed} open files, but the limit is {limit}",
+            opts.nms, opts.ams
+        )));
+    }
+    tokio::select! {
+        r = drive(opts, addresses, pid, child) => r,
+        _ = tokio::signal::ctrl_c() => Err(BenchError::Interrupted),
+    }
 }
 
 /// Fails when the spawned RM has exited.
@@ -747,6 +800,7 @@ async fn drive(
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     Ok(RpcBenchReport {
+        rm_version: None,
         nms: opts.nms,
         ams: opts.ams,
         nms_registered: load(&stats.nms_registered),
@@ -951,6 +1005,7 @@ mod tests {
     #[test]
     fn the_json_report_has_the_documented_keys() {
         let report = RpcBenchReport {
+            rm_version: Some("Spindle 0.1.0".into()),
             nms: 2,
             ams: 1,
             nms_registered: 2,

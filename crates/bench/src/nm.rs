@@ -98,11 +98,12 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// `count` nodes named `bench-nm-NNNNN:45454`, each with `capability`.
+    /// `count` nodes, each with `capability`, named by a loopback address of its
+    /// own ([`node_host`]) at port 45454.
     pub fn new(count: usize, capability: Resource) -> Cluster {
         let nodes: Vec<SimNode> = (0..count)
             .map(|i| SimNode {
-                id: NodeId::new(format!("bench-nm-{i:05}"), 45454),
+                id: NodeId::new(node_host(i), 45454),
                 containers: Mutex::new(NodeContainers::default()),
             })
             .collect();
@@ -400,10 +401,30 @@ pub async fn run_node(
     }
 }
 
+/// The host of simulated node `i`: an IP address literal in 127.1.0.1 and up
+/// (16 million before it wraps). An RM that resolves node names (Hadoop's
+/// checks each registering host against its include and exclude lists, and its
+/// rack resolver normalises names, through DNS) answers a literal at once; an
+/// invented name would cost a DNS lookup per node, measuring the resolver.
+pub fn node_host(i: usize) -> String {
+    let n = (i % 0x00ff_ffff) + (1 << 16) + 1;
+    format!("127.{}.{}.{}", (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use spindle_common::ApplicationAttemptId;
+
+    #[test]
+    fn node_hosts_are_distinct_loopback_literals() {
+        assert_eq!(node_host(0), "127.1.0.1");
+        assert_eq!(node_host(254), "127.1.0.255");
+        assert_eq!(node_host(255), "127.1.1.0");
+        assert_eq!(node_host(70_000), "127.2.17.113");
+        let hosts: std::collections::HashSet<String> = (0..50_000).map(node_host).collect();
+        assert_eq!(hosts.len(), 50_000);
+    }
 
     fn cid(app: i32, n: i64) -> ContainerId {
         ContainerId::new(ApplicationAttemptId::new(ApplicationId::new(7, app), 1), n)
@@ -413,7 +434,7 @@ mod tests {
     fn containers_run_stop_and_are_forgotten_when_acknowledged() {
         let cluster = Cluster::new(3, Resource::new(8192, 8));
         let node = cluster.nodes[1].id.clone();
-        assert_eq!(node.to_string(), "bench-nm-00001:45454");
+        assert_eq!(node.to_string(), "127.1.0.2:45454");
         let r = Resource::new(1024, 1);
         assert!(cluster.start_container(&node, cid(1, 1), r));
         assert!(cluster.start_container(&node, cid(1, 2), r));

@@ -47,6 +47,109 @@ pub struct SpawnOptions {
     pub log_filter: String,
     /// How long the RM may take to print its addresses.
     pub startup_timeout: Duration,
+    /// A `capacity-scheduler.xml` to put next to the generated yarn-site.xml.
+    pub capacity_scheduler_xml: Option<String>,
+}
+
+/// How to start Hadoop's own ResourceManager as the RM under test.
+#[derive(Debug, Clone)]
+pub struct HadoopSpawnOptions {
+    /// A launcher run as `bash LAUNCHER resourcemanager --conf DIR` that ends
+    /// by exec'ing the JVM (the repository's `integration/bin/hadoop-yarn`), so
+    /// that the child's pid is the RM's.
+    pub launcher: PathBuf,
+    /// yarn-site.xml entries beyond the generated ones (they win).
+    pub conf: Vec<(String, String)>,
+    /// The `capacity-scheduler.xml` it runs with (the same file as the Spindle run).
+    pub capacity_scheduler_xml: Option<String>,
+    /// Extra JVM options (`HADOOP_YARN_OPTS` of the launcher), e.g. the heap size.
+    pub jvm_opts: String,
+    /// How long the JVM may take until it is active and serving.
+    pub startup_timeout: Duration,
+}
+
+/// What Hadoop's RM logs once it serves.
+const HADOOP_READY_LINE: &str = "Transitioned to active state";
+
+/// A free TCP port on 127.0.0.1 (bound, read and released: another process may
+/// take it before the RM does, as with any such choice).
+fn free_port() -> Result<u16, BenchError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| BenchError::Setup(format!("cannot find a free port: {e}")))
+}
+
+/// Hadoop's RM names its version in its start-up banner
+/// (`STARTUP_MSG:   version = 3.3.4`).
+pub fn hadoop_version_in_log(log: &str) -> Option<String> {
+    log.lines().find_map(|l| {
+        let rest = l.split("STARTUP_MSG:").nth(1)?.trim();
+        let v = rest
+            .strip_prefix("version")?
+            .trim_start()
+            .strip_prefix('=')?;
+        let v = v.trim();
+        (!v.is_empty()).then(|| v.to_string())
+    })
+}
+
+/// The yarn-site.xml of Hadoop's RM under test: fixed loopback ports (Hadoop's RM
+/// does not print the ports it bound), the capacity scheduler, the NM heartbeat
+/// interval, recovery off, then `extra` (which may override).
+pub fn hadoop_yarn_site(
+    addresses: &RmAddresses,
+    admin: &str,
+    heartbeat_interval_ms: u64,
+    extra: &[(String, String)],
+) -> String {
+    let mut props: Vec<(String, String)> =
+        vec![
+        ("yarn.resourcemanager.hostname".into(), "127.0.0.1".into()),
+        ("yarn.resourcemanager.address".into(), addresses.client.clone()),
+        (
+            "yarn.resourcemanager.scheduler.address".into(),
+            addresses.scheduler.clone(),
+        ),
+        (
+            "yarn.resourcemanager.resource-tracker.address".into(),
+            addresses.tracker.clone(),
+        ),
+        ("yarn.resourcemanager.admin.address".into(), admin.into()),
+        (
+            "yarn.resourcemanager.webapp.address".into(),
+            addresses.web.clone().unwrap_or_else(|| "127.0.0.1:0".into()),
+        ),
+        (
+            "yarn.resourcemanager.scheduler.class".into(),
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+                .into(),
+        ),
+        (
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms".into(),
+            heartbeat_interval_ms.to_string(),
+        ),
+        ("yarn.resourcemanager.recovery.enabled".into(), "false".into()),
+        ("yarn.acl.enable".into(), "false".into()),
+    ];
+    for (k, v) in extra {
+        props.retain(|(key, _)| key != k);
+        props.push((k.clone(), v.clone()));
+    }
+    site_xml(props)
+}
+
+fn site_xml(props: Vec<(String, String)>) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    for (k, v) in props {
+        xml.push_str(&format!(
+            "  <property>\n    <name>{}</name>\n    <value>{}</value>\n  </property>\n",
+            xml_escape(&k),
+            xml_escape(&v)
+        ));
+    }
+    xml.push_str("</configuration>\n");
+    xml
 }
 
 /// A running RM child. Dropping it kills the process; [`RmChild::stop`] asks
@@ -102,16 +205,7 @@ pub fn yarn_site(heartbeat_interval_ms: u64, extra: &[(String, String)]) -> Stri
         props.retain(|(key, _)| key != k);
         props.push((k.clone(), v.clone()));
     }
-    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
-    for (k, v) in props {
-        xml.push_str(&format!(
-            "  <property>\n    <name>{}</name>\n    <value>{}</value>\n  </property>\n",
-            xml_escape(&k),
-            xml_escape(&v)
-        ));
-    }
-    xml.push_str("</configuration>\n");
-    xml
+    site_xml(props)
 }
 
 /// Reads one address line the RM prints at start, e.g.
@@ -153,6 +247,10 @@ impl RmChild {
                     conf_dir.join("yarn-site.xml"),
                     yarn_site(heartbeat_interval_ms, &opts.conf),
                 )
+            })
+            .and_then(|()| match &opts.capacity_scheduler_xml {
+                Some(xml) => std::fs::write(conf_dir.join("capacity-scheduler.xml"), xml),
+                None => Ok(()),
             })
             .map_err(|e| {
                 BenchError::Setup(format!(
@@ -249,6 +347,115 @@ impl RmChild {
         Ok((rm, addresses))
     }
 
+    /// Writes a configuration on free loopback ports, starts Hadoop's RM with
+    /// `bash LAUNCHER resourcemanager --conf DIR` and waits until it logs that it
+    /// is active and its client, scheduler and tracker ports accept connections.
+    /// Returns its version from its start-up banner too.
+    pub async fn start_hadoop(
+        opts: &HadoopSpawnOptions,
+        heartbeat_interval_ms: u64,
+    ) -> Result<(RmChild, RmAddresses, String), BenchError> {
+        let dir = tempfile::Builder::new()
+            .prefix("spindle-bench-hadoop-rm-")
+            .tempdir()
+            .map_err(|e| BenchError::Setup(format!("cannot create a temporary directory: {e}")))?;
+        let conf_dir = dir.path().join("conf");
+        let addr = |p: u16| format!("127.0.0.1:{p}");
+        let addresses = RmAddresses {
+            client: addr(free_port()?),
+            scheduler: addr(free_port()?),
+            tracker: addr(free_port()?),
+            web: Some(addr(free_port()?)),
+        };
+        let admin = addr(free_port()?);
+        let core = site_xml(vec![
+            ("fs.defaultFS".into(), "file:///".into()),
+            (
+                "hadoop.tmp.dir".into(),
+                dir.path().join("hadoop-tmp").display().to_string(),
+            ),
+            ("hadoop.security.authentication".into(), "simple".into()),
+        ]);
+        std::fs::create_dir(&conf_dir)
+            .and_then(|()| {
+                std::fs::write(
+                    conf_dir.join("yarn-site.xml"),
+                    hadoop_yarn_site(&addresses, &admin, heartbeat_interval_ms, &opts.conf),
+                )
+            })
+            .and_then(|()| std::fs::write(conf_dir.join("core-site.xml"), core))
+            .and_then(|()| match &opts.capacity_scheduler_xml {
+                Some(xml) => std::fs::write(conf_dir.join("capacity-scheduler.xml"), xml),
+                None => Ok(()),
+            })
+            .map_err(|e| {
+                BenchError::Setup(format!(
+                    "cannot write the Hadoop RM configuration in {}: {e}",
+                    conf_dir.display()
+                ))
+            })?;
+        let log_path = dir.path().join("rm.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| BenchError::Setup(format!("cannot create {}: {e}", log_path.display())))?;
+        let out = log
+            .try_clone()
+            .map_err(|e| BenchError::Setup(format!("cannot share {}: {e}", log_path.display())))?;
+        let child = Command::new("bash")
+            .arg(&opts.launcher)
+            .arg("resourcemanager")
+            .arg("--conf")
+            .arg(&conf_dir)
+            .env("HADOOP_YARN_OPTS", &opts.jvm_opts)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                BenchError::Setup(format!(
+                    "cannot start Hadoop's ResourceManager (bash {} resourcemanager): {e}",
+                    opts.launcher.display()
+                ))
+            })?;
+        let pid = child.id().ok_or_else(|| {
+            BenchError::Setup("Hadoop's ResourceManager exited as soon as it started".into())
+        })?;
+        let mut rm = RmChild {
+            child,
+            pid,
+            log_path,
+            _dir: dir,
+        };
+        let deadline = tokio::time::Instant::now() + opts.startup_timeout;
+        loop {
+            rm.check_alive().map_err(BenchError::Setup)?;
+            let log = std::fs::read(&rm.log_path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            if log.contains(HADOOP_READY_LINE) {
+                let mut serving = true;
+                for a in [&addresses.client, &addresses.scheduler, &addresses.tracker] {
+                    serving &= tokio::net::TcpStream::connect(a.as_str()).await.is_ok();
+                }
+                if serving {
+                    let version = hadoop_version_in_log(&log).map_or_else(
+                        || "Hadoop (version unknown)".into(),
+                        |v| format!("Hadoop {v}"),
+                    );
+                    return Ok((rm, addresses, version));
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(BenchError::Setup(format!(
+                    "Hadoop's ResourceManager did not serve within {} s; its log:\n{}",
+                    opts.startup_timeout.as_secs(),
+                    rm.log_tail()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.pid
     }
@@ -289,6 +496,42 @@ impl RmChild {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hadoops_site_file_names_every_port_and_the_capacity_scheduler() {
+        let a = RmAddresses {
+            client: "127.0.0.1:1".into(),
+            scheduler: "127.0.0.1:2".into(),
+            tracker: "127.0.0.1:3".into(),
+            web: Some("127.0.0.1:4".into()),
+        };
+        let xml = hadoop_yarn_site(
+            &a,
+            "127.0.0.1:5",
+            250,
+            &[("yarn.acl.enable".into(), "true".into())],
+        );
+        for (k, v) in [
+            ("yarn.resourcemanager.address", "127.0.0.1:1"),
+            ("yarn.resourcemanager.scheduler.address", "127.0.0.1:2"),
+            (
+                "yarn.resourcemanager.resource-tracker.address",
+                "127.0.0.1:3",
+            ),
+            ("yarn.resourcemanager.webapp.address", "127.0.0.1:4"),
+            ("yarn.resourcemanager.admin.address", "127.0.0.1:5"),
+            (
+                "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+                "250",
+            ),
+            ("yarn.acl.enable", "true"),
+        ] {
+            let want = format!("<name>{k}</name>\n    <value>{v}</value>");
+            assert!(xml.contains(&want), "{want} in {xml}");
+        }
+        assert!(xml.contains("scheduler.capacity.CapacityScheduler"));
+        assert_eq!(xml.matches("<name>yarn.acl.enable</name>").count(), 1);
+    }
 
     #[test]
     fn address_lines_are_read_by_key() {

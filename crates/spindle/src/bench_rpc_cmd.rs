@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use spindle_bench::{RmAddresses, RmTarget, RpcBenchOptions, SpawnOptions};
+use std::path::PathBuf;
+
+use spindle_bench::compare::{self, Contender};
+use spindle_bench::{HadoopSpawnOptions, RmAddresses, RmTarget, RpcBenchOptions, SpawnOptions};
 use spindle_common::Resource;
 
 /// Arguments of `spindle bench rpc`.
@@ -84,6 +87,43 @@ pub struct RpcBenchArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Run the same load first against Hadoop's own ResourceManager (started
+    /// with --hadoop-rm-cmd), then against Spindle's, and print one table.
+    #[arg(
+        long = "side-by-side",
+        requires = "hadoop_rm_cmd",
+        conflicts_with = "rm"
+    )]
+    side_by_side: bool,
+    /// Raise the load step by step (--steps, --growth: NMs and allocate rate
+    /// multiplied each step) until heartbeat or allocate p99 passes 10 ms or
+    /// calls completed per second grow by less than 5 %; report the knee.
+    /// With --side-by-side, for both RMs.
+    #[arg(long, conflicts_with = "rm")]
+    saturate: bool,
+    /// Saturation steps at most.
+    #[arg(long, default_value_t = 6)]
+    steps: usize,
+    /// Load factor from one saturation step to the next.
+    #[arg(long, default_value_t = 2.0)]
+    growth: f64,
+    /// Hadoop's RM launcher, run as `bash CMD resourcemanager --conf DIR` (the
+    /// repository's integration/bin/hadoop-yarn). The RM gets the capacity
+    /// scheduler, the same capacity-scheduler.xml and heartbeat interval as
+    /// Spindle's, and the --rm-conf settings too.
+    #[arg(long = "hadoop-rm-cmd", value_name = "PATH")]
+    hadoop_rm_cmd: Option<PathBuf>,
+    /// JVM options for Hadoop's RM (HADOOP_YARN_OPTS of the launcher; later
+    /// flags win over the launcher's own).
+    #[arg(
+        long = "hadoop-rm-opts",
+        default_value = "-Xmx4g -XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseParallelGC"
+    )]
+    hadoop_rm_opts: String,
+    /// The capacity-scheduler.xml both started RMs run with (default: none, the
+    /// RM's built-in single default queue).
+    #[arg(long = "capacity-scheduler", value_name = "FILE")]
+    capacity_scheduler: Option<PathBuf>,
 }
 
 fn seconds(name: &str, v: f64) -> Result<Duration, String> {
@@ -96,30 +136,72 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     }
 }
 
-fn options(args: RpcBenchArgs) -> Result<(RpcBenchOptions, bool), String> {
-    let target = match args.rm {
+fn rm_conf(args: &RpcBenchArgs) -> Result<Vec<(String, String)>, String> {
+    let mut conf = Vec::new();
+    for kv in &args.rm_conf {
+        let (k, v) = kv
+            .split_once('=')
+            .filter(|(k, _)| !k.trim().is_empty())
+            .ok_or_else(|| format!("--rm-conf takes KEY=VALUE, not '{kv}'"))?;
+        conf.push((k.trim().to_string(), v.to_string()));
+    }
+    Ok(conf)
+}
+
+struct Plan {
+    opts: RpcBenchOptions,
+    json: bool,
+    side_by_side: bool,
+    saturate: bool,
+    steps: usize,
+    growth: f64,
+    hadoop: Option<HadoopSpawnOptions>,
+    spindle: SpawnOptions,
+}
+
+fn options(args: RpcBenchArgs) -> Result<Plan, String> {
+    let conf = rm_conf(&args)?;
+    let capacity_scheduler_xml = match &args.capacity_scheduler {
+        Some(p) => Some(
+            std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the spindle binary to start the RM: {e}"))?;
+    let spindle = SpawnOptions {
+        exe,
+        conf: conf.clone(),
+        log_filter: args.rm_log.clone(),
+        startup_timeout: Duration::from_secs(60),
+        capacity_scheduler_xml: capacity_scheduler_xml.clone(),
+    };
+    let hadoop = args
+        .hadoop_rm_cmd
+        .clone()
+        .map(|launcher| HadoopSpawnOptions {
+            launcher,
+            conf,
+            capacity_scheduler_xml,
+            jvm_opts: args.hadoop_rm_opts.clone(),
+            startup_timeout: Duration::from_secs(180),
+        });
+    if args.saturate && (args.steps == 0 || !(args.growth.is_finite() && args.growth > 1.0)) {
+        return Err(format!(
+            "--saturate needs --steps ≥ 1 and --growth > 1, not {} and {}",
+            args.steps, args.growth
+        ));
+    }
+    let target = match args.rm.clone() {
         Some(host) => RmTarget::Existing {
             addresses: RmAddresses::hadoop_defaults(&host),
             pid: args.rm_pid,
         },
-        None => {
-            let mut conf = Vec::new();
-            for kv in &args.rm_conf {
-                let (k, v) = kv
-                    .split_once('=')
-                    .filter(|(k, _)| !k.trim().is_empty())
-                    .ok_or_else(|| format!("--rm-conf takes KEY=VALUE, not '{kv}'"))?;
-                conf.push((k.trim().to_string(), v.to_string()));
-            }
-            let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the spindle binary to start the RM: {e}"))?;
-            RmTarget::Spawn(SpawnOptions {
-                exe,
-                conf,
-                log_filter: args.rm_log,
-                startup_timeout: Duration::from_secs(60),
-            })
-        }
+        None => match (&hadoop, args.side_by_side) {
+            // Without --side-by-side, --hadoop-rm-cmd loads Hadoop's RM alone.
+            (Some(h), false) => RmTarget::SpawnHadoop(h.clone()),
+            _ => RmTarget::Spawn(spindle.clone()),
+        },
     };
     let mut opts = RpcBenchOptions::new(target);
     opts.nms = args.nms;
@@ -140,13 +222,109 @@ fn options(args: RpcBenchArgs) -> Result<(RpcBenchOptions, bool), String> {
         opts.web_paths = args.web_path;
     }
     opts.progress = true;
-    Ok((opts, args.json))
+    Ok(Plan {
+        opts,
+        json: args.json,
+        side_by_side: args.side_by_side,
+        saturate: args.saturate,
+        steps: args.steps,
+        growth: args.growth,
+        hadoop,
+        spindle,
+    })
+}
+
+fn contenders(plan: &Plan) -> Vec<Contender> {
+    let mut out = Vec::new();
+    if plan.side_by_side {
+        if let Some(h) = &plan.hadoop {
+            out.push(Contender {
+                label: "Hadoop RM".into(),
+                target: RmTarget::SpawnHadoop(h.clone()),
+            });
+        }
+        out.push(Contender {
+            label: "Spindle RM".into(),
+            target: RmTarget::Spawn(plan.spindle.clone()),
+        });
+    } else {
+        let label = match &plan.opts.target {
+            RmTarget::SpawnHadoop(_) => "Hadoop RM",
+            RmTarget::Spawn(_) => "Spindle RM",
+            RmTarget::Existing { .. } => "RM",
+        };
+        out.push(Contender {
+            label: label.into(),
+            target: plan.opts.target.clone(),
+        });
+    }
+    out
 }
 
 pub async fn run(args: RpcBenchArgs) -> Result<u8, String> {
-    let (opts, json) = options(args)?;
-    let report = spindle_bench::run(opts).await.map_err(|e| e.to_string())?;
-    if json {
+    let plan = options(args)?;
+    if plan.saturate {
+        let loads = compare::saturation_loads(&plan.opts, plan.steps, plan.growth);
+        let mut failed = false;
+        for c in contenders(&plan) {
+            eprintln!("bench rpc: --- saturation, {} ---", c.label);
+            match compare::saturate(&c.target, &loads).await {
+                Ok((version, steps)) => {
+                    if plan.json {
+                        let knee = compare::find_knee(
+                            &steps,
+                            compare::KNEE_P99_MS,
+                            compare::KNEE_MIN_GAIN,
+                        );
+                        let v = serde_json::json!({
+                            "rm": c.label, "rm_version": version, "steps": steps, "knee": knee,
+                        });
+                        println!("{v}");
+                    } else {
+                        println!(
+                            "{}",
+                            compare::saturation_table(&c.label, version.as_deref(), &steps)
+                        );
+                    }
+                }
+                Err(e) => {
+                    failed = true;
+                    println!("{}: the saturation run failed: {e}\n", c.label);
+                }
+            }
+        }
+        return Ok(u8::from(failed));
+    }
+    if plan.side_by_side {
+        let runs = compare::side_by_side(&plan.opts, &contenders(&plan)).await;
+        let runs: Vec<_> = runs
+            .into_iter()
+            .map(|(l, r)| (l, r.map_err(|e| e.to_string())))
+            .collect();
+        if plan.json {
+            let v: Vec<_> = runs
+                .iter()
+                .map(|(l, r)| match r {
+                    Ok(r) => serde_json::json!({"rm": l, "report": r}),
+                    Err(e) => serde_json::json!({"rm": l, "error": e}),
+                })
+                .collect();
+            println!("{}", serde_json::Value::Array(v));
+        } else {
+            for (_, r) in runs.iter() {
+                if let Ok(r) = r {
+                    print!("{}", r.to_text());
+                }
+            }
+            println!();
+            print!("{}", compare::comparison_table(&runs));
+        }
+        return Ok(u8::from(runs.iter().any(|(_, r)| r.is_err())));
+    }
+    let report = spindle_bench::run(plan.opts)
+        .await
+        .map_err(|e| e.to_string())?;
+    if plan.json {
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());

@@ -82,7 +82,7 @@ enum BenchCommand {
     /// Decision throughput of the scheduler core (no I/O).
     Scheduler(bench_scheduler_cmd::SchedulerBenchArgs),
     /// Simulated NodeManagers and ApplicationMasters against a real ResourceManager.
-    Rpc(bench_rpc_cmd::RpcBenchArgs),
+    Rpc(Box<bench_rpc_cmd::RpcBenchArgs>),
 }
 
 #[derive(Subcommand)]
@@ -184,7 +184,7 @@ fn main() -> ExitCode {
             Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
             Command::Sim(args) => sim_cmd::run(args).await,
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
-            Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(args).await,
+            Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(*args).await,
             Command::Dag(DagCommand::Am(command)) => dag_cmd::run(command).await,
             Command::Dag(DagCommand::Sim(args)) => dag_sim_cmd::run(args).await,
             Command::Worker(args) => worker_cmd::run(args).await,
