@@ -89,10 +89,12 @@ async fn submit_report_list_and_kill() {
 #[tokio::test]
 async fn an_unreachable_resource_manager_is_named() {
     let mut conf = Configuration::with_defaults();
-    // A port nothing listens on.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    drop(listener);
+    // A port nothing listens on: bound and held but never listening, so that no
+    // other test's server can take it meanwhile and connections are refused.
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("bind");
+    let addr = held.local_addr().expect("addr");
     conf.set(keys::RM_ADDRESS, addr.to_string());
     // As Hadoop's client, it keeps trying for the connect wait (15 minutes
     // by default): a short one here, with retries 10 ms apart and one
@@ -110,6 +112,7 @@ async fn an_unreachable_resource_manager_is_named() {
         "the attempts are counted: {text}"
     );
     assert!(err.is_transport());
+    drop(held);
 }
 
 #[tokio::test]

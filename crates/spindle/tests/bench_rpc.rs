@@ -43,7 +43,7 @@ fn a_short_run_reports_sane_figures_as_json() {
     assert_eq!(lines.len(), 1, "one JSON object on stdout: {stdout}");
     // Progress goes to stderr, phase by phase, in order.
     let phases = [
-        "bench rpc: starting a ResourceManager",
+        "bench rpc: starting Spindle's ResourceManager",
         "bench rpc: registering 20 simulated NodeManagers",
         "bench rpc: submitting and registering 2 unmanaged ApplicationMasters",
         "; warming up for 1.0 s",
