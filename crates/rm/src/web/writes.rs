@@ -353,8 +353,8 @@ async fn post_signal(
         .unwrap_or_else(|r| *r)
 }
 
-/// `RMWebServices.signalToContainer`: the command is checked first (400, plain
-/// text), then the caller, then everything the RPC checks, whose refusals (and a
+/// `RMWebServices.signalToContainer`: the caller first (401 without one), then the
+/// command (400, plain text), then everything the RPC checks, whose refusals (and a
 /// container id that does not parse) are 500s carrying the message, as Hadoop
 /// answers any exception of `ClientRMService.signalToContainer`.
 async fn post_signal_inner(
@@ -364,6 +364,8 @@ async fn post_signal_inner(
     query: Option<String>,
     headers: HeaderMap,
 ) -> WebResult {
+    // Hadoop asks for the caller first (`initForWritableEndpoints`), then checks the command.
+    let user = require_user(&web, query.as_deref(), &headers)?;
     let signal = match command.to_ascii_uppercase().as_str() {
         "OUTPUT_THREAD_DUMP" => ContainerSignal::OutputThreadDump,
         "GRACEFUL_SHUTDOWN" => ContainerSignal::GracefulShutdown,
@@ -378,7 +380,6 @@ async fn post_signal_inner(
             ))
         }
     };
-    let user = require_user(&web, query.as_deref(), &headers)?;
     let Ok(id) = container.parse::<ContainerId>() else {
         return Ok(plain(
             StatusCode::INTERNAL_SERVER_ERROR,
