@@ -67,7 +67,9 @@ pub fn parse_list(text: &str) -> BTreeSet<String> {
 
 impl HostLists {
     fn listed(set: &BTreeSet<String>, host: &str, port: i32) -> bool {
-        set.contains(host) || set.contains(&format!("{host}:{port}"))
+        // Asked on every heartbeat: an empty list (the usual case) costs no
+        // lookup and no `host:port` string.
+        !set.is_empty() && (set.contains(host) || set.contains(&format!("{host}:{port}")))
     }
 
     /// True when the include list is empty or names the host.
