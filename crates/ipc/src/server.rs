@@ -15,11 +15,14 @@
 //! names, the reasons a connection was dropped, which quote peer input) is written
 //! through [`escaped`], so it cannot start a forged line.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -968,12 +971,12 @@ async fn handle_frame(
         // The frame's bytes stay counted until the call is done.
         let _hold = hold;
         let label = format!("{}.{}", ctx.protocol, ctx.method);
-        // Run the handler in its own task so a panic becomes an error reply.
-        let result = match tokio::spawn(handler(ctx, payload)).await {
+        // A panic in the handler becomes an error reply.
+        let result = match CatchPanic(handler(ctx, payload)).await {
             Ok(r) => r,
-            Err(join) => Err(RpcError {
+            Err(panic) => Err(RpcError {
                 class_name: class::RPC_SERVER.into(),
-                message: format!("internal error in {label}: {join}"),
+                message: format!("internal error in {label}: {}", panic_message(&*panic)),
                 code: RpcErrorCodeProto::ErrorRpcServer,
             }),
         };
@@ -994,6 +997,36 @@ async fn handle_frame(
         drop(permit);
     });
     Ok(Flow::Continue)
+}
+
+/// A handler's future, with a panic in any of its polls caught and
+/// returned. The call's own task polls it: a task of its own per call (the
+/// way to catch a panic with `tokio::spawn`) cost a spawn, a wake-up and a
+/// join on every call.
+struct CatchPanic(HandlerFuture);
+
+impl Future for CatchPanic {
+    type Output = Result<Result<Vec<u8>, RpcError>, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(r)) => Poll::Ready(Ok(r)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// What a caught panic said, as `tokio`'s `JoinError` would show it.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        format!("panicked with message {s:?}")
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        format!("panicked with message {s:?}")
+    } else {
+        "panicked".to_string()
+    }
 }
 
 async fn handle_sasl(
