@@ -42,6 +42,6 @@ pub mod states;
 pub mod text;
 
 pub use conf::{current_user, ConfError, Configuration};
-pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError, NodeId};
+pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, HostName, IdParseError, NodeId};
 pub use resource::Resource;
 pub use states::{AppState, AttemptState, FinalStatus};

@@ -135,7 +135,7 @@ pub fn container_id_from_pb(p: &pb::ContainerIdProto) -> Result<ContainerId, Pro
 
 pub fn node_id_to_pb(id: &NodeId) -> pb::NodeIdProto {
     pb::NodeIdProto {
-        host: Some(id.host.clone()),
+        host: Some(id.host.to_string()),
         port: Some(id.port),
     }
 }

@@ -262,7 +262,7 @@ pub async fn am_main(args: &AmArgs, conf: &Configuration) -> Result<u8, String> 
                             match rm.container_granted(&c) {
                                 Some(req) => {
                                     let id = WorkerId::new(c.id.to_string());
-                                    let host = c.node.host.clone();
+                                    let host = c.node.host.to_string();
                                     containers.insert(id.clone(), c);
                                     let granted = SessionInput::ContainerGranted { container: id, host, priority: req.priority };
                                     session.handle(now_ms(), granted);

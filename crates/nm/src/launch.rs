@@ -203,7 +203,7 @@ pub fn build_env(
     };
     set_nm(&mut env, "CONTAINER_ID", container.to_string());
     set_nm(&mut env, "NM_PORT", node.node_id.port.to_string());
-    set_nm(&mut env, "NM_HOST", node.node_id.host.clone());
+    set_nm(&mut env, "NM_HOST", node.node_id.host.to_string());
     set_nm(&mut env, "NM_HTTP_PORT", node.http_port.to_string());
     set_nm(&mut env, "LOCAL_DIRS", join(&paths.app_dirs));
     set_nm(&mut env, "LOCAL_USER_DIRS", with_slash(&paths.user_dirs));

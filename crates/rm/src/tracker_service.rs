@@ -39,7 +39,7 @@ async fn register_node_manager(
             .and_then(|s| s.node_health_status.as_ref()),
     );
     // Topology scripts run here, off the core task.
-    let rack = ctx.topology.resolve(std::slice::from_ref(&id.host)).await;
+    let rack = ctx.topology.resolve(&[id.host.to_string()]).await;
     let registration = Registration {
         rack: rack.into_iter().next(),
         id: id.clone(),

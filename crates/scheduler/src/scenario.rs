@@ -952,7 +952,7 @@ fn default_tree(kind: SchedulerKind) -> QueueTreeConfig {
 
 fn node_name(n: &NodeId) -> String {
     if n.port == DEFAULT_NODE_PORT {
-        n.host.clone()
+        n.host.to_string()
     } else {
         n.to_string()
     }

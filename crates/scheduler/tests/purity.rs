@@ -46,6 +46,7 @@ const COMMON_ALLOWED: &[&str] = &[
     "ApplicationId",
     "ContainerId",
     "NodeId",
+    "HostName",
     "IdParseError",
     "Resource",
 ];

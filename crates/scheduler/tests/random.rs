@@ -530,7 +530,7 @@ fn run(
                     let k = 1 + rng.below(3);
                     for _ in 0..k {
                         let node = rng.pick(&nodes);
-                        *counts.entry(node.host.clone()).or_default() += 1;
+                        *counts.entry(node.host.to_string()).or_default() += 1;
                         if let Some(n) = m.nodes.get(node) {
                             *counts.entry(n.rack.clone()).or_default() += 1;
                         }

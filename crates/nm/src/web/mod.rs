@@ -72,7 +72,7 @@ impl NmWeb {
     ) -> NmWeb {
         let node = NodeView {
             node_id: node_id.to_string(),
-            node_host: node_id.host.clone(),
+            node_host: node_id.host.to_string(),
             memory_mb: cfg.resource.memory_mb,
             vcores: cfg.resource.vcores,
             vmem_pmem_ratio: cfg.containers.vmem_pmem_ratio,

@@ -572,7 +572,7 @@ mod tests {
         c.scheduler()
             .nodes()
             .into_iter()
-            .map(|n| (n.id.host.clone(), n.schedulable))
+            .map(|n| (n.id.host.to_string(), n.schedulable))
             .collect()
     }
 

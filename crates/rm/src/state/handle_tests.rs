@@ -47,7 +47,7 @@ fn in_scheduler(s: &TestRm) -> Vec<(String, bool)> {
         .scheduler()
         .nodes()
         .into_iter()
-        .map(|n| (n.id.host.clone(), n.schedulable))
+        .map(|n| (n.id.host.to_string(), n.schedulable))
         .collect()
 }
 

@@ -191,7 +191,7 @@ async fn sources(web: &WebContext) -> Vec<Source> {
             .filter(|n| n.state.is_active())
             .map(|n| {
                 json!({
-                    "HostName": n.id.host,
+                    "HostName": n.id.host.as_str(),
                     "Rack": n.rack,
                     "State": node_state_name(n.state),
                     "NodeId": n.id.to_string(),

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use spindle_common::ids::CONTAINER_SEQUENCE_BITS;
-use spindle_common::{ApplicationAttemptId, ContainerId, NodeId, Resource};
+use spindle_common::{ApplicationAttemptId, ContainerId, HostName, NodeId, Resource};
 
 use crate::asks::{AskTable, RequestKey};
 use crate::config::{ConfigError, SchedulerConfig};
@@ -129,7 +129,7 @@ pub struct Scheduler {
     pub(crate) now_ms: u64,
     pub(crate) nodes: BTreeMap<NodeId, NodeState>,
     /// Nodes by host name (several NMs may share a host).
-    pub(crate) hosts: BTreeMap<String, BTreeSet<NodeId>>,
+    pub(crate) hosts: BTreeMap<HostName, BTreeSet<NodeId>>,
     /// All nodes by rack.
     pub(crate) racks: BTreeMap<String, BTreeSet<NodeId>>,
     /// Nodes taking new containers, in selection order.

@@ -218,7 +218,11 @@ impl Scheduler {
     }
 }
 
-fn remove_from_group(groups: &mut BTreeMap<String, BTreeSet<NodeId>>, name: &str, id: &NodeId) {
+fn remove_from_group<K: Ord + std::borrow::Borrow<str>>(
+    groups: &mut BTreeMap<K, BTreeSet<NodeId>>,
+    name: &str,
+    id: &NodeId,
+) {
     if let Some(set) = groups.get_mut(name) {
         set.remove(id);
         if set.is_empty() {

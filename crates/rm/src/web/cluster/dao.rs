@@ -563,7 +563,7 @@ pub fn node_info(n: &NodeReport) -> Value {
         "rack": n.rack,
         "state": node_state_name(n.state),
         "id": n.id.to_string(),
-        "nodeHostName": n.id.host,
+        "nodeHostName": n.id.host.as_str(),
         "nodeHTTPAddress": http,
         "lastHealthUpdate": n.last_health_report_ms,
         "version": n.version,
