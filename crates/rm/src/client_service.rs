@@ -17,8 +17,8 @@ use tracing::warn;
 use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
-    FailApplicationAttempt, KillApplication, NewApplication, SignalContainer, SubmitApplication,
-    UpdateApplicationPriority,
+    FailApplicationAttempt, KillApplication, MoveApplication, NewApplication, SignalContainer,
+    SubmitApplication, UpdateApplicationPriority,
 };
 use crate::context::RmContext;
 use crate::convert::{
@@ -36,7 +36,6 @@ const UNSUPPORTED: &[&str] = &[
     "getDelegationToken",
     "renewDelegationToken",
     "cancelDelegationToken",
-    "moveApplicationAcrossQueues",
     "getNewReservation",
     "submitReservation",
     "updateReservation",
@@ -55,6 +54,10 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         .method("getApplicationReport", get_application_report)
         .method("forceKillApplication", force_kill_application)
         .method("updateApplicationPriority", update_application_priority)
+        .method(
+            "moveApplicationAcrossQueues",
+            move_application_across_queues,
+        )
         .method("signalToContainer", signal_to_container)
         .method("failApplicationAttempt", fail_application_attempt)
         .method("getApplications", get_applications)
@@ -177,6 +180,24 @@ async fn update_application_priority(
             priority: Some(priority),
         }),
     })
+}
+
+async fn move_application_across_queues(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::MoveApplicationAcrossQueuesRequestProto,
+) -> Result<pb::MoveApplicationAcrossQueuesResponseProto, RpcError> {
+    // Both fields are `required` in Hadoop's proto.
+    let app = app_id_from_pb(Some(&req.application_id))?;
+    let caller = ctx.caller(&call.user).await;
+    let mv = MoveApplication {
+        app,
+        queue: req.target_queue,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(mv).await??;
+    Ok(pb::MoveApplicationAcrossQueuesResponseProto {})
 }
 
 async fn signal_to_container(

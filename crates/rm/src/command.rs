@@ -52,6 +52,7 @@ pub enum Command {
     SubmitApplication(SubmitApplication),
     KillApplication(KillApplication),
     UpdateApplicationPriority(UpdateApplicationPriority),
+    MoveApplication(MoveApplication),
     SignalContainer(SignalContainer),
     FailApplicationAttempt(FailApplicationAttempt),
     // ApplicationMasterProtocol
@@ -78,7 +79,8 @@ pub enum Command {
 impl Command {
     /// Whether the command records part of an application's own history,
     /// which nothing but a store can give back after a restart: the ids
-    /// handed out, submissions, kills, priority changes, attempts failed by a
+    /// handed out, submissions, kills, priority changes, moves between
+    /// queues, attempts failed by a
     /// user, an AM's
     /// registration and unregistration, and whether its container started.
     ///
@@ -99,6 +101,7 @@ impl Command {
             | Command::SubmitApplication(_)
             | Command::KillApplication(_)
             | Command::UpdateApplicationPriority(_)
+            | Command::MoveApplication(_)
             | Command::FailApplicationAttempt(_)
             | Command::RegisterApplicationMaster(_)
             | Command::FinishApplicationMaster(_)
@@ -125,6 +128,7 @@ impl Command {
             Command::SubmitApplication(_) => "SubmitApplication",
             Command::KillApplication(_) => "KillApplication",
             Command::UpdateApplicationPriority(_) => "UpdateApplicationPriority",
+            Command::MoveApplication(_) => "MoveApplication",
             Command::SignalContainer(_) => "SignalContainer",
             Command::FailApplicationAttempt(_) => "FailApplicationAttempt",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
@@ -153,6 +157,7 @@ pub enum Reply {
     SubmitApplication(Result<(), Refusal>),
     KillApplication(Result<bool, Refusal>),
     UpdateApplicationPriority(Result<i32, Refusal>),
+    MoveApplication(Result<(), Refusal>),
     SignalContainer(Result<(), Refusal>),
     FailApplicationAttempt(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
@@ -221,6 +226,7 @@ request!(NewApplication => ApplicationId);
 request!(SubmitApplication => Result<(), Refusal>);
 request!(KillApplication => Result<bool, Refusal>);
 request!(UpdateApplicationPriority => Result<i32, Refusal>);
+request!(MoveApplication => Result<(), Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
 request!(FailApplicationAttempt => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
@@ -275,6 +281,16 @@ pub struct KillApplication {
 pub struct UpdateApplicationPriority {
     pub app: ApplicationId,
     pub priority: i32,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `moveApplicationAcrossQueues` by `user` (with `groups`, for ACLs):
+/// `queue` is the target queue as the client named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveApplication {
+    pub app: ApplicationId,
+    pub queue: String,
     pub user: String,
     pub groups: Vec<String>,
 }

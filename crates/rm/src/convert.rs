@@ -98,6 +98,20 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
         Refusal::PriorityUpdateInState(state) => RpcError::yarn(format!(
             "Application in {state} state cannot update priority."
         )),
+        // ClientRMService: RPCUtil.getRemoteException(new
+        // java.security.AccessControlException(..)).
+        Refusal::MoveTargetDenied { user, queue, app } => RpcError::yarn(format!(
+            "java.security.AccessControlException: User {user} cannot submit applications to \
+             target queue or the target queue doesn't exist: {queue} while moving {app}"
+        )),
+        Refusal::MoveInState(state) => {
+            RpcError::yarn(format!("App in {state} state cannot be moved."))
+        }
+        Refusal::MoveRefused(reason) => RpcError::yarn(reason),
+        // CapacityScheduler: new YarnException(AccessControlException).
+        Refusal::MoveQueueRefused(reason) => {
+            RpcError::yarn(format!("{}: {reason}", class::ACCESS_CONTROL))
+        }
         Refusal::NotCurrentAttempt(attempt) => RpcError::new(
             class::INVALID_APPLICATION_MASTER_REQUEST,
             format!("Application attempt {attempt} is not the current attempt of its application"),

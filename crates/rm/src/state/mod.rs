@@ -7,6 +7,7 @@
 //! - `lifecycle`: applications and attempts (ids, submission, kill,
 //!   priority, attempts started, launched, failed, retried, kept, ended;
 //!   AM liveness);
+//! - `moves`: moving an application to another queue;
 //! - `am_protocol`: registerApplicationMaster, allocate (with replay) and
 //!   finishApplicationMaster;
 //! - `heartbeat`: NodeManagers registering, heartbeating (container
@@ -30,6 +31,7 @@ mod decisions;
 mod heartbeat;
 mod lifecycle;
 mod log_aggregation;
+mod moves;
 mod overview;
 mod queries;
 mod store;
@@ -207,6 +209,7 @@ impl RmState {
             Command::UpdateApplicationPriority(c) => {
                 Reply::UpdateApplicationPriority(self.update_application_priority(now, c))
             }
+            Command::MoveApplication(c) => Reply::MoveApplication(self.move_application(now, c)),
             Command::SignalContainer(c) => Reply::SignalContainer(self.signal_container(c)),
             Command::FailApplicationAttempt(c) => {
                 Reply::FailApplicationAttempt(self.fail_application_attempt(now, c))
@@ -366,6 +369,10 @@ mod lifecycle_tests;
 #[cfg(test)]
 #[path = "queue_tests.rs"]
 mod queue_tests;
+
+#[cfg(test)]
+#[path = "moves_tests.rs"]
+mod moves_tests;
 
 #[cfg(test)]
 #[path = "handle_tests.rs"]

@@ -116,7 +116,7 @@ impl RmState {
     fn fingerprint(&self, app: &App) -> Fingerprint {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (app.state, app.final_status, app.priority).hash(&mut h);
+        (app.state, app.final_status, app.priority, &app.queue).hash(&mut h);
         (app.diagnostics.len(), app.launch_ms, app.finish_ms).hash(&mut h);
         (&app.am_host, app.am_rpc_port, &app.tracking_url).hash(&mut h);
         if let Some(history) = self.history.get(&app.id) {

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `PUT /ws/v1/cluster/apps/{id}/state` `{"state":"KILLED"}` | `KillApplication` | 200 with the state once killed (202 with `Location` while a kill is in progress); 403 `Unauthorized attempt to kill appid <id> by remote user <user>` without MODIFY_APP; 400 `Only 'KILLED' is allowed as a target state.` |
 //! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
-//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
+//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | `MoveApplication` (none when `q` is the current queue) | 200 with the application's queue after the move; 403 `Unauthorized attempt to move appid <id> by remote user <user>` without MODIFY_APP or the target queue's submit ACL; 400 `App in <STATE> state cannot be moved.`; the scheduler's refusals a 500 (Hadoop's `UndeclaredThrowableException`) with the RPC's message |
 //! | `POST /ws/v1/cluster/containers/{id}/signal/{command}` | `SignalContainer` | 200, empty; 400 `Invalid command: <C>, valid commands are: [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]`; any refusal a 500 with the RPC's message, as `RMWebServices.signalToContainer` |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
 //! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
@@ -41,7 +41,8 @@ use super::{caller, WebContext};
 use crate::apps::AppState;
 use crate::cluster::nodes::ContainerSignal;
 use crate::command::{
-    KillApplication, NewApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
+    KillApplication, MoveApplication, NewApplication, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority,
 };
 use crate::convert::refusal_to_rpc;
 use crate::refusal::Refusal;
@@ -424,7 +425,7 @@ async fn put_queue_inner(
     body: Bytes,
 ) -> WebResult {
     let target = body_field(&headers, &body, "queue")?.unwrap_or_default();
-    require_user(&web, query.as_deref(), &headers)?;
+    let user = require_user(&web, query.as_deref(), &headers)?;
     let app = app_of(&web, &id, &headers).await?;
     let short = app.queue.rsplit('.').next().unwrap_or(&app.queue);
     if target == app.queue || target == short {
@@ -435,18 +436,53 @@ async fn put_queue_inner(
             json!({"queue": app.queue}),
         ));
     }
-    // The RPC twin's refusal: moves are not served.
-    Err(fail(
-        WebError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "org.apache.hadoop.yarn.exceptions.YarnException",
-            format!(
-                "moveApplicationAcrossQueues of {} is not supported by Spindle",
-                spindle_ipc::protocols::APPLICATION_CLIENT
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| fail(WebError::bad_request("Invalid ApplicationId"), &headers))?;
+    let mv = MoveApplication {
+        app: app_id,
+        queue: target,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    // RMWebServices.moveApp: an AccessControlException (MODIFY_APP, or the
+    // target queue's submit ACL) is a 403 and a state that cannot move a
+    // 400, both plain text; any other refusal escapes as Hadoop's
+    // UndeclaredThrowableException, a 500.
+    match rm.core.call(mv).await {
+        Ok(Ok(())) => {
+            let app = app_of(&web, &id, &headers).await?;
+            Ok(answer(
+                &headers,
+                StatusCode::OK,
+                "appqueue",
+                json!({"queue": app.queue}),
+            ))
+        }
+        Ok(Err(Refusal::AppAccessDenied { .. } | Refusal::MoveTargetDenied { .. })) => Ok(plain(
+            StatusCode::FORBIDDEN,
+            format!("Unauthorized attempt to move appid {app_id} by remote user {user}"),
+        )),
+        Ok(Err(Refusal::MoveInState(state))) => Ok(plain(
+            StatusCode::BAD_REQUEST,
+            format!("App in {state} state cannot be moved."),
+        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            &headers,
+        )),
+        Ok(Err(other)) => Err(fail(
+            WebError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "java.lang.reflect.UndeclaredThrowableException",
+                refusal_to_rpc(other).message,
             ),
-        ),
-        &headers,
-    ))
+            &headers,
+        )),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
 }
 
 async fn new_application(
