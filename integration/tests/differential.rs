@@ -4,9 +4,10 @@
 //! repository's `conf/capacity-scheduler.xml`, driven by the stock `yarn` CLI and by
 //! Hadoop's own `YarnClient` (`integration/java/SubmitApp.java`): submit, status, lists,
 //! attempts, queue status, node list, a move to a missing queue, kill, a refresh with a
-//! file that does not validate and one that changes a capacity and adds a queue, and bad
+//! file that does not validate and one that changes a capacity and adds a queue, bad
 //! requests (unknown and malformed application ids, a missing queue, a submission to a
-//! missing queue).
+//! missing queue), and a running application moved to the added queue, given a priority
+//! and a lifetime, and killed.
 //!
 //! Each step's exit code, stdout and stderr are normalised (ids, times, hosts, ports,
 //! paths, JVM log noise) and compared line by line. Every difference must be in
@@ -40,20 +41,6 @@ const AM_START_TIMEOUT: Duration = Duration::from_secs(120);
 /// Every difference the session shows between the two RMs, with why. Kept equal to
 /// `docs/compatibility.md`.
 const KNOWN: &[KnownDifference] = &[
-    KnownDifference {
-        step: "application -movetoqueue (missing queue)",
-        part: Part::Stderr,
-        line_prefix: "Exception in thread \"main\" org.apache.hadoop.yarn.exceptions.YarnException: ",
-        reason: "Spindle does not serve moveApplicationAcrossQueues: it answers Hadoop's \
-                 YarnException naming the method, where Hadoop checks the target queue \
-                 (missing here) and moves the application",
-    },
-    KnownDifference {
-        step: "application -movetoqueue (missing queue)",
-        part: Part::Stderr,
-        line_prefix: "Caused by: org.apache.hadoop.ipc.RemoteException(org.apache.hadoop.yarn.exceptions.YarnException): ",
-        reason: "the same refusal, as the client's exception chain repeats it",
-    },
     KnownDifference {
         step: "rmadmin -refreshQueues (invalid file)",
         part: Part::Stderr,
@@ -345,6 +332,49 @@ fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
         "application -list -appStates ALL",
         t.yarn(&["application", "-list", "-appStates", "ALL"]),
     ));
+    // A third application, moved to the new queue `b` while its AM container runs,
+    // then given a priority and a lifetime, and killed there.
+    let third = t.submit("differential-3", "default");
+    let Some(third_id) = app_id(&third) else {
+        steps.push(step("submit a third application (YarnClient)", third));
+        return Err((
+            format!("{}: the third submission printed no id", t.name),
+            steps,
+        ));
+    };
+    steps.push(step("submit a third application (YarnClient)", third));
+    if let Err(why) = wait_launched(t, &third_id) {
+        return Err((why, steps));
+    }
+    let third = third_id.as_str();
+    steps.push(step(
+        "application -movetoqueue (to b)",
+        t.yarn(&["application", "-movetoqueue", third, "-queue", "b"]),
+    ));
+    steps.push(step(
+        "application -status (moved)",
+        t.yarn(&["application", "-status", third]),
+    ));
+    steps.push(step(
+        "queue -status b (after the move)",
+        t.yarn(&["queue", "-status", "b"]),
+    ));
+    steps.push(step(
+        "queue -status default (after the move)",
+        t.yarn(&["queue", "-status", "default"]),
+    ));
+    steps.push(step(
+        "application -updatePriority",
+        t.yarn(&["application", "-appId", third, "-updatePriority", "3"]),
+    ));
+    steps.push(step(
+        "application -updateLifetime",
+        t.yarn(&["application", "-appId", third, "-updateLifetime", "3600"]),
+    ));
+    steps.push(step(
+        "application -kill (moved)",
+        t.yarn(&["application", "-kill", third]),
+    ));
     Ok(steps)
 }
 
@@ -490,6 +520,11 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
             "application -status (killed with a message)",
             "with diagnostic message: dddddddddddd",
         ),
+        (
+            "application -movetoqueue (to b)",
+            "Successfully completed move.",
+        ),
+        ("application -status (moved)", "Queue : b"),
     ] {
         let o = by_name(name);
         assert!(

@@ -313,8 +313,10 @@ fn current_capacity(cluster: &Cluster, queue: &str) -> String {
 /// between leaves with Hadoop's answers: the report shows the new queue and the AM
 /// container's usage leaves the old leaf for the new one; a queue that does not exist
 /// and a parent queue are refused with Hadoop's messages, and the application stays.
+/// Then `-updateLifetime` sets its lifetime, which the report shows and the RM
+/// enforces.
 #[test]
-fn applications_move_between_queues_through_the_cli() {
+fn applications_move_between_queues_and_get_a_lifetime_through_the_cli() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
@@ -387,5 +389,26 @@ fn applications_move_between_queues_through_the_cli() {
         idle(&current_capacity(&cluster, "b")),
         "b runs nothing again"
     );
-    cluster.yarn(["application", "-kill", &id]).assert_success();
+
+    // A lifetime: reported, then enforced (the RM kills the application when it
+    // passes, as Hadoop's lifetime monitor does).
+    let out = cluster.yarn(["application", "-appId", &id, "-updateLifetime", "3600"]);
+    out.assert_success().assert_stdout_contains(&format!(
+        "Successfully updated LIFETIME of an application {id}. New expiry time is "
+    ));
+    let timeout = report_value(&app_report(&cluster, &id), "TimeoutType")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        timeout.starts_with("LIFETIME\tExpiryTime : ") && !timeout.contains("UNLIMITED"),
+        "{timeout}"
+    );
+    let out = cluster.yarn(["application", "-appId", &id, "-updateLifetime", "2"]);
+    out.assert_success();
+    let report = wait_for_state(&cluster, &id, "KILLED");
+    assert_eq!(
+        report_value(&report, "Diagnostics"),
+        Some("Application is killed by ResourceManager as it has exceeded the lifetime period."),
+        "{report:?}"
+    );
 }

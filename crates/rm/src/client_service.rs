@@ -18,7 +18,7 @@ use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
     FailApplicationAttempt, KillApplication, MoveApplication, NewApplication, SignalContainer,
-    SubmitApplication, UpdateApplicationPriority,
+    SubmitApplication, UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
 use crate::context::RmContext;
 use crate::convert::{
@@ -41,7 +41,6 @@ const UNSUPPORTED: &[&str] = &[
     "updateReservation",
     "deleteReservation",
     "listReservations",
-    "updateApplicationTimeouts",
     "getResourceProfiles",
     "getResourceProfile",
 ];
@@ -58,6 +57,7 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
             "moveApplicationAcrossQueues",
             move_application_across_queues,
         )
+        .method("updateApplicationTimeouts", update_application_timeouts)
         .method("signalToContainer", signal_to_container)
         .method("failApplicationAttempt", fail_application_attempt)
         .method("getApplications", get_applications)
@@ -198,6 +198,36 @@ async fn move_application_across_queues(
     };
     ctx.core.call(mv).await??;
     Ok(pb::MoveApplicationAcrossQueuesResponseProto {})
+}
+
+async fn update_application_timeouts(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::UpdateApplicationTimeoutsRequestProto,
+) -> Result<pb::UpdateApplicationTimeoutsResponseProto, RpcError> {
+    let app = app_id_from_pb(Some(&req.application_id))?;
+    // LIFETIME is the one timeout type Hadoop 3.3 has; an entry without a
+    // type is taken as it.
+    let lifetime = req
+        .application_timeouts
+        .iter()
+        .find(|t| {
+            t.application_timeout_type.unwrap_or(1)
+                == pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime as i32
+        })
+        .map(|t| t.expire_time.clone().unwrap_or_default());
+    let caller = ctx.caller(&call.user).await;
+    let update = UpdateApplicationTimeouts {
+        app,
+        lifetime,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(update).await??;
+    // As Hadoop: the times asked for, as given.
+    Ok(pb::UpdateApplicationTimeoutsResponseProto {
+        application_timeouts: req.application_timeouts,
+    })
 }
 
 async fn signal_to_container(

@@ -53,6 +53,7 @@ pub enum Command {
     KillApplication(KillApplication),
     UpdateApplicationPriority(UpdateApplicationPriority),
     MoveApplication(MoveApplication),
+    UpdateApplicationTimeouts(UpdateApplicationTimeouts),
     SignalContainer(SignalContainer),
     FailApplicationAttempt(FailApplicationAttempt),
     // ApplicationMasterProtocol
@@ -80,7 +81,7 @@ impl Command {
     /// Whether the command records part of an application's own history,
     /// which nothing but a store can give back after a restart: the ids
     /// handed out, submissions, kills, priority changes, moves between
-    /// queues, attempts failed by a
+    /// queues, lifetimes, attempts failed by a
     /// user, an AM's
     /// registration and unregistration, and whether its container started.
     ///
@@ -102,6 +103,7 @@ impl Command {
             | Command::KillApplication(_)
             | Command::UpdateApplicationPriority(_)
             | Command::MoveApplication(_)
+            | Command::UpdateApplicationTimeouts(_)
             | Command::FailApplicationAttempt(_)
             | Command::RegisterApplicationMaster(_)
             | Command::FinishApplicationMaster(_)
@@ -129,6 +131,7 @@ impl Command {
             Command::KillApplication(_) => "KillApplication",
             Command::UpdateApplicationPriority(_) => "UpdateApplicationPriority",
             Command::MoveApplication(_) => "MoveApplication",
+            Command::UpdateApplicationTimeouts(_) => "UpdateApplicationTimeouts",
             Command::SignalContainer(_) => "SignalContainer",
             Command::FailApplicationAttempt(_) => "FailApplicationAttempt",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
@@ -158,6 +161,7 @@ pub enum Reply {
     KillApplication(Result<bool, Refusal>),
     UpdateApplicationPriority(Result<i32, Refusal>),
     MoveApplication(Result<(), Refusal>),
+    UpdateApplicationTimeouts(Result<(), Refusal>),
     SignalContainer(Result<(), Refusal>),
     FailApplicationAttempt(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
@@ -227,6 +231,7 @@ request!(SubmitApplication => Result<(), Refusal>);
 request!(KillApplication => Result<bool, Refusal>);
 request!(UpdateApplicationPriority => Result<i32, Refusal>);
 request!(MoveApplication => Result<(), Refusal>);
+request!(UpdateApplicationTimeouts => Result<(), Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
 request!(FailApplicationAttempt => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
@@ -291,6 +296,18 @@ pub struct UpdateApplicationPriority {
 pub struct MoveApplication {
     pub app: ApplicationId,
     pub queue: String,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `updateApplicationTimeouts` by `user`: `lifetime` is the new LIFETIME
+/// expiry time as the client wrote it (Hadoop's ISO 8601 form), `None` when
+/// the request named no timeout. Answers once the timeout is in force (the
+/// client is told the times it asked for, as Hadoop echoes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateApplicationTimeouts {
+    pub app: ApplicationId,
+    pub lifetime: Option<String>,
     pub user: String,
     pub groups: Vec<String>,
 }

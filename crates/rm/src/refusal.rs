@@ -78,6 +78,15 @@ pub enum Refusal {
     /// The target queue refused the application as it would a submission
     /// (stopped, full): Hadoop's AccessControlException in a YarnException.
     MoveQueueRefused(String),
+    /// `updateApplicationTimeouts` naming no timeout.
+    NoTimeoutGiven,
+    /// `updateApplicationTimeouts` of an application in a state that
+    /// cannot change them (neither running nor finished).
+    TimeoutUpdateInState(AppState),
+    /// A timeout that is not in Hadoop's ISO 8601 form, as given.
+    TimeoutNotIso8601(String),
+    /// A timeout before the current time (both in epoch milliseconds).
+    TimeoutInThePast { now_ms: u64, expiry_ms: u64 },
     /// The AMRMToken names an attempt that is not its application's current one.
     NotCurrentAttempt(ApplicationAttemptId),
     /// The AM must register (again) before it allocates or unregisters.

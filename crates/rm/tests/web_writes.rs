@@ -1,5 +1,5 @@
 //! The RM's REST writes over its web port: killing an application, changing
-//! its priority, moving it to another queue and new application ids, with
+//! its priority, moving it to another queue, its lifetime and new application ids, with
 //! pseudo authentication (`user.name`) and the same ACLs as the RPC twins.
 
 use std::net::SocketAddr;
@@ -229,6 +229,54 @@ async fn priority_queue_and_new_application() {
     assert_eq!(a.json()["queue"], "b");
     let r = report(&alice, app).await;
     assert_eq!(r.queue.as_deref(), Some("b"));
+
+    // Lifetimes: Hadoop's checks, then the application's LIFETIME timeout.
+    let tpath = |user: &str| format!("/ws/v1/cluster/apps/{app}/timeout?user.name={user}");
+    let timeout = |t: &str| format!(r#"{{"timeout":{{"type":"LIFETIME","expiryTime":"{t}"}}}}"#);
+    let a = http(
+        web,
+        "PUT",
+        &tpath("alice"),
+        JSON,
+        r#"{"timeout":{"type":"LIFETIME"}}"#,
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.body.as_str()),
+        (400, "Timeout type or ExpiryTime is null.")
+    );
+    let in_an_hour = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64 + 3_600_000)
+        .unwrap_or_default();
+    let expiry = spindle_rm::iso8601::format(in_an_hour);
+    let a = http(web, "PUT", &tpath("bob"), JSON, &timeout(&expiry)).await;
+    assert_eq!(a.status, 403, "{}", a.body);
+    assert_eq!(
+        a.body,
+        format!("Unauthorized attempt to change timeout of app {app} by remote user bob")
+    );
+    let a = http(web, "PUT", &tpath("alice"), JSON, &timeout("tomorrow")).await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    assert!(
+        a.body.starts_with("Expire time is not in ISO8601 format."),
+        "{}",
+        a.body
+    );
+    let a = http(web, "PUT", &tpath("alice"), JSON, &timeout(&expiry)).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.json()["timeout"]["type"], "LIFETIME");
+    assert_eq!(a.json()["timeout"]["expiryTime"], expiry.as_str());
+    let left = a.json()["timeout"]["remainingTimeInSeconds"]
+        .as_i64()
+        .unwrap_or(-1);
+    assert!((1..=3600).contains(&left), "{}", a.body);
+    let r = report(&alice, app).await;
+    let lifetime = r
+        .app_timeouts
+        .first()
+        .and_then(|t| t.application_timeout.clone());
+    assert_eq!(lifetime.and_then(|t| t.expire_time), Some(expiry));
 
     // New application ids, for the owner of the request.
     // Anonymous requests act as the static web user: a new id needs no ACL.

@@ -2,15 +2,20 @@
 //! Hadoop 3.3.4's checks in its order, then the move itself, in the RM's
 //! table (what reports and the state store show) and in the scheduler core
 //! (usage, AM usage and pending asks go with the application).
+//!
+//! And an application's lifetime (`updateApplicationTimeouts`, LIFETIME):
+//! set with Hadoop's checks, enforced by the tick as Hadoop's
+//! `RMAppLifetimeMonitor` (the application is killed when it passes).
 
 use spindle_common::text::escaped;
 use spindle_scheduler::SchedulerKind;
 use tracing::info;
 
-use super::RmState;
+use super::{AppEnd, RmState};
 use crate::access::Caller;
-use crate::apps::AppState;
-use crate::command::MoveApplication;
+use crate::apps::{AppState, Lifetime};
+use crate::attempts::AttemptState;
+use crate::command::{MoveApplication, UpdateApplicationTimeouts};
 use crate::refusal::Refusal;
 use crate::time::Now;
 
@@ -88,6 +93,92 @@ impl RmState {
         info!(app = %id, from = %escaped(&from), to = %escaped(&dest), user = %escaped(&user), "application moved");
         self.schedule_pass(now);
         Ok(())
+    }
+
+    /// `updateApplicationTimeouts`, with Hadoop's checks in its order
+    /// (`ClientRMService`, `RMAppManager.updateApplicationTimeout`): the
+    /// application exists; the caller has MODIFY_APP; a timeout is given; a
+    /// finished application answers success and keeps what it had; one that
+    /// is not SUBMITTED, ACCEPTED or RUNNING is refused; the time must be in
+    /// Hadoop's ISO 8601 form and not before now. The new lifetime replaces
+    /// any earlier one. (Queues' maximum lifetimes are not read, so nothing
+    /// cuts it short.)
+    pub(super) fn update_application_timeouts(
+        &mut self,
+        now: Now,
+        cmd: UpdateApplicationTimeouts,
+    ) -> Result<(), Refusal> {
+        let UpdateApplicationTimeouts {
+            app: id,
+            lifetime,
+            user,
+            groups,
+        } = cmd;
+        let Some(app) = self.apps.get(&id) else {
+            return Err(Refusal::ApplicationNotFound(id));
+        };
+        self.require_modify(app, &user, groups)?;
+        let Some(given) = lifetime else {
+            return Err(Refusal::NoTimeoutGiven);
+        };
+        if app.state.is_final() {
+            return Ok(());
+        }
+        if !matches!(
+            app.state,
+            AppState::Submitted | AppState::Accepted | AppState::Running
+        ) {
+            return Err(Refusal::TimeoutUpdateInState(app.state));
+        }
+        let Some(expiry_ms) = crate::iso8601::parse(&given) else {
+            return Err(Refusal::TimeoutNotIso8601(given));
+        };
+        if expiry_ms < now.wall_ms {
+            return Err(Refusal::TimeoutInThePast {
+                now_ms: now.wall_ms,
+                expiry_ms,
+            });
+        }
+        let lifetime = Lifetime {
+            expiry_wall_ms: expiry_ms,
+            deadline_mono_ms: now.mono_ms.saturating_add(expiry_ms - now.wall_ms),
+        };
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.lifetime = Some(lifetime);
+        }
+        info!(app = %id, expiry = %escaped(&given), user = %escaped(&user), "application lifetime set");
+        Ok(())
+    }
+
+    /// The lifetime monitor: applications whose lifetime has passed are
+    /// killed, with Hadoop's diagnostics.
+    pub(super) fn expire_lifetimes(&mut self, now: Now) {
+        let expired: Vec<_> = self
+            .apps
+            .all()
+            .filter(|a| !a.state.is_final())
+            .filter(|a| {
+                a.lifetime
+                    .is_some_and(|l| l.deadline_mono_ms <= now.mono_ms)
+            })
+            .map(|a| a.id)
+            .collect();
+        for id in expired {
+            let diagnostics =
+                "Application is killed by ResourceManager as it has exceeded the lifetime period."
+                    .to_string();
+            info!(app = %id, "application lifetime passed: killed");
+            if let Some(attempt) = self.current_attempt_id(&id) {
+                self.end_attempt(
+                    attempt,
+                    AttemptState::Killed,
+                    diagnostics.clone(),
+                    AppEnd::Ends,
+                    now,
+                );
+            }
+            self.apps.kill(id, diagnostics, now.wall_ms);
+        }
     }
 
     /// The scheduler's checks of the target queue (Hadoop's

@@ -13,7 +13,9 @@ use super::Settings;
 use crate::access::Caller;
 use crate::acl::Acl;
 use crate::apps::AppState;
-use crate::command::{KillApplication, MoveApplication, RefreshAdminAcls};
+use crate::command::{
+    KillApplication, MoveApplication, RefreshAdminAcls, UpdateApplicationTimeouts,
+};
 use crate::convert::refusal_to_rpc;
 use crate::keys::KeyRolling;
 use crate::queue_files::{fair, QueueFile};
@@ -321,4 +323,154 @@ fn fifo_refuses_every_move_and_fair_needs_an_existing_leaf() {
     );
     assert_eq!(used_mb(&s, "root.b.c"), 1024);
     assert_eq!(used_mb(&s, "root.a"), 0);
+}
+
+// ---- application timeouts ----------------------------------------------------
+
+fn lifetime(
+    s: &mut TestRm,
+    ms: u64,
+    app: ApplicationId,
+    expiry: Option<&str>,
+    user: &str,
+) -> Result<(), Refusal> {
+    s.run(
+        ms,
+        UpdateApplicationTimeouts {
+            app,
+            lifetime: expiry.map(str::to_string),
+            user: user.into(),
+            groups: Vec::new(),
+        },
+    )
+}
+
+fn lifetime_report(s: &TestRm, app: ApplicationId) -> (Option<String>, i64) {
+    match s.app_report(&app, &Caller::user("alice")) {
+        Ok(r) => (
+            r.app
+                .lifetime
+                .map(|l| crate::iso8601::format(l.expiry_wall_ms)),
+            r.lifetime_remaining_s,
+        ),
+        Err(e) => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn lifetime_updates_are_checked_in_hadoops_order() {
+    let mut s = rm(true);
+    let app = s.submit_to("etl", "alice", None, 1);
+    let absent = ApplicationId::new(TS, 99);
+    let soon = crate::iso8601::format(TS as u64 + 60_000);
+    let said = |r: Result<(), Refusal>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => refusal_to_rpc(e).message,
+    };
+    assert!(said(lifetime(&mut s, 20, absent, Some(&soon), "alice")).contains("doesn't exist"));
+    assert_eq!(
+        said(lifetime(&mut s, 20, app, None, "mallory")),
+        format!("java.security.AccessControlException: User mallory cannot perform operation MODIFY_APP on {app}")
+    );
+    assert_eq!(
+        said(lifetime(&mut s, 20, app, None, "alice")),
+        "At least one ApplicationTimeoutType should be configured for updating timeouts."
+    );
+    assert_eq!(
+        said(lifetime(&mut s, 20, app, Some("in an hour"), "alice")),
+        "Expire time is not in ISO8601 format. ISO8601 supported format is \
+         yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is in an hour"
+    );
+    let now = TS as u64 + 5000;
+    assert_eq!(
+        said(lifetime(&mut s, now, app, Some("2023-11-14T22:13:20.000+0000"), "alice")),
+        format!(
+            "Expire time is less than current time, current-time={} expire-time=2023-11-14T22:13:20.000+0000",
+            crate::iso8601::format(now)
+        )
+    );
+    assert_eq!(lifetime_report(&s, app), (None, -1), "nothing changed");
+    // A finished application answers success and keeps what it had.
+    let killed = s.run(
+        now,
+        KillApplication {
+            app,
+            user: "alice".into(),
+            groups: Vec::new(),
+            reason: None,
+            from: None,
+        },
+    );
+    assert_eq!(killed, Ok(true));
+    assert_eq!(said(lifetime(&mut s, now, app, Some(&soon), "alice")), "ok");
+    assert_eq!(lifetime_report(&s, app), (None, -1));
+}
+
+#[test]
+fn an_application_past_its_lifetime_is_killed() {
+    let mut s = rm(false);
+    let start = TS as u64;
+    let app = s.submit_to("etl", "alice", None, start);
+    s.run_ams(start + 1);
+    let expiry = crate::iso8601::format(start + 60_000);
+    assert_eq!(
+        lifetime(&mut s, start + 1000, app, Some(&expiry), "alice"),
+        Ok(())
+    );
+    assert_eq!(lifetime_report(&s, app), (Some(expiry.clone()), 59));
+    // A later update replaces it.
+    let later = crate::iso8601::format(start + 120_000);
+    assert_eq!(
+        lifetime(&mut s, start + 2000, app, Some(&later), "alice"),
+        Ok(())
+    );
+    s.tick(start + 60_000);
+    // (Its node stopped heartbeating long ago: a new attempt waits; the
+    // application lives on.)
+    assert!(s.app_state(&app).is_some_and(|st| !st.is_final()));
+    assert_eq!(lifetime_report(&s, app), (Some(later.clone()), 60));
+    s.tick(start + 120_000);
+    assert_eq!(s.app_state(&app), Some(AppState::Killed));
+    assert_eq!(
+        s.apps.get(&app).map(|a| a.diagnostics.clone()),
+        Some(
+            "Application is killed by ResourceManager as it has exceeded the lifetime period."
+                .into()
+        )
+    );
+    assert_eq!(lifetime_report(&s, app), (Some(later), 0));
+    assert_eq!(used_mb(&s, "root.eng.etl"), 0, "its containers are gone");
+}
+
+#[test]
+fn a_lifetime_survives_a_restart_and_ends_on_time() {
+    let start = TS as u64;
+    let mut before = rm(false);
+    before.enable_store(10);
+    let app = before.submit_to("etl", "alice", None, start);
+    before.run_ams(start + 1);
+    let expiry = crate::iso8601::format(start + 60_000);
+    assert_eq!(
+        lifetime(&mut before, start + 1000, app, Some(&expiry), "alice"),
+        Ok(())
+    );
+    let mut stored = BTreeMap::new();
+    for op in before.take_store_ops() {
+        if let StoreOp::PutApp(a) = op {
+            stored.insert(a.id.clone(), *a);
+        }
+    }
+    assert_eq!(
+        stored[&app.to_string()].lifetime_expiry_ms,
+        Some(start + 60_000)
+    );
+
+    let mut after = rm(false);
+    after.enable_store(10);
+    after.recover(stored.into_values().collect(), Now::at(start + 30_000));
+    assert_eq!(lifetime_report(&after, app).0, Some(expiry));
+    after.tick(start + 59_000);
+    assert_ne!(after.app_state(&app), Some(AppState::Killed));
+    after.tick(start + 60_000);
+    assert_eq!(after.app_state(&app), Some(AppState::Killed));
 }
