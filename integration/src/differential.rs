@@ -127,9 +127,10 @@ impl Normaliser {
             })
             .collect();
         rules.extend([
-            // log4j's time stamps: 2026-11-26 16:10:00,123
+            // log4j's time stamps: 2026-11-26 16:10:00,123; ISO 8601 times as
+            // application timeouts carry them: 2026-11-26T16:10:00.123+0000
             (
-                re(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(,\d{3})?"),
+                re(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(,\d{3}|\.\d{3}[+-]\d{4})?"),
                 "<TIME>".into(),
             ),
             // java.util.Date's toString: Thu Nov 26 16:10:00 UTC 2026

@@ -4,9 +4,10 @@
 //! repository's `conf/capacity-scheduler.xml`, driven by the stock `yarn` CLI and by
 //! Hadoop's own `YarnClient` (`integration/java/SubmitApp.java`): submit, status, lists,
 //! attempts, queue status, node list, a move to a missing queue, kill, a refresh with a
-//! file that does not validate and one that changes a capacity and adds a queue, and bad
+//! file that does not validate and one that changes a capacity and adds a queue, bad
 //! requests (unknown and malformed application ids, a missing queue, a submission to a
-//! missing queue).
+//! missing queue), and a running application moved to the added queue, given a priority
+//! and a lifetime, refused a kill by another user (ACLs are on on both RMs), and killed.
 //!
 //! Each step's exit code, stdout and stderr are normalised (ids, times, hosts, ports,
 //! paths, JVM log noise) and compared line by line. Every difference must be in
@@ -43,16 +44,18 @@ const KNOWN: &[KnownDifference] = &[
     KnownDifference {
         step: "application -movetoqueue (missing queue)",
         part: Part::Stderr,
-        line_prefix: "Exception in thread \"main\" org.apache.hadoop.yarn.exceptions.YarnException: ",
-        reason: "Spindle does not serve moveApplicationAcrossQueues: it answers Hadoop's \
-                 YarnException naming the method, where Hadoop checks the target queue \
-                 (missing here) and moves the application",
+        line_prefix: "Caused by: java.security.AccessControlException: ",
+        reason: "Hadoop's error reply carries the RM's Java stack trace, so the client \
+                 prints the AccessControlException the RM wrapped as a cause as well; \
+                 Spindle's reply carries the exception class and message only (the \
+                 message itself is the same)",
     },
     KnownDifference {
-        step: "application -movetoqueue (missing queue)",
+        step: "application -kill (by another user)",
         part: Part::Stderr,
-        line_prefix: "Caused by: org.apache.hadoop.ipc.RemoteException(org.apache.hadoop.yarn.exceptions.YarnException): ",
-        reason: "the same refusal, as the client's exception chain repeats it",
+        line_prefix: "Caused by: java.security.AccessControlException: ",
+        reason: "the same: Hadoop's client prints the AccessControlException its RM \
+                 wrapped, from the stack trace in the reply; Spindle's reply has none",
     },
     KnownDifference {
         step: "rmadmin -refreshQueues (invalid file)",
@@ -84,6 +87,16 @@ impl Target<'_> {
         self.clients
             .yarn()
             .conf_dir(&self.conf_dir)
+            .run(args)
+            .unwrap_or_else(|e| panic!("cannot run the yarn launcher: {e:#}"))
+    }
+
+    /// The `yarn` CLI as another user (`HADOOP_USER_NAME`, SIMPLE authentication).
+    fn yarn_as(&self, user: &str, args: &[&str]) -> CliOutput {
+        self.clients
+            .yarn()
+            .conf_dir(&self.conf_dir)
+            .env("HADOOP_USER_NAME", user)
             .run(args)
             .unwrap_or_else(|e| panic!("cannot run the yarn launcher: {e:#}"))
     }
@@ -145,10 +158,13 @@ fn capacity_xml(properties: &[(&str, &str)]) -> String {
     xml
 }
 
-/// Two queues: `default` at 70 %, a new `b` at 30 %.
+/// Two queues: `default` at 70 %, a new `b` at 30 %; nobody administers the root
+/// queue (unset, Hadoop lets everyone, which would make every user an
+/// administrator of every application).
 fn two_queues() -> String {
     capacity_xml(&[
         ("maximum-am-resource-percent", "0.1"),
+        ("root.acl_administer_queue", " "),
         ("root.queues", "default,b"),
         ("root.default.capacity", "70"),
         ("root.default.maximum-capacity", "100"),
@@ -345,6 +361,53 @@ fn session(t: &Target<'_>) -> Result<Vec<Step>, (String, Vec<Step>)> {
         "application -list -appStates ALL",
         t.yarn(&["application", "-list", "-appStates", "ALL"]),
     ));
+    // A third application, moved to the new queue `b` while its AM container runs,
+    // then given a priority and a lifetime, and killed there.
+    let third = t.submit("differential-3", "default");
+    let Some(third_id) = app_id(&third) else {
+        steps.push(step("submit a third application (YarnClient)", third));
+        return Err((
+            format!("{}: the third submission printed no id", t.name),
+            steps,
+        ));
+    };
+    steps.push(step("submit a third application (YarnClient)", third));
+    if let Err(why) = wait_launched(t, &third_id) {
+        return Err((why, steps));
+    }
+    let third = third_id.as_str();
+    steps.push(step(
+        "application -movetoqueue (to b)",
+        t.yarn(&["application", "-movetoqueue", third, "-queue", "b"]),
+    ));
+    steps.push(step(
+        "application -status (moved)",
+        t.yarn(&["application", "-status", third]),
+    ));
+    steps.push(step(
+        "queue -status b (after the move)",
+        t.yarn(&["queue", "-status", "b"]),
+    ));
+    steps.push(step(
+        "queue -status default (after the move)",
+        t.yarn(&["queue", "-status", "default"]),
+    ));
+    steps.push(step(
+        "application -updatePriority",
+        t.yarn(&["application", "-appId", third, "-updatePriority", "3"]),
+    ));
+    steps.push(step(
+        "application -updateLifetime",
+        t.yarn(&["application", "-appId", third, "-updateLifetime", "3600"]),
+    ));
+    steps.push(step(
+        "application -kill (by another user)",
+        t.yarn_as("mallory", &["application", "-kill", third]),
+    ));
+    steps.push(step(
+        "application -kill (moved)",
+        t.yarn(&["application", "-kill", third]),
+    ));
     Ok(steps)
 }
 
@@ -386,11 +449,18 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
         .rm_property("yarn.resourcemanager.scheduler.class", CAPACITY_SCHEDULER)
         .rm_property("yarn.scheduler.maximum-allocation-mb", 8192)
         .rm_property("yarn.scheduler.maximum-allocation-vcores", 8)
+        .rm_property("yarn.acl.enable", "true")
+        .rm_property("yarn.admin.acl", " ")
         .conf_file("capacity-scheduler.xml", queues)
         .nodemanager(spec.clone())
         .start(&clients)
         .unwrap_or_else(|e| panic!("Spindle's RM did not start: {e:#}"));
-    let rm = HadoopRm::start(&jars, &HadoopConf::new())
+    // ACLs on, on both: only the RM's own user administers.
+    let mut hadoop_conf = HadoopConf::new();
+    hadoop_conf
+        .set("yarn.acl.enable", "true")
+        .set("yarn.admin.acl", " ");
+    let rm = HadoopRm::start(&jars, &hadoop_conf)
         .unwrap_or_else(|e| panic!("Hadoop's RM did not start: {e:#}"));
     let nm = ExtraNodeManager::start(
         &NmKind::Hadoop(jars),
@@ -490,6 +560,11 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
             "application -status (killed with a message)",
             "with diagnostic message: dddddddddddd",
         ),
+        (
+            "application -movetoqueue (to b)",
+            "Successfully completed move.",
+        ),
+        ("application -status (moved)", "Queue : b"),
     ] {
         let o = by_name(name);
         assert!(
@@ -497,6 +572,14 @@ fn one_client_session_against_hadoop_rm_and_spindle_rm_differs_only_as_documente
             "Hadoop's RM: step {name} did not print {needle:?}:\n{o}"
         );
     }
+    let refused = by_name("application -kill (by another user)");
+    assert!(
+        refused.exit != "0"
+            && refused
+                .stderr
+                .contains("User mallory cannot perform operation MODIFY_APP"),
+        "Hadoop's RM: another user's kill was not refused:\n{refused}"
+    );
 
     assert!(
         comparison.holds(),

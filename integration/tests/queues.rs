@@ -299,3 +299,116 @@ fn wait_for_am_container(cluster: &Cluster, id: &str) {
         std::thread::sleep(POLL);
     }
 }
+
+/// `yarn queue -status <queue>`'s "Current Capacity".
+fn current_capacity(cluster: &Cluster, queue: &str) -> String {
+    let out = cluster.yarn(["queue", "-status", queue]);
+    out.assert_success();
+    report_value(&parse_report(&out.stdout), "Current Capacity")
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `yarn application -movetoqueue` and `-changeQueue` move a running application
+/// between leaves with Hadoop's answers: the report shows the new queue and the AM
+/// container's usage leaves the old leaf for the new one; a queue that does not exist
+/// and a parent queue are refused with Hadoop's messages, and the application stays.
+/// Then `-updateLifetime` sets its lifetime, which the report shows and the RM
+/// enforces.
+#[test]
+fn applications_move_between_queues_and_get_a_lifetime_through_the_cli() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
+    for (name, value) in [
+        ("root.queues", "a,b"),
+        ("root.a.capacity", "50"),
+        ("root.b.capacity", "50"),
+    ] {
+        xml.push_str(&property(&format!("yarn.scheduler.capacity.{name}"), value));
+    }
+    xml.push_str("</configuration>\n");
+    let cluster = start(
+        &clients,
+        Cluster::builder().conf_file("capacity-scheduler.xml", xml),
+    );
+    let id = submit(
+        &cluster,
+        &AppSubmission::new("spindle-it-move", "sleep 600").queue("a"),
+    );
+    wait_for_am_container(&cluster, &id);
+    let idle = |c: &str| c == "0.00%" || c == ".00%";
+    assert!(!idle(&current_capacity(&cluster, "a")), "a runs the AM");
+    assert!(idle(&current_capacity(&cluster, "b")), "b runs nothing");
+
+    let out = cluster.yarn(["application", "-movetoqueue", &id, "-queue", "nosuch"]);
+    out.assert_exit_failure();
+    assert!(
+        out.stderr
+            .contains("The specified Queue: nosuch doesn't exist"),
+        "{out}"
+    );
+    let out = cluster.yarn(["application", "-movetoqueue", &id, "-queue", "root"]);
+    out.assert_exit_failure();
+    assert!(
+        out.stderr
+            .contains("The specified Queue: root is not a Leaf Queue."),
+        "{out}"
+    );
+    assert_eq!(report_value(&app_report(&cluster, &id), "Queue"), Some("a"));
+
+    let out = cluster.yarn(["application", "-movetoqueue", &id, "-queue", "b"]);
+    out.assert_success()
+        .assert_stdout_contains(&format!("Moving application {id} to queue b"))
+        .assert_stdout_contains("Successfully completed move.");
+    let report = app_report(&cluster, &id);
+    assert_eq!(report_value(&report, "Queue"), Some("b"), "{report:?}");
+    // (Its AM is `sleep`, which never registers: ACCEPTED, AM container running.)
+    assert_eq!(
+        report_value(&report, "State"),
+        Some("ACCEPTED"),
+        "{report:?}"
+    );
+    assert!(
+        idle(&current_capacity(&cluster, "a")),
+        "the AM's usage left a"
+    );
+    assert!(!idle(&current_capacity(&cluster, "b")), "and went to b");
+
+    // The newer option, by full path.
+    let out = cluster.yarn(["application", "-appId", &id, "-changeQueue", "root.a"]);
+    out.assert_success()
+        .assert_stdout_contains("Successfully completed move.");
+    assert_eq!(
+        report_value(&app_report(&cluster, &id), "Queue"),
+        Some("root.a")
+    );
+    assert!(!idle(&current_capacity(&cluster, "a")), "back in a");
+    assert!(
+        idle(&current_capacity(&cluster, "b")),
+        "b runs nothing again"
+    );
+
+    // A lifetime: reported, then enforced (the RM kills the application when it
+    // passes, as Hadoop's lifetime monitor does).
+    let out = cluster.yarn(["application", "-appId", &id, "-updateLifetime", "3600"]);
+    out.assert_success().assert_stdout_contains(&format!(
+        "Successfully updated LIFETIME of an application {id}. New expiry time is "
+    ));
+    let timeout = report_value(&app_report(&cluster, &id), "TimeoutType")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        timeout.starts_with("LIFETIME\tExpiryTime : ") && !timeout.contains("UNLIMITED"),
+        "{timeout}"
+    );
+    let out = cluster.yarn(["application", "-appId", &id, "-updateLifetime", "2"]);
+    out.assert_success();
+    let report = wait_for_state(&cluster, &id, "KILLED");
+    assert_eq!(
+        report_value(&report, "Diagnostics"),
+        Some("Application is killed by ResourceManager as it has exceeded the lifetime period."),
+        "{report:?}"
+    );
+}

@@ -163,6 +163,7 @@ fn finished(ts: i64, seq: i32) -> StoredApp {
         am_host: "host".into(),
         am_rpc_port: 7000,
         tracking_url: "http://host:4040".into(),
+        lifetime_expiry_ms: None,
         failed_attempts: 0,
         launch: None,
         attempts: vec![StoredAttempt {

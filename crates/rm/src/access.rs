@@ -27,12 +27,12 @@
 //!
 //! | method | access | without it |
 //! |---|---|---|
-//! | `forceKillApplication`, `updateApplicationPriority`, `signalToContainer`, `failApplicationAttempt` | MODIFY_APP | YarnException wrapping `java.security.AccessControlException: User U cannot perform operation MODIFY_APP on APP` |
+//! | `forceKillApplication`, `updateApplicationPriority`, `signalToContainer`, `failApplicationAttempt`, `moveApplicationAcrossQueues`, `updateApplicationTimeouts` | MODIFY_APP | YarnException wrapping `java.security.AccessControlException: User U cannot perform operation MODIFY_APP on APP` |
 //! | `getApplicationReport`, `getApplications` | VIEW_APP | the report with host, RPC port, tracking URLs, diagnostics, attempt, progress, usage and tokens hidden (`createAndGetApplicationReport(user, false)`); `getApplications` with scope VIEWABLE leaves such applications out |
 //! | `getApplicationAttempts`, `getContainers`, `getContainerReport` | VIEW_APP | YarnException `User U does not have privilege to see this application APP` |
 //! | `getApplicationAttemptReport` | VIEW_APP | YarnException `User U does not have privilege to see this attempt ATTEMPT` |
 //! | `getQueueInfo` with applications | VIEW_APP | the application is left out |
-//! | `moveApplicationAcrossQueues`, `updateApplicationTimeouts` | (MODIFY_APP in Hadoop) | not served: refused for everyone |
+//! | `moveApplicationAcrossQueues` | submit (or administer) on the target queue | YarnException wrapping `java.security.AccessControlException: User U cannot submit applications to target queue or the target queue doesn't exist: Q while moving APP` (a missing target too) |
 //!
 //! The administration protocol checks `yarn.admin.acl` alone, whether or not
 //! `yarn.acl.enable` is set, as Hadoop's `AdminService` does.
@@ -176,6 +176,7 @@ mod tests {
             am_host: "N/A".into(),
             am_rpc_port: -1,
             tracking_url: String::new(),
+            lifetime: None,
         }
     }
 

@@ -43,6 +43,17 @@ pub struct App {
     pub am_host: String,
     pub am_rpc_port: i32,
     pub tracking_url: String,
+    /// The LIFETIME timeout, once set (`updateApplicationTimeouts`).
+    pub lifetime: Option<Lifetime>,
+}
+
+/// When an application's lifetime ends: the wall-clock time Hadoop reports
+/// (and the client gave), and the same instant on the monotonic clock, which
+/// the lifetime monitor goes by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Lifetime {
+    pub expiry_wall_ms: u64,
+    pub deadline_mono_ms: u64,
 }
 
 /// Which applications `getApplications` considers
@@ -180,6 +191,7 @@ impl AppTable {
             am_host: "N/A".into(),
             am_rpc_port: -1,
             tracking_url: String::new(),
+            lifetime: None,
         };
         self.apps.insert(sub.id, app);
         self.changed.insert(sub.id);

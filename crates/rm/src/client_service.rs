@@ -17,8 +17,8 @@ use tracing::warn;
 use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
 use crate::command::{
-    FailApplicationAttempt, KillApplication, NewApplication, SignalContainer, SubmitApplication,
-    UpdateApplicationPriority,
+    FailApplicationAttempt, KillApplication, MoveApplication, NewApplication, SignalContainer,
+    SubmitApplication, UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
 use crate::context::RmContext;
 use crate::convert::{
@@ -36,13 +36,11 @@ const UNSUPPORTED: &[&str] = &[
     "getDelegationToken",
     "renewDelegationToken",
     "cancelDelegationToken",
-    "moveApplicationAcrossQueues",
     "getNewReservation",
     "submitReservation",
     "updateReservation",
     "deleteReservation",
     "listReservations",
-    "updateApplicationTimeouts",
     "getResourceProfiles",
     "getResourceProfile",
 ];
@@ -55,6 +53,11 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         .method("getApplicationReport", get_application_report)
         .method("forceKillApplication", force_kill_application)
         .method("updateApplicationPriority", update_application_priority)
+        .method(
+            "moveApplicationAcrossQueues",
+            move_application_across_queues,
+        )
+        .method("updateApplicationTimeouts", update_application_timeouts)
         .method("signalToContainer", signal_to_container)
         .method("failApplicationAttempt", fail_application_attempt)
         .method("getApplications", get_applications)
@@ -176,6 +179,54 @@ async fn update_application_priority(
         application_priority: Some(pb::PriorityProto {
             priority: Some(priority),
         }),
+    })
+}
+
+async fn move_application_across_queues(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::MoveApplicationAcrossQueuesRequestProto,
+) -> Result<pb::MoveApplicationAcrossQueuesResponseProto, RpcError> {
+    // Both fields are `required` in Hadoop's proto.
+    let app = app_id_from_pb(Some(&req.application_id))?;
+    let caller = ctx.caller(&call.user).await;
+    let mv = MoveApplication {
+        app,
+        queue: req.target_queue,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(mv).await??;
+    Ok(pb::MoveApplicationAcrossQueuesResponseProto {})
+}
+
+async fn update_application_timeouts(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: pb::UpdateApplicationTimeoutsRequestProto,
+) -> Result<pb::UpdateApplicationTimeoutsResponseProto, RpcError> {
+    let app = app_id_from_pb(Some(&req.application_id))?;
+    // LIFETIME is the one timeout type Hadoop 3.3 has; an entry without a
+    // type is taken as it.
+    let lifetime = req
+        .application_timeouts
+        .iter()
+        .find(|t| {
+            t.application_timeout_type.unwrap_or(1)
+                == pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime as i32
+        })
+        .map(|t| t.expire_time.clone().unwrap_or_default());
+    let caller = ctx.caller(&call.user).await;
+    let update = UpdateApplicationTimeouts {
+        app,
+        lifetime,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    ctx.core.call(update).await??;
+    // As Hadoop: the times asked for, as given.
+    Ok(pb::UpdateApplicationTimeoutsResponseProto {
+        application_timeouts: req.application_timeouts,
     })
 }
 

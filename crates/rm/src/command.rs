@@ -52,6 +52,8 @@ pub enum Command {
     SubmitApplication(SubmitApplication),
     KillApplication(KillApplication),
     UpdateApplicationPriority(UpdateApplicationPriority),
+    MoveApplication(MoveApplication),
+    UpdateApplicationTimeouts(UpdateApplicationTimeouts),
     SignalContainer(SignalContainer),
     FailApplicationAttempt(FailApplicationAttempt),
     // ApplicationMasterProtocol
@@ -78,7 +80,8 @@ pub enum Command {
 impl Command {
     /// Whether the command records part of an application's own history,
     /// which nothing but a store can give back after a restart: the ids
-    /// handed out, submissions, kills, priority changes, attempts failed by a
+    /// handed out, submissions, kills, priority changes, moves between
+    /// queues, lifetimes, attempts failed by a
     /// user, an AM's
     /// registration and unregistration, and whether its container started.
     ///
@@ -99,6 +102,8 @@ impl Command {
             | Command::SubmitApplication(_)
             | Command::KillApplication(_)
             | Command::UpdateApplicationPriority(_)
+            | Command::MoveApplication(_)
+            | Command::UpdateApplicationTimeouts(_)
             | Command::FailApplicationAttempt(_)
             | Command::RegisterApplicationMaster(_)
             | Command::FinishApplicationMaster(_)
@@ -125,6 +130,8 @@ impl Command {
             Command::SubmitApplication(_) => "SubmitApplication",
             Command::KillApplication(_) => "KillApplication",
             Command::UpdateApplicationPriority(_) => "UpdateApplicationPriority",
+            Command::MoveApplication(_) => "MoveApplication",
+            Command::UpdateApplicationTimeouts(_) => "UpdateApplicationTimeouts",
             Command::SignalContainer(_) => "SignalContainer",
             Command::FailApplicationAttempt(_) => "FailApplicationAttempt",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
@@ -153,6 +160,8 @@ pub enum Reply {
     SubmitApplication(Result<(), Refusal>),
     KillApplication(Result<bool, Refusal>),
     UpdateApplicationPriority(Result<i32, Refusal>),
+    MoveApplication(Result<(), Refusal>),
+    UpdateApplicationTimeouts(Result<(), Refusal>),
     SignalContainer(Result<(), Refusal>),
     FailApplicationAttempt(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
@@ -221,6 +230,8 @@ request!(NewApplication => ApplicationId);
 request!(SubmitApplication => Result<(), Refusal>);
 request!(KillApplication => Result<bool, Refusal>);
 request!(UpdateApplicationPriority => Result<i32, Refusal>);
+request!(MoveApplication => Result<(), Refusal>);
+request!(UpdateApplicationTimeouts => Result<(), Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
 request!(FailApplicationAttempt => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
@@ -275,6 +286,28 @@ pub struct KillApplication {
 pub struct UpdateApplicationPriority {
     pub app: ApplicationId,
     pub priority: i32,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `moveApplicationAcrossQueues` by `user` (with `groups`, for ACLs):
+/// `queue` is the target queue as the client named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveApplication {
+    pub app: ApplicationId,
+    pub queue: String,
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `updateApplicationTimeouts` by `user`: `lifetime` is the new LIFETIME
+/// expiry time as the client wrote it (Hadoop's ISO 8601 form), `None` when
+/// the request named no timeout. Answers once the timeout is in force (the
+/// client is told the times it asked for, as Hadoop echoes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateApplicationTimeouts {
+    pub app: ApplicationId,
+    pub lifetime: Option<String>,
     pub user: String,
     pub groups: Vec<String>,
 }

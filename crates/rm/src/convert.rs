@@ -98,6 +98,36 @@ pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
         Refusal::PriorityUpdateInState(state) => RpcError::yarn(format!(
             "Application in {state} state cannot update priority."
         )),
+        // ClientRMService: RPCUtil.getRemoteException(new
+        // java.security.AccessControlException(..)).
+        Refusal::MoveTargetDenied { user, queue, app } => RpcError::yarn(format!(
+            "java.security.AccessControlException: User {user} cannot submit applications to \
+             target queue or the target queue doesn't exist: {queue} while moving {app}"
+        )),
+        Refusal::MoveInState(state) => {
+            RpcError::yarn(format!("App in {state} state cannot be moved."))
+        }
+        Refusal::MoveRefused(reason) => RpcError::yarn(reason),
+        // CapacityScheduler: new YarnException(AccessControlException).
+        Refusal::MoveQueueRefused(reason) => {
+            RpcError::yarn(format!("{}: {reason}", class::ACCESS_CONTROL))
+        }
+        Refusal::NoTimeoutGiven => RpcError::yarn(
+            "At least one ApplicationTimeoutType should be configured for updating timeouts.",
+        ),
+        Refusal::TimeoutUpdateInState(state) => RpcError::yarn(format!(
+            "Application is in {state} state can not update timeout."
+        )),
+        // RMServerUtils.validateISO8601AndConvertToLocalTimeEpoch.
+        Refusal::TimeoutNotIso8601(given) => RpcError::yarn(format!(
+            "Expire time is not in ISO8601 format. ISO8601 supported format is \
+             yyyy-MM-dd'T'HH:mm:ss.SSSZ. Configured timeout value is {given}"
+        )),
+        Refusal::TimeoutInThePast { now_ms, expiry_ms } => RpcError::yarn(format!(
+            "Expire time is less than current time, current-time={} expire-time={}",
+            crate::iso8601::format(now_ms),
+            crate::iso8601::format(expiry_ms)
+        )),
         Refusal::NotCurrentAttempt(attempt) => RpcError::new(
             class::INVALID_APPLICATION_MASTER_REQUEST,
             format!("Application attempt {attempt} is not the current attempt of its application"),
@@ -477,8 +507,8 @@ pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationRep
         app_node_label_expression: Some(NODE_LABEL_EXPRESSION_NOT_SET.to_owned()),
         am_node_label_expression: (!a.unmanaged_am)
             .then(|| DEFAULT_NODE_LABEL_PARTITION.to_owned()),
-        // No application timeouts are served: Hadoop reports LIFETIME
-        // UNLIMITED with an unknown (-1) remaining time then.
+        // Hadoop reports LIFETIME UNLIMITED with an unknown (-1) remaining
+        // time until a lifetime is set.
         app_timeouts: vec![pb::AppTimeoutsMapProto {
             application_timeout_type: Some(
                 pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime as i32,
@@ -486,8 +516,11 @@ pub fn app_report_to_pb(r: &AppReport, web: &WebAddresses) -> pb::ApplicationRep
             application_timeout: Some(pb::ApplicationTimeoutProto {
                 application_timeout_type: pb::ApplicationTimeoutTypeProto::AppTimeoutLifetime
                     as i32,
-                expire_time: Some("UNLIMITED".to_owned()),
-                remaining_time: Some(-1),
+                expire_time: Some(a.lifetime.map_or_else(
+                    || "UNLIMITED".to_owned(),
+                    |l| crate::iso8601::format(l.expiry_wall_ms),
+                )),
+                remaining_time: Some(r.lifetime_remaining_s),
             }),
         }],
         launch_time: Some(a.launch_ms as i64),

@@ -31,6 +31,7 @@ pub mod ha;
 pub mod ha_conf;
 pub mod haservice;
 pub mod hosts;
+pub mod iso8601;
 pub mod keys;
 pub mod launch;
 pub mod launcher;

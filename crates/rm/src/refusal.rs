@@ -63,6 +63,30 @@ pub enum Refusal {
     /// `updateApplicationPriority` of an application that is neither
     /// ACCEPTED nor RUNNING (nor finished).
     PriorityUpdateInState(AppState),
+    /// `moveApplicationAcrossQueues` with ACLs on, to a queue that does not
+    /// exist or that the caller may not submit to.
+    MoveTargetDenied {
+        user: String,
+        queue: String,
+        app: ApplicationId,
+    },
+    /// `moveApplicationAcrossQueues` of an application that is neither
+    /// ACCEPTED nor RUNNING.
+    MoveInState(AppState),
+    /// The scheduler refused the move, for this reason (a YarnException).
+    MoveRefused(String),
+    /// The target queue refused the application as it would a submission
+    /// (stopped, full): Hadoop's AccessControlException in a YarnException.
+    MoveQueueRefused(String),
+    /// `updateApplicationTimeouts` naming no timeout.
+    NoTimeoutGiven,
+    /// `updateApplicationTimeouts` of an application in a state that
+    /// cannot change them (neither running nor finished).
+    TimeoutUpdateInState(AppState),
+    /// A timeout that is not in Hadoop's ISO 8601 form, as given.
+    TimeoutNotIso8601(String),
+    /// A timeout before the current time (both in epoch milliseconds).
+    TimeoutInThePast { now_ms: u64, expiry_ms: u64 },
     /// The AMRMToken names an attempt that is not its application's current one.
     NotCurrentAttempt(ApplicationAttemptId),
     /// The AM must register (again) before it allocates or unregisters.

@@ -19,6 +19,10 @@ pub struct AppReport {
     /// The application's record.
     pub app: App,
     pub current_attempt: Option<ApplicationAttemptId>,
+    /// Seconds left of the application's lifetime (`app.lifetime`), as
+    /// Hadoop reports them: 0 once it has ended (or the lifetime passed),
+    /// -1 without a lifetime.
+    pub lifetime_remaining_s: i64,
     /// The current attempt's progress while the application runs, else the
     /// application's (1 once finished).
     pub progress: f32,

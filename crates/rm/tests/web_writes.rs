@@ -1,5 +1,5 @@
 //! The RM's REST writes over its web port: killing an application, changing
-//! its priority, the refused queue move and new application ids, with
+//! its priority, moving it to another queue, its lifetime and new application ids, with
 //! pseudo authentication (`user.name`) and the same ACLs as the RPC twins.
 
 use std::net::SocketAddr;
@@ -184,6 +184,9 @@ async fn priority_queue_and_new_application() {
         ("yarn.admin.acl", "nobody"),
         ("yarn.scheduler.capacity.root.acl_administer_queue", " "),
         ("yarn.cluster.max-application-priority", "10"),
+        ("yarn.scheduler.capacity.root.queues", "default,b"),
+        ("yarn.scheduler.capacity.root.default.capacity", "50"),
+        ("yarn.scheduler.capacity.root.b.capacity", "50"),
     ])
     .await;
     let web = rm.addresses().webapp;
@@ -205,18 +208,75 @@ async fn priority_queue_and_new_application() {
     let r = report(&alice, app).await;
     assert_eq!(r.priority.and_then(|p| p.priority), Some(5));
 
-    // Moves are refused as over RPC; the current queue is no move.
+    // Moves: the current queue is no move; a caller without MODIFY_APP,
+    // and (ACLs on) a target that does not exist, are 403s as in Hadoop's
+    // RMWebServices.moveApp; a real move answers the new queue.
     let queue = |q: &str| format!(r#"{{"queue":"{q}"}}"#);
-    let qpath = format!("/ws/v1/cluster/apps/{app}/queue?user.name=alice");
-    let a = http(web, "PUT", &qpath, JSON, &queue("default")).await;
+    let qpath = |user: &str| format!("/ws/v1/cluster/apps/{app}/queue?user.name={user}");
+    let a = http(web, "PUT", &qpath("alice"), JSON, &queue("default")).await;
     assert_eq!(a.status, 200, "{}", a.body);
-    let a = http(web, "PUT", &qpath, JSON, &queue("other")).await;
-    assert_eq!(a.status, 501, "{}", a.body);
-    let msg = a.json()["RemoteException"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(msg.contains("moveApplicationAcrossQueues"), "{msg}");
+    assert_eq!(a.json()["queue"], "default");
+    for (user, target) in [("bob", "b"), ("alice", "other")] {
+        let a = http(web, "PUT", &qpath(user), JSON, &queue(target)).await;
+        assert_eq!(a.status, 403, "{}", a.body);
+        assert_eq!(
+            a.body,
+            format!("Unauthorized attempt to move appid {app} by remote user {user}")
+        );
+    }
+    let a = http(web, "PUT", &qpath("alice"), JSON, &queue("b")).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.json()["queue"], "b");
+    let r = report(&alice, app).await;
+    assert_eq!(r.queue.as_deref(), Some("b"));
+
+    // Lifetimes: Hadoop's checks, then the application's LIFETIME timeout.
+    let tpath = |user: &str| format!("/ws/v1/cluster/apps/{app}/timeout?user.name={user}");
+    let timeout = |t: &str| format!(r#"{{"timeout":{{"type":"LIFETIME","expiryTime":"{t}"}}}}"#);
+    let a = http(
+        web,
+        "PUT",
+        &tpath("alice"),
+        JSON,
+        r#"{"timeout":{"type":"LIFETIME"}}"#,
+    )
+    .await;
+    assert_eq!(
+        (a.status, a.body.as_str()),
+        (400, "Timeout type or ExpiryTime is null.")
+    );
+    let in_an_hour = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64 + 3_600_000)
+        .unwrap_or_default();
+    let expiry = spindle_rm::iso8601::format(in_an_hour);
+    let a = http(web, "PUT", &tpath("bob"), JSON, &timeout(&expiry)).await;
+    assert_eq!(a.status, 403, "{}", a.body);
+    assert_eq!(
+        a.body,
+        format!("Unauthorized attempt to change timeout of app {app} by remote user bob")
+    );
+    let a = http(web, "PUT", &tpath("alice"), JSON, &timeout("tomorrow")).await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    assert!(
+        a.body.starts_with("Expire time is not in ISO8601 format."),
+        "{}",
+        a.body
+    );
+    let a = http(web, "PUT", &tpath("alice"), JSON, &timeout(&expiry)).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.json()["timeout"]["type"], "LIFETIME");
+    assert_eq!(a.json()["timeout"]["expiryTime"], expiry.as_str());
+    let left = a.json()["timeout"]["remainingTimeInSeconds"]
+        .as_i64()
+        .unwrap_or(-1);
+    assert!((1..=3600).contains(&left), "{}", a.body);
+    let r = report(&alice, app).await;
+    let lifetime = r
+        .app_timeouts
+        .first()
+        .and_then(|t| t.application_timeout.clone());
+    assert_eq!(lifetime.and_then(|t| t.expire_time), Some(expiry));
 
     // New application ids, for the owner of the request.
     // Anonymous requests act as the static web user: a new id needs no ACL.

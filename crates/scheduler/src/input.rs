@@ -186,6 +186,18 @@ pub enum Input {
         attempt: ApplicationAttemptId,
         priority: i32,
     },
+    /// The application moved to another leaf queue
+    /// (`moveApplicationAcrossQueues`; the RM has already checked that the
+    /// move is allowed). `queue` names the leaf as in [`Input::AppAdded`].
+    /// The attempt's usage (its AM container's as AM usage), its live
+    /// containers and its pending asks go with it: the old leaf and its
+    /// ancestors are discharged and the new ones charged, as Hadoop's
+    /// `detachContainer`/`attachContainer`; running-application counts
+    /// follow. Nothing is allocated or killed by the move itself.
+    AppMoved {
+        attempt: ApplicationAttemptId,
+        queue: String,
+    },
     /// An attempt that already ran under an earlier RM, taken back by a
     /// restarted RM (work-preserving recovery): as [`Input::AppAdded`],
     /// except that none of its new containers is its AM's (its AM container,
@@ -236,6 +248,7 @@ impl Input {
             Input::ContainerCompleted { .. } => "ContainerCompleted",
             Input::QueuesReconfigured { .. } => "QueuesReconfigured",
             Input::AppPriorityUpdated { .. } => "AppPriorityUpdated",
+            Input::AppMoved { .. } => "AppMoved",
             Input::AppRecovered { .. } => "AppRecovered",
             Input::ContainerRecovered { .. } => "ContainerRecovered",
             Input::HoldAllocations { .. } => "HoldAllocations",

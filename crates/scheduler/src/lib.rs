@@ -24,6 +24,7 @@
 //! | [`Input::ContainerCompleted`] | NM (or RM) says a container ended | the completion, with its exit status |
 //! | [`Input::QueuesReconfigured`] | new queue tree, delay rule and per-heartbeat caps, all or nothing | — |
 //! | [`Input::AppPriorityUpdated`] | the attempt moves in its leaf's order | — |
+//! | [`Input::AppMoved`] | the attempt, its usage and its asks move to another leaf | — |
 //! | [`Input::AppRecovered`] | an attempt of an earlier RM rejoins (work-preserving restart); its next container is not an AM's | — |
 //! | [`Input::ContainerRecovered`] | a re-registering node's live container of a recovered attempt is held again (node, queue, user, app) | — |
 //! | [`Input::HoldAllocations`] | no allocation before a time (scheduling wait after a restart) | — |

@@ -37,6 +37,7 @@
 //! remove  NODE
 //! app     APP [queue=Q] [user=U] [priority=P] [unmanaged=BOOL]
 //! priority APP P                  the application's priority changes
+//! move    APP QUEUE               the application moves to another leaf
 //! finish  APP                     the attempt ends
 //! ask     APP pri=P mem=MB [vcores=N] [relax=BOOL] [id=N] LOC:COUNT...
 //! release APP cN...
@@ -369,6 +370,14 @@ impl Scenario {
                     return Err("priority takes an application and a number".into());
                 }
                 self.input(Input::AppPriorityUpdated { attempt, priority })
+            }
+            "move" => {
+                let attempt = self.app_arg(args)?;
+                let queue = args.get(1).ok_or("move APP QUEUE")?.to_string();
+                if args.len() > 2 {
+                    return Err("move takes an application and a queue".into());
+                }
+                self.input(Input::AppMoved { attempt, queue })
             }
             "finish" => {
                 let attempt = self.app_arg(args)?;

@@ -2321,3 +2321,106 @@ fn capacity_dominant_resource_calculator_limits_by_vcores() {
         "#]],
     );
 }
+
+// ----------------------------------------------------------------------
+// Moving an application between leaves
+
+/// A move takes the application's usage (its AM container's as AM usage)
+/// and its pending asks to the new leaf: the old leaf is discharged, the
+/// new one charged, and from then on the new leaf's maximum bounds what the
+/// application is given, while the old leaf's room goes to others.
+#[test]
+fn a_moved_application_takes_its_usage_and_asks_to_the_new_leaf() {
+    check(
+        r"
+        config scheduler=capacity
+        queue root.a capacity=50 max=100 ulf=none
+        queue root.b capacity=50 max=50 ulf=none
+        node n1 rack=/r1 mem=8192 vcores=8
+        app job queue=a
+        ask job pri=0 mem=1024 *:1
+        schedule
+        ask job pri=1 mem=1024 *:8
+        schedule max=2
+        queues
+        move job b
+        queues
+        schedule
+        queues
+        move job root.nosuch
+        move job b
+        ",
+        expect![[r#"
+            > config scheduler=capacity
+            > queue root.a capacity=50 max=100 ulf=none
+            > queue root.b capacity=50 max=50 ulf=none
+            > node n1 rack=/r1 mem=8192 vcores=8
+            > app job queue=a
+            > ask job pri=0 mem=1024 *:1
+            > schedule
+              alloc job c1 on n1 pri=0 <memory:1024, vCores:1> off-switch
+            > ask job pri=1 mem=1024 *:8
+            > schedule max=2
+              alloc job c2 on n1 pri=1 <memory:1024, vCores:1> off-switch
+              alloc job c3 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > queues
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=3072MB,3vc am=1024MB apps=1 running=1
+              root.a guaranteed=4096MB,4vc max=8192MB,8vc used=3072MB,3vc am=1024MB apps=1 running=1
+              root.b guaranteed=4096MB,4vc max=4096MB,4vc used=0MB,0vc am=0MB apps=0 running=0
+            > move job b
+            > queues
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=3072MB,3vc am=1024MB apps=1 running=1
+              root.a guaranteed=4096MB,4vc max=8192MB,8vc used=0MB,0vc am=0MB apps=0 running=0
+              root.b guaranteed=4096MB,4vc max=4096MB,4vc used=3072MB,3vc am=1024MB apps=1 running=1
+            > schedule
+              alloc job c4 on n1 pri=1 <memory:1024, vCores:1> off-switch
+            > queues
+              root guaranteed=8192MB,8vc max=8192MB,8vc used=4096MB,4vc am=1024MB apps=1 running=1
+              root.a guaranteed=4096MB,4vc max=8192MB,8vc used=0MB,0vc am=0MB apps=0 running=0
+              root.b guaranteed=4096MB,4vc max=4096MB,4vc used=4096MB,4vc am=1024MB apps=1 running=1
+            > move job root.nosuch
+              error: application attempt appattempt_1_0001_000001 cannot be added to queue root.nosuch: no such leaf queue
+            > move job b
+        "#]],
+    );
+}
+
+/// A move names a leaf the scheduler has (or, for a fair scheduler that
+/// creates queues, may create) and an attempt it knows; otherwise it is
+/// refused and nothing changes.
+#[test]
+fn moves_name_known_attempts_and_existing_leaves() {
+    check(
+        r"
+        config scheduler=fair
+        queue root.a weight=1
+        node n1 rack=/r1 mem=4096 vcores=4
+        app job queue=root.a
+        ask job pri=0 mem=1024 *:1
+        schedule
+        move job root.c
+        queues
+        finish job
+        move job root.a
+        ",
+        expect![[r#"
+            > config scheduler=fair
+            > queue root.a weight=1
+            > node n1 rack=/r1 mem=4096 vcores=4
+            > app job queue=root.a
+            > ask job pri=0 mem=1024 *:1
+            > schedule
+              alloc job c1 on n1 pri=0 <memory:1024, vCores:1> off-switch
+            > move job root.c
+              error: application attempt appattempt_1_0001_000001 cannot be added to queue root.c: queue root.c does not exist and this scheduler does not create queues
+            > queues
+              root guaranteed=4096MB,4vc max=4096MB,4vc used=1024MB,1vc am=1024MB apps=1 running=1
+              root.a guaranteed=4096MB,4vc max=4096MB,4vc used=1024MB,1vc am=1024MB apps=1 running=1
+            > finish job
+              done job c1 on n1 exit=-100 application-finished
+              kill job c1 on n1
+            > move job root.a
+              error: application attempt appattempt_1_0001_000001 is not known (never added, or already removed)
+        "#]],
+    );
+}

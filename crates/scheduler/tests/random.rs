@@ -713,13 +713,29 @@ fn run(
             }
             83 if !apps.is_empty() && rng.chance(50) => {
                 let attempt = *rng.pick(&apps);
-                s.handle(
-                    now,
-                    Input::AppPriorityUpdated {
-                        attempt,
-                        priority: *rng.pick(&[-1, 0, 1, 5]),
-                    },
-                )
+                if rng.chance(50) {
+                    s.handle(
+                        now,
+                        Input::AppPriorityUpdated {
+                            attempt,
+                            priority: *rng.pick(&[-1, 0, 1, 5]),
+                        },
+                    )
+                } else {
+                    // A move to another leaf (or the same one, or none).
+                    let queue = if kind == SchedulerKind::Fifo {
+                        "default"
+                    } else {
+                        *rng.pick(&["default", "etl", "adhoc", "batch", "nosuch"])
+                    };
+                    s.handle(
+                        now,
+                        Input::AppMoved {
+                            attempt,
+                            queue: queue.to_string(),
+                        },
+                    )
+                }
             }
             83 => s.handle(now, Input::Tick),
             84 => {

@@ -486,6 +486,18 @@ impl Cluster {
         self.scheduler.handle(now_ms, input)
     }
 
+    /// The application moved to the leaf at `queue`: the attempt, its
+    /// usage and its asks go there.
+    pub fn move_app(
+        &mut self,
+        attempt: ApplicationAttemptId,
+        queue: String,
+        now_ms: u64,
+    ) -> Result<Decisions, SchedulerError> {
+        self.scheduler
+            .handle(now_ms, Input::AppMoved { attempt, queue })
+    }
+
     /// A new queue configuration: the tree with the locality delays and
     /// per-heartbeat caps read from the same files, taken all or nothing,
     /// as Hadoop's `reinitialize` does.

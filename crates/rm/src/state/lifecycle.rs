@@ -306,7 +306,12 @@ impl RmState {
     }
 
     /// MODIFY_APP on `app` for `user` (see [`crate::access`]), or Hadoop's refusal.
-    fn require_modify(&self, app: &App, user: &str, groups: Vec<String>) -> Result<(), Refusal> {
+    pub(super) fn require_modify(
+        &self,
+        app: &App,
+        user: &str,
+        groups: Vec<String>,
+    ) -> Result<(), Refusal> {
         let caller = Caller::new(user, groups);
         if self
             .access

@@ -7,6 +7,8 @@
 //! - `lifecycle`: applications and attempts (ids, submission, kill,
 //!   priority, attempts started, launched, failed, retried, kept, ended;
 //!   AM liveness);
+//! - `moves`: moving an application to another queue, and its lifetime
+//!   (application timeouts) set and enforced;
 //! - `am_protocol`: registerApplicationMaster, allocate (with replay) and
 //!   finishApplicationMaster;
 //! - `heartbeat`: NodeManagers registering, heartbeating (container
@@ -30,6 +32,7 @@ mod decisions;
 mod heartbeat;
 mod lifecycle;
 mod log_aggregation;
+mod moves;
 mod overview;
 mod queries;
 mod store;
@@ -108,6 +111,9 @@ impl Settings {
 #[derive(Debug)]
 pub struct RmState {
     settings: Settings,
+    /// The wall-clock time of the latest command: what reports count an
+    /// application's remaining lifetime from.
+    last_wall_ms: u64,
     /// The nodes and the scheduler core, kept in step.
     cluster: Cluster,
     apps: AppTable,
@@ -192,12 +198,14 @@ impl RmState {
             recovered_attempts: Default::default(),
             pending_releases: Default::default(),
             log_aggregation,
+            last_wall_ms: 0,
         }
     }
 
     /// Performs `command` at `now`: the reply for the caller, and the
     /// network work it left for the effect executor.
     pub fn handle(&mut self, now: Now, command: Command) -> (Reply, Vec<Effect>) {
+        self.last_wall_ms = self.last_wall_ms.max(now.wall_ms);
         let reply = match command {
             Command::NewApplication(_) => Reply::NewApplication(self.new_application()),
             Command::SubmitApplication(c) => {
@@ -206,6 +214,10 @@ impl RmState {
             Command::KillApplication(c) => Reply::KillApplication(self.kill_application(now, c)),
             Command::UpdateApplicationPriority(c) => {
                 Reply::UpdateApplicationPriority(self.update_application_priority(now, c))
+            }
+            Command::MoveApplication(c) => Reply::MoveApplication(self.move_application(now, c)),
+            Command::UpdateApplicationTimeouts(c) => {
+                Reply::UpdateApplicationTimeouts(self.update_application_timeouts(now, c))
             }
             Command::SignalContainer(c) => Reply::SignalContainer(self.signal_container(c)),
             Command::FailApplicationAttempt(c) => {
@@ -320,6 +332,7 @@ impl RmState {
         retain_listed(&mut self.last_answers, active());
         self.tokens.roll_due(now.mono_ms);
         self.expire_silent_ams(now);
+        self.expire_lifetimes(now);
         self.log_aggregation.expire(now.mono_ms);
         self.schedule_pass(now);
         self.forget_ended();
@@ -400,6 +413,10 @@ mod lifecycle_tests;
 #[cfg(test)]
 #[path = "queue_tests.rs"]
 mod queue_tests;
+
+#[cfg(test)]
+#[path = "moves_tests.rs"]
+mod moves_tests;
 
 #[cfg(test)]
 #[path = "handle_tests.rs"]

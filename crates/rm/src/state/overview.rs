@@ -44,6 +44,9 @@ pub struct AppListEntry {
     pub am_host: String,
     pub am_rpc_port: i32,
     pub unmanaged_am: bool,
+    /// The LIFETIME timeout: its expiry (epoch milliseconds) and the
+    /// seconds left (see `AppReport::lifetime_remaining_s`).
+    pub lifetime: Option<(u64, i64)>,
     pub progress: f32,
     pub used_containers: i32,
     pub used: Resource,
@@ -91,6 +94,9 @@ impl AppListEntry {
             am_host: a.am_host.clone(),
             am_rpc_port: a.am_rpc_port,
             unmanaged_am: a.unmanaged_am,
+            lifetime: a
+                .lifetime
+                .map(|l| (l.expiry_wall_ms, r.lifetime_remaining_s)),
             progress: r.progress,
             used_containers: r.used_containers,
             used: r.used,
@@ -318,6 +324,9 @@ impl RmState {
                 am_host: hidden(&app.am_host),
                 am_rpc_port: if viewable { app.am_rpc_port } else { -1 },
                 unmanaged_am: app.unmanaged_am,
+                lifetime: app
+                    .lifetime
+                    .map(|l| (l.expiry_wall_ms, self.lifetime_remaining_s(app))),
                 progress: if viewable { progress } else { 0.0 },
                 used_containers: if viewable { used_containers } else { -1 },
                 used: if viewable {

@@ -303,6 +303,17 @@ impl RmState {
     /// `createAndGetApplicationReport(user, false)` gives: no attempt (its
     /// id numbered -1), host, tracking URLs and diagnostics `N/A`, RPC port
     /// -1, progress 0, no token, and the dummy usage report.
+    /// Seconds left of the application's lifetime, as Hadoop's
+    /// `RMAppImpl.createAndGetApplicationReport` counts them: -1 without a
+    /// lifetime, 0 once the application ended.
+    pub(super) fn lifetime_remaining_s(&self, app: &App) -> i64 {
+        match app.lifetime {
+            None => -1,
+            Some(_) if app.state.is_final() => 0,
+            Some(l) => (l.expiry_wall_ms.saturating_sub(self.last_wall_ms) / 1000) as i64,
+        }
+    }
+
     fn report_of(&self, app: &App, caller: &Caller, cache: &mut ViewCache) -> AppReport {
         let viewable = self
             .access
@@ -318,6 +329,7 @@ impl RmState {
         let cluster_capability = *cache
             .capability
             .get_or_insert_with(|| self.cluster.nodes().cluster_capability());
+        let lifetime_remaining_s = self.lifetime_remaining_s(app);
         if !viewable {
             let mut hidden = app.clone();
             hidden.am_host = "N/A".into();
@@ -327,6 +339,7 @@ impl RmState {
             return AppReport {
                 app: hidden,
                 current_attempt: Some(ApplicationAttemptId::new(app.id, -1)),
+                lifetime_remaining_s,
                 progress: 0.0,
                 used_containers: -1,
                 used: Resource::new(-1, -1),
@@ -364,6 +377,7 @@ impl RmState {
         AppReport {
             app,
             current_attempt: attempt.map(|a| a.id),
+            lifetime_remaining_s,
             progress,
             used_containers,
             used,

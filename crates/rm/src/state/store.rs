@@ -16,7 +16,7 @@ use spindle_common::states::{AttemptState, FinalStatus};
 use tracing::{info, warn};
 
 use super::RmState;
-use crate::apps::{App, AppState};
+use crate::apps::{App, AppState, Lifetime};
 use crate::attempts::{AppAttempts, Attempt};
 use crate::launch::app_acls;
 use crate::launch::{AmLaunchContext, AppAccess};
@@ -116,7 +116,8 @@ impl RmState {
     fn fingerprint(&self, app: &App) -> Fingerprint {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (app.state, app.final_status, app.priority).hash(&mut h);
+        (app.state, app.final_status, app.priority, &app.queue).hash(&mut h);
+        app.lifetime.hash(&mut h);
         (app.diagnostics.len(), app.launch_ms, app.finish_ms).hash(&mut h);
         (&app.am_host, app.am_rpc_port, &app.tracking_url).hash(&mut h);
         if let Some(history) = self.history.get(&app.id) {
@@ -209,6 +210,7 @@ impl RmState {
             am_host: app.am_host.clone(),
             am_rpc_port: app.am_rpc_port,
             tracking_url: app.tracking_url.clone(),
+            lifetime_expiry_ms: app.lifetime.map(|l| l.expiry_wall_ms),
             failed_attempts: history.map_or(0, |h| h.failed),
             launch,
             attempts,
@@ -442,6 +444,14 @@ impl RmState {
             },
             am_rpc_port: if open { -1 } else { r.am_rpc_port },
             tracking_url: r.tracking_url.clone(),
+            // A lifetime that passed while the RM was down ends at the
+            // first tick.
+            lifetime: r.lifetime_expiry_ms.map(|expiry| Lifetime {
+                expiry_wall_ms: expiry,
+                deadline_mono_ms: now
+                    .mono_ms
+                    .saturating_add(expiry.saturating_sub(now.wall_ms)),
+            }),
         };
         let mut history = AppAttempts::new(launch, r.submit_ms);
         history.failed = r.failed_attempts;

@@ -30,6 +30,9 @@ pub struct StoredApp {
     pub am_host: String,
     pub am_rpc_port: i32,
     pub tracking_url: String,
+    /// The LIFETIME timeout's expiry (epoch milliseconds), once set.
+    #[serde(default)]
+    pub lifetime_expiry_ms: Option<u64>,
     /// Failed attempts that count towards the maximum.
     pub failed_attempts: i32,
     /// The AM launch context, while the application may need another attempt.

@@ -30,6 +30,7 @@ pub(super) fn app(id: &str, state: &str) -> StoredApp {
         am_host: "N/A".into(),
         am_rpc_port: -1,
         tracking_url: String::new(),
+        lifetime_expiry_ms: None,
         failed_attempts: 0,
         launch: Some(StoredLaunch {
             environment: vec![("A".into(), "b".into())],

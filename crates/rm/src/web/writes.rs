@@ -6,7 +6,8 @@
 //! |---|---|---|
 //! | `PUT /ws/v1/cluster/apps/{id}/state` `{"state":"KILLED"}` | `KillApplication` | 200 with the state once killed (202 with `Location` while a kill is in progress); 403 `Unauthorized attempt to kill appid <id> by remote user <user>` without MODIFY_APP; 400 `Only 'KILLED' is allowed as a target state.` |
 //! | `PUT /ws/v1/cluster/apps/{id}/priority` `{"priority":N}` | `UpdateApplicationPriority` | 200 with the effective priority; 403 `Unauthorized attempt to change priority of appid <id> by remote user <user>`; 400 in a state that cannot change it |
-//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | none | Spindle's RPC refuses `moveApplicationAcrossQueues`; the same refusal (501) unless the queue is the current one |
+//! | `PUT /ws/v1/cluster/apps/{id}/queue` `{"queue":"q"}` | `MoveApplication` (none when `q` is the current queue) | 200 with the application's queue after the move; 403 `Unauthorized attempt to move appid <id> by remote user <user>` without MODIFY_APP or the target queue's submit ACL; 400 `App in <STATE> state cannot be moved.`; the scheduler's refusals a 500 (Hadoop's `UndeclaredThrowableException`) with the RPC's message |
+//! | `PUT /ws/v1/cluster/apps/{id}/timeout` `{"timeout":{"type":"LIFETIME","expiryTime":"<ISO 8601>"}}` | `UpdateApplicationTimeouts` | 200 with the application's `timeout` (type, expiry time, seconds left); 400 `Timeout type or ExpiryTime is null.`, or the ISO 8601 refusal; 403 `Unauthorized attempt to change timeout of app <id> by remote user <user>`; other refusals a 500 with the RPC's message |
 //! | `POST /ws/v1/cluster/containers/{id}/signal/{command}` | `SignalContainer` | 200, empty; 400 `Invalid command: <C>, valid commands are: [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]`; any refusal a 500 with the RPC's message, as `RMWebServices.signalToContainer` |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
 //! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
@@ -41,7 +42,8 @@ use super::{caller, WebContext};
 use crate::apps::AppState;
 use crate::cluster::nodes::ContainerSignal;
 use crate::command::{
-    KillApplication, NewApplication, SignalContainer, SubmitApplication, UpdateApplicationPriority,
+    KillApplication, MoveApplication, NewApplication, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
 use crate::convert::refusal_to_rpc;
 use crate::refusal::Refusal;
@@ -52,6 +54,7 @@ pub fn routes() -> Router<WebContext> {
         .route("/ws/v1/cluster/apps/{appid}/state", put(put_state))
         .route("/ws/v1/cluster/apps/{appid}/priority", put(put_priority))
         .route("/ws/v1/cluster/apps/{appid}/queue", put(put_queue))
+        .route("/ws/v1/cluster/apps/{appid}/timeout", put(put_timeout))
         .route(
             "/ws/v1/cluster/containers/{containerid}/signal/{command}",
             post(post_signal),
@@ -424,7 +427,7 @@ async fn put_queue_inner(
     body: Bytes,
 ) -> WebResult {
     let target = body_field(&headers, &body, "queue")?.unwrap_or_default();
-    require_user(&web, query.as_deref(), &headers)?;
+    let user = require_user(&web, query.as_deref(), &headers)?;
     let app = app_of(&web, &id, &headers).await?;
     let short = app.queue.rsplit('.').next().unwrap_or(&app.queue);
     if target == app.queue || target == short {
@@ -435,18 +438,181 @@ async fn put_queue_inner(
             json!({"queue": app.queue}),
         ));
     }
-    // The RPC twin's refusal: moves are not served.
-    Err(fail(
-        WebError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "org.apache.hadoop.yarn.exceptions.YarnException",
-            format!(
-                "moveApplicationAcrossQueues of {} is not supported by Spindle",
-                spindle_ipc::protocols::APPLICATION_CLIENT
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| fail(WebError::bad_request("Invalid ApplicationId"), &headers))?;
+    let mv = MoveApplication {
+        app: app_id,
+        queue: target,
+        user: caller.user,
+        groups: caller.groups,
+    };
+    // RMWebServices.moveApp: an AccessControlException (MODIFY_APP, or the
+    // target queue's submit ACL) is a 403 and a state that cannot move a
+    // 400, both plain text; any other refusal escapes as Hadoop's
+    // UndeclaredThrowableException, a 500.
+    match rm.core.call(mv).await {
+        Ok(Ok(())) => {
+            let app = app_of(&web, &id, &headers).await?;
+            Ok(answer(
+                &headers,
+                StatusCode::OK,
+                "appqueue",
+                json!({"queue": app.queue}),
+            ))
+        }
+        Ok(Err(Refusal::AppAccessDenied { .. } | Refusal::MoveTargetDenied { .. })) => Ok(plain(
+            StatusCode::FORBIDDEN,
+            format!("Unauthorized attempt to move appid {app_id} by remote user {user}"),
+        )),
+        Ok(Err(Refusal::MoveInState(state))) => Ok(plain(
+            StatusCode::BAD_REQUEST,
+            format!("App in {state} state cannot be moved."),
+        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
+            WebError::not_found(format!("app with id: {id} not found")),
+            &headers,
+        )),
+        Ok(Err(other)) => Err(fail(
+            WebError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "java.lang.reflect.UndeclaredThrowableException",
+                refusal_to_rpc(other).message,
             ),
-        ),
-        &headers,
-    ))
+            &headers,
+        )),
+        Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+}
+
+async fn put_timeout(
+    State(web): State<WebContext>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    put_timeout_inner(web, id, query, headers, body)
+        .await
+        .unwrap_or_else(|r| *r)
+}
+
+/// The `type` and `expiryTime` of an `AppTimeoutInfo` body: JSON keeps its
+/// root (`{"timeout": {...}}`, Hadoop's JAXB context does not unwrap this
+/// type; a bare object is taken too), XML is `<timeout>...</timeout>`.
+fn timeout_fields(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(Option<String>, Option<String>), Box<Response>> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| v.to_ascii_lowercase().contains("json"));
+    if !json {
+        return Ok((
+            body_field(headers, body, "type")?,
+            body_field(headers, body, "expiryTime")?,
+        ));
+    }
+    let bad = |what: String| fail(WebError::bad_request(what), headers);
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| bad(format!("The request body is not valid JSON: {e}")))?;
+    let inner = v.get("timeout").unwrap_or(&v);
+    let field = |name: &str| inner.get(name).and_then(Value::as_str).map(str::to_string);
+    Ok((field("type"), field("expiryTime")))
+}
+
+/// `RMWebServices.updateApplicationTimeout`: the caller (401 without one),
+/// the application (404), both fields (400 "Timeout type or ExpiryTime is
+/// null.", also for a type other than LIFETIME, which Hadoop's JAXB reads
+/// as none), then the RPC's checks: 403 without MODIFY_APP, 400 with the
+/// message for a time not in ISO 8601 form, any other refusal a 500 (Hadoop's
+/// `UndeclaredThrowableException`). Answers the application's LIFETIME
+/// timeout, wrapped in `timeout` in JSON as in XML.
+async fn put_timeout_inner(
+    web: WebContext,
+    id: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> WebResult {
+    let user = require_user(&web, query.as_deref(), &headers)?;
+    app_of(&web, &id, &headers).await?;
+    let (kind, expiry) = timeout_fields(&headers, &body)?;
+    let (Some("LIFETIME"), Some(expiry)) = (kind.as_deref(), expiry) else {
+        return Ok(plain(
+            StatusCode::BAD_REQUEST,
+            "Timeout type or ExpiryTime is null.".to_string(),
+        ));
+    };
+    let rm = web.rm();
+    let caller = rm.caller(&user).await;
+    let app_id = id
+        .parse::<ApplicationId>()
+        .map_err(|_| fail(WebError::bad_request("Invalid ApplicationId"), &headers))?;
+    let update = UpdateApplicationTimeouts {
+        app: app_id,
+        lifetime: Some(expiry),
+        user: caller.user.clone(),
+        groups: caller.groups.clone(),
+    };
+    match rm.core.call(update).await {
+        Ok(Ok(())) => {}
+        Ok(Err(Refusal::AppAccessDenied { .. })) => {
+            return Ok(plain(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Unauthorized attempt to change timeout of app {app_id} by remote user {user}"
+                ),
+            ))
+        }
+        Ok(Err(r @ Refusal::TimeoutNotIso8601(_))) => {
+            return Ok(plain(StatusCode::BAD_REQUEST, refusal_to_rpc(r).message))
+        }
+        Ok(Err(Refusal::ApplicationNotFound(_))) => {
+            return Err(fail(
+                WebError::not_found(format!("app with id: {id} not found")),
+                &headers,
+            ))
+        }
+        Ok(Err(other)) => {
+            return Err(fail(
+                WebError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "java.lang.reflect.UndeclaredThrowableException",
+                    refusal_to_rpc(other).message,
+                ),
+                &headers,
+            ))
+        }
+        Err(e) => return Err(fail(WebError::unavailable(e.to_string()), &headers)),
+    }
+    let report = rm
+        .core
+        .query(move |s| s.app_report(&app_id, &caller))
+        .await
+        .map_err(|e| fail(WebError::unavailable(e.to_string()), &headers))?
+        .map_err(|_| {
+            fail(
+                WebError::not_found(format!("app with id: {id} not found")),
+                &headers,
+            )
+        })?;
+    let timeout = json!({
+        "type": "LIFETIME",
+        "expiryTime": report
+            .app
+            .lifetime
+            .map_or_else(|| "UNLIMITED".to_string(), |l| crate::iso8601::format(l.expiry_wall_ms)),
+        "remainingTimeInSeconds": report.lifetime_remaining_s,
+    });
+    let inner = match Format::of(&headers) {
+        Format::Json => json!({ "timeout": timeout }),
+        Format::Xml => timeout,
+    };
+    Ok(answer(&headers, StatusCode::OK, "timeout", inner))
 }
 
 async fn new_application(

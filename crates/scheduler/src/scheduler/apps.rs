@@ -295,6 +295,94 @@ impl Scheduler {
         Ok(Decisions::default())
     }
 
+    /// Moves the attempt to another leaf with everything it holds: its
+    /// usage (the AM container's also as AM usage) leaves the old leaf and
+    /// its ancestors and is charged to the new ones, its user's counts
+    /// follow, and it is filed in the new leaf's serving order with its
+    /// asks. A runnable attempt stays runnable (Hadoop's move checks the
+    /// target's application limits before, in the RM); a waiting one waits
+    /// for the new leaf's limits. Moving to the leaf it is in changes
+    /// nothing.
+    pub(super) fn move_app(
+        &mut self,
+        attempt: ApplicationAttemptId,
+        queue: String,
+    ) -> Result<Decisions, SchedulerError> {
+        if !self.apps.contains_key(&attempt) {
+            return Err(SchedulerError::UnknownAttempt(attempt));
+        }
+        let dest = self
+            .resolve_leaf(&queue)
+            .map_err(|reason| SchedulerError::UnknownQueue {
+                attempt,
+                queue: queue.clone(),
+                reason,
+            })?;
+        let Some(app) = self.apps.get_mut(&attempt) else {
+            return Err(SchedulerError::UnknownAttempt(attempt));
+        };
+        let source = app.leaf;
+        if dest == source {
+            return Ok(Decisions::default());
+        }
+        // Leave the old leaf's serving order and active-user counts.
+        let key = app.active_key.take();
+        let counted = std::mem::replace(&mut app.counted_active, false);
+        app.parked = false;
+        let user = app.user.clone();
+        let used = app.used;
+        let runnable = app.runnable;
+        let am = app
+            .am_container
+            .and_then(|c| self.containers.get(&c))
+            .map_or(Resource::ZERO, |c| c.resource);
+        let q = &mut self.tree.queues[source];
+        if let Some(key) = key {
+            q.active_apps.remove(&(key, attempt));
+        }
+        if counted {
+            if let Some(u) = q.users.get_mut(&user) {
+                u.active_apps = u.active_apps.saturating_sub(1);
+                if u.active_apps == 0 {
+                    q.active_users = q.active_users.saturating_sub(1);
+                }
+            }
+        }
+        // Usage: the AM container's part as AM usage, the rest as plain.
+        self.tree.charge(source, &user, am, false, true);
+        self.tree.charge(source, &user, used - am, false, false);
+        let q = &mut self.tree.queues[source];
+        q.apps.remove(&attempt);
+        if let Some(u) = q.users.get_mut(&user) {
+            u.apps = u.apps.saturating_sub(1);
+            if u.apps == 0 {
+                q.users.remove(&user);
+            }
+        }
+        if runnable {
+            self.tree.count_running(source, false);
+        }
+        // Join the new leaf.
+        let path = self.tree.queues[dest].path.clone();
+        let q = &mut self.tree.queues[dest];
+        q.apps.insert(attempt);
+        q.users.entry(user.clone()).or_default().apps += 1;
+        self.tree.charge(dest, &user, am, true, true);
+        self.tree.charge(dest, &user, used - am, true, false);
+        if runnable {
+            self.tree.count_running(dest, true);
+        }
+        if let Some(app) = self.apps.get_mut(&attempt) {
+            app.leaf = dest;
+            app.queue = path;
+        }
+        self.tree.refresh_path(source);
+        self.refresh_app(attempt);
+        self.tree.refresh_path(dest);
+        self.promote_waiting();
+        Ok(Decisions::default())
+    }
+
     /// Files the attempt in its leaf's serving set under a fresh key while
     /// it is runnable, not parked and has outstanding asks, and takes it
     /// out otherwise; then re-files the queues above it.

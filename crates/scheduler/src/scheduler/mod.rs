@@ -284,6 +284,7 @@ impl Scheduler {
             Input::AppPriorityUpdated { attempt, priority } => {
                 self.update_priority(attempt, priority)
             }
+            Input::AppMoved { attempt, queue } => self.move_app(attempt, queue),
             Input::Tick => Ok(Decisions::default()),
         }
     }

@@ -155,7 +155,8 @@ const NO_SECONDS: ResourceSeconds = ResourceSeconds {
     ],
 };
 
-/// `AppTimeoutsInfo` with its one unlimited LIFETIME timeout.
+/// `AppTimeoutsInfo` with its one LIFETIME timeout (UNLIMITED, -1 until one
+/// is set).
 #[derive(Debug, Serialize)]
 struct Timeouts {
     timeout: [Timeout; 1],
@@ -166,8 +167,8 @@ struct Timeouts {
 struct Timeout {
     #[serde(rename = "type")]
     kind: &'static str,
-    expiry_time: &'static str,
-    remaining_time_in_seconds: i8,
+    expiry_time: String,
+    remaining_time_in_seconds: i64,
 }
 
 impl<'a> AppInfo<'a> {
@@ -270,8 +271,11 @@ impl<'a> AppInfo<'a> {
             timeouts: (!deselects.timeouts).then_some(Timeouts {
                 timeout: [Timeout {
                     kind: "LIFETIME",
-                    expiry_time: "UNLIMITED",
-                    remaining_time_in_seconds: -1,
+                    expiry_time: e.lifetime.map_or_else(
+                        || "UNLIMITED".to_string(),
+                        |(expiry, _)| crate::iso8601::format(expiry),
+                    ),
+                    remaining_time_in_seconds: e.lifetime.map_or(-1, |(_, left)| left),
                 }],
             }),
         }
@@ -353,7 +357,7 @@ impl AppInfo<'_> {
             for t in &timeouts.timeout {
                 x.open("timeout");
                 x.text("type", t.kind);
-                x.text("expiryTime", t.expiry_time);
+                x.text("expiryTime", &t.expiry_time);
                 x.plain("remainingTimeInSeconds", t.remaining_time_in_seconds);
                 x.close("timeout");
             }

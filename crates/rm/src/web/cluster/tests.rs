@@ -43,6 +43,7 @@ fn app(state: AppState) -> App {
         am_host: "h1".into(),
         am_rpc_port: 4000,
         tracking_url: "h1:4040/ui".into(),
+        lifetime: None,
     }
 }
 
@@ -56,6 +57,7 @@ fn view(state: AppState, viewable: bool) -> AppView {
         report: AppReport {
             app: app(state),
             current_attempt: None,
+            lifetime_remaining_s: -1,
             progress: 0.5,
             used_containers: 2,
             used: Resource::new(2048, 2),
