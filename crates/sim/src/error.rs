@@ -40,8 +40,10 @@ pub enum SimError {
         step: u64,
         time_ms: u64,
         input: String,
+        /// Boxed: the core's error names nodes, and a `Result` carries
+        /// its error's size on every path.
         #[source]
-        source: SchedulerError,
+        source: Box<SchedulerError>,
     },
     /// A scheduler invariant (or the agreement between the simulator's
     /// view and the core's) broke after a step.

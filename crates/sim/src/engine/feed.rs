@@ -22,7 +22,7 @@ impl Engine<'_> {
                     step: self.steps,
                     time_ms: self.now,
                     input: desc.unwrap_or_else(|| kind.to_string()),
-                    source,
+                    source: Box::new(source),
                 })
             }
         };
@@ -43,7 +43,7 @@ impl Engine<'_> {
                 step: self.steps,
                 time_ms: self.now,
                 input: "a continuous scheduling pass".into(),
-                source,
+                source: Box::new(source),
             })?;
         self.apply(d)?;
         if self.s.check_invariants {
