@@ -21,6 +21,9 @@
 //   is done; each container it gets runs its task for the task's duration on its node; spare
 //   containers are released; when every task is done it unregisters and its AM container ends.
 //
+// Node names resolve to 127.0.0.1 through a hosts file the driver writes (jdk.net.hosts.file):
+// the RM looks every node's name up on each heartbeat, and DNS knows none of them.
+//
 // The capacity-scheduler.xml comes from the class path (the launcher puts the file given to it
 // there). Racks come from the node file through a TableMapping file, as SLS generates one.
 //
@@ -710,6 +713,25 @@ public class SlsDriver {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("the node file lists no nodes");
         }
+        // The RM resolves every node's name (NodesListManager, on each heartbeat); simulated
+        // names would go to DNS and wait for it to fail. A hosts file of ours answers at once:
+        // set before the JVM's name service starts (nothing has resolved a name yet).
+        File hosts = new File(out, "hosts");
+        try (PrintWriter w = new PrintWriter(hosts, "UTF-8")) {
+            w.println("127.0.0.1 localhost");
+            File name = new File("/proc/sys/kernel/hostname");
+            String self = name.isFile() ? new String(Files.readAllBytes(name.toPath()),
+                    StandardCharsets.UTF_8).trim() : "";
+            if (!self.isEmpty()) {
+                w.println("127.0.0.1 " + self);
+            }
+            for (NodeDef n : nodes) {
+                w.println("127.0.0.1 " + n.host);
+            }
+        } catch (IOException e) {
+            throw new IOException("cannot write " + hosts + ": " + e, e);
+        }
+        System.setProperty("jdk.net.hosts.file", hosts.getAbsolutePath());
         jobs.sort((a, b) -> Long.compare(a.startMs, b.startMs));
         int code;
         try {
