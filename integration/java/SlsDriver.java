@@ -570,7 +570,8 @@ public class SlsDriver {
                 }
             }
             if (!again.isEmpty()) {
-                ask = asks(again);
+                // Counts are absolute: ask again for every task still waiting, not only these.
+                ask = asks(new ArrayList<>(waiting));
             }
             if (mapsLeft == 0 && reducesLeft == 0) {
                 am.unregisterAppAttempt(false);
@@ -814,7 +815,21 @@ public class SlsDriver {
             samples.add(row);
         }, 0, 1000, TimeUnit.MILLISECONDS);
 
-        boolean allDone = remaining.await(timeoutS, TimeUnit.SECONDS);
+        // Progress on stderr every 10 s; the run ends when every job is done or at the timeout.
+        boolean allDone = false;
+        long until = System.currentTimeMillis() + timeoutS * 1000;
+        while (!allDone && System.currentTimeMillis() < until) {
+            allDone = remaining.await(10, TimeUnit.SECONDS);
+            int registered = 0;
+            int finished = 0;
+            for (SimAm am : ams) {
+                registered += am.registeredMs >= 0 ? 1 : 0;
+                finished += am.finishedMs >= 0 ? 1 : 0;
+            }
+            System.err.printf(Locale.ROOT, "sls-driver: t=%.0f s: %d jobs, %d AMs registered,"
+                    + " %d finished, %d allocations%n", now() / 1000.0, ams.size(), registered,
+                    finished, allocations.get());
+        }
         // The applications finish once their AM containers are reported complete.
         long deadline = System.currentTimeMillis() + 30_000;
         int completed = 0;
@@ -910,6 +925,23 @@ public class SlsDriver {
                     .append(fmt(shareSamples > 0 ? shareSum[i] / shareSamples : 0.0));
         }
         s.append("}");
+        s.append(",\"unfinished\":[");
+        boolean first = true;
+        for (SimAm am : ams) {
+            if (am.finishedMs >= 0) {
+                continue;
+            }
+            RMApp app = am.appId == null ? null : rm.getRMContext().getRMApps().get(am.appId);
+            RMAppAttempt att = app == null ? null : app.getCurrentAppAttempt();
+            s.append(first ? "" : ",").append(jsonString(am.job.id + " " + am.job.queue
+                    + ": app " + (app == null ? "none" : app.getState())
+                    + ", attempt " + (att == null ? "none" : att.getAppAttemptState())
+                    + ", registered " + am.registered + ", maps left " + am.mapsLeft
+                    + ", reduces left " + am.reducesLeft + ", waiting " + am.waiting.size()
+                    + ", running " + am.runningTasks.size()));
+            first = false;
+        }
+        s.append("]");
         s.append(",\"errors\":[");
         synchronized (errors) {
             for (int i = 0; i < errors.size(); i++) {
