@@ -490,6 +490,9 @@ public class SlsDriver {
                     if (rr == null) {
                         rr = ResourceRequest.newInstance(Priority.newInstance(t.priority), name,
                                 res, 0);
+                        // The RM keys its table by priority and allocation request id, not by
+                        // size: each size gets its own id, or the sizes overwrite each other.
+                        rr.setAllocationRequestId(sizeId(t));
                         rows.put(key + name, rr);
                     }
                     rr.setNumContainers(rr.getNumContainers() + 1);
@@ -540,7 +543,15 @@ public class SlsDriver {
             long t = now();
             for (Container c : r.getAllocatedContainers()) {
                 allocations.incrementAndGet();
-                Task task = waiting.poll();
+                Task task = null;
+                for (Iterator<Task> it = waiting.iterator(); it.hasNext(); ) {
+                    Task w = it.next();
+                    if (sizeId(w) == c.getAllocationRequestId()) {
+                        task = w;
+                        it.remove();
+                        break;
+                    }
+                }
                 if (task == null) {
                     release.add(c.getId());
                     spareReleased.incrementAndGet();
@@ -582,6 +593,11 @@ public class SlsDriver {
                 remaining.countDown();
             }
         }
+    }
+
+    /** The allocation request id of a task's size. */
+    static long sizeId(Task t) {
+        return ((long) t.memoryMb << 20) | t.vcores;
     }
 
     /** ApplicationMasterService, with each allocate call timed. */

@@ -8,10 +8,7 @@
 //! * `generated_large_trace_side_by_side` (`#[ignore]`d, a measurement): the input of
 //!   integration/bench/sls_gen.py (1,000 nodes, 1,000 jobs over 3 minutes, queues of 70% and
 //!   30%), about 6 minutes of real time on the Hadoop side. `SLS_SIDE_DIR` keeps the inputs and
-//!   outputs there; `SPINDLE_BIN` picks the spindle binary (e.g. a release build). KNOWN
-//!   FAILURE: at this size the driver's jobs never finish on Hadoop's side (containers are
-//!   allocated until the cluster is full, then no completion reaches the AMs); the cause is
-//!   not found yet, so this measurement fails rather than print a table.
+//!   outputs there; `SPINDLE_BIN` picks the spindle binary (e.g. a release build).
 //!
 //! Without Hadoop's server jars (integration/setup-maven.sh yarn-server) the tests print
 //! `SKIP:` and pass, except under CI.
