@@ -15,6 +15,8 @@
 //! * [`HadoopRm`] and [`ExtraNodeManager`] run Hadoop 3.3.4's own ResourceManager and
 //!   NodeManagers (jars from `integration/setup-maven.sh yarn-server`; [`YarnServerJars::for_tests`]
 //!   skips likewise) and Spindle NodeManagers outside a [`Cluster`], for mixed clusters.
+//! * [`sls_side`] runs SLS inputs on `spindle sim` and on Hadoop's RM (our SLS-style
+//!   driver, `integration/bin/sls-driver`) and compares what they report.
 //! * [`cli`] parses what the CLIs print; [`descriptors`] renders protobuf schemas in a
 //!   form that can be compared with Hadoop's own descriptors.
 //!
@@ -43,6 +45,7 @@ pub mod logs;
 pub mod mapreduce;
 pub mod maven;
 pub mod process;
+pub mod sls_side;
 pub mod spark;
 pub mod standalone;
 pub mod zookeeper;
