@@ -68,7 +68,7 @@ fn num(s: &str, len: usize) -> Option<i64> {
 }
 
 /// Days since 1970-01-01 as (year, month, day) (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::iso8601::civil_from_days;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use spindle_common::resource::Resource;
@@ -338,20 +339,6 @@ pub fn elapsed(start: u64, end: u64) -> String {
         (0, min, sec) => format!("{min}m {sec}s"),
         (h, min, sec) => format!("{h}h {min}m {sec}s"),
     }
-}
-
-/// Days since 1970-01-01 as (year, month, day) (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A state as a coloured badge.
