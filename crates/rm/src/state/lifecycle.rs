@@ -172,7 +172,20 @@ impl RmState {
             diagnostics.push_str(" with diagnostic message: ");
             diagnostics.push_str(reason);
         }
-        if let Some(attempt) = self.current_attempt_id(&cmd.app) {
+        self.kill_now(cmd.app, diagnostics, now)
+            .ok_or(Refusal::KillOfAbsentApplication(cmd.app))
+    }
+
+    /// Kills an application at once: its current attempt ends KILLED and
+    /// the application with it, both with `diagnostics`. What the table's
+    /// `kill` answers (`None` for an application it does not have).
+    pub(super) fn kill_now(
+        &mut self,
+        app: ApplicationId,
+        diagnostics: String,
+        now: Now,
+    ) -> Option<bool> {
+        if let Some(attempt) = self.current_attempt_id(&app) {
             self.end_attempt(
                 attempt,
                 AttemptState::Killed,
@@ -181,9 +194,7 @@ impl RmState {
                 now,
             );
         }
-        self.apps
-            .kill(cmd.app, diagnostics, now.wall_ms)
-            .ok_or(Refusal::KillOfAbsentApplication(cmd.app))
+        self.apps.kill(app, diagnostics, now.wall_ms)
     }
 
     /// `updateApplicationPriority`: gives the application the priority its

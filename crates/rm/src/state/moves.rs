@@ -11,10 +11,9 @@ use spindle_common::text::escaped;
 use spindle_scheduler::SchedulerKind;
 use tracing::info;
 
-use super::{AppEnd, RmState};
+use super::RmState;
 use crate::access::Caller;
 use crate::apps::{AppState, Lifetime};
-use crate::attempts::AttemptState;
 use crate::command::{MoveApplication, UpdateApplicationTimeouts};
 use crate::refusal::Refusal;
 use crate::time::Now;
@@ -156,28 +155,21 @@ impl RmState {
         let expired: Vec<_> = self
             .apps
             .all()
-            .filter(|a| !a.state.is_final())
             .filter(|a| {
                 a.lifetime
                     .is_some_and(|l| l.deadline_mono_ms <= now.mono_ms)
             })
+            .filter(|a| !a.state.is_final())
             .map(|a| a.id)
             .collect();
         for id in expired {
-            let diagnostics =
-                "Application is killed by ResourceManager as it has exceeded the lifetime period."
-                    .to_string();
             info!(app = %id, "application lifetime passed: killed");
-            if let Some(attempt) = self.current_attempt_id(&id) {
-                self.end_attempt(
-                    attempt,
-                    AttemptState::Killed,
-                    diagnostics.clone(),
-                    AppEnd::Ends,
-                    now,
-                );
-            }
-            self.apps.kill(id, diagnostics, now.wall_ms);
+            self.kill_now(
+                id,
+                "Application is killed by ResourceManager as it has exceeded the lifetime period."
+                    .to_string(),
+                now,
+            );
         }
     }
 
@@ -249,20 +241,12 @@ impl RmState {
 
     /// The queue a client's name refers to, leaf or parent: a full path,
     /// or a short name that only one queue has (the capacity scheduler's
-    /// `getQueue`; an ambiguous short name finds nothing).
+    /// `getQueue`; an ambiguous short name finds nothing), as the
+    /// scheduler's tree resolves it for `yarn queue -status`.
     fn find_queue(&self, name: &str) -> Option<Found> {
-        let all = self.queues.tree.root.walk();
-        if let Some((path, q)) = all.iter().find(|(p, _)| p == name) {
-            return Some(Found {
-                path: path.clone(),
-                leaf: q.is_leaf(),
-            });
-        }
-        let mut matches = all.iter().filter(|(_, q)| q.name == name);
-        let (path, q) = matches.next()?;
-        matches.next().is_none().then(|| Found {
-            path: path.clone(),
-            leaf: q.is_leaf(),
+        self.cluster.scheduler().queue(name).map(|q| Found {
+            path: q.path,
+            leaf: q.leaf,
         })
     }
 }
