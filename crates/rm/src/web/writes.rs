@@ -87,12 +87,34 @@ fn require_user(
     }
 }
 
-/// `WebAppUtils.parseApplicationId` + `getRMAppForAppId`.
+/// 404 "app with id: <id> not found", as `getRMAppForAppId`.
+fn app_not_found(id: &str, headers: &HeaderMap) -> Box<Response> {
+    fail(
+        WebError::not_found(format!("app with id: {id} not found")),
+        headers,
+    )
+}
+
+/// A refusal `RMWebServices` does not catch: it escapes as Hadoop's
+/// `UndeclaredThrowableException`, a 500 carrying the RPC's message.
+fn undeclared(refusal: Refusal, headers: &HeaderMap) -> Box<Response> {
+    fail(
+        WebError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "java.lang.reflect.UndeclaredThrowableException",
+            refusal_to_rpc(refusal).message,
+        ),
+        headers,
+    )
+}
+
+/// `WebAppUtils.parseApplicationId` + `getRMAppForAppId`: the id and what
+/// the RM has of the application.
 async fn app_of(
     web: &WebContext,
     id: &str,
     headers: &HeaderMap,
-) -> Result<ProxyTarget, Box<Response>> {
+) -> Result<(ApplicationId, ProxyTarget), Box<Response>> {
     let parsed = id.parse::<ApplicationId>().map_err(|_| {
         fail(
             WebError::bad_request(format!(
@@ -107,12 +129,9 @@ async fn app_of(
         .query(move |s| s.proxy_target(&parsed))
         .await
         .map_err(|e| fail(WebError::unavailable(e.to_string()), headers))?;
-    found.ok_or_else(|| {
-        fail(
-            WebError::not_found(format!("app with id: {id} not found")),
-            headers,
-        )
-    })
+    found
+        .map(|target| (parsed, target))
+        .ok_or_else(|| app_not_found(id, headers))
 }
 
 /// One field of a JSON or XML body (`<root><field>v</field></root>`).
@@ -218,7 +237,7 @@ async fn put_state_inner(
     let target = body_field(&headers, &body, "state")?.unwrap_or_default();
     let diagnostics = body_field(&headers, &body, "diagnostics")?;
     let user = require_user(&web, query.as_deref(), &headers)?;
-    let app = app_of(&web, &id, &headers).await?;
+    let (app_id, app) = app_of(&web, &id, &headers).await?;
     if app.state.as_str() == target {
         return Ok(answer(
             &headers,
@@ -235,9 +254,6 @@ async fn put_state_inner(
     }
     let rm = web.rm();
     let caller = rm.caller(&user).await;
-    let app_id = id
-        .parse::<ApplicationId>()
-        .map_err(|_| Box::new(plain(StatusCode::BAD_REQUEST, id.clone())))?;
     let kill = KillApplication {
         app: app_id,
         user: caller.user,
@@ -254,15 +270,12 @@ async fn put_state_inner(
             ))
         }
         Ok(Err(Refusal::KillOfAbsentApplication(_) | Refusal::ApplicationNotFound(_))) => {
-            return Err(fail(
-                WebError::not_found(format!("app with id: {id} not found")),
-                &headers,
-            ))
+            return Err(app_not_found(&id, &headers))
         }
         Ok(Err(other)) => return Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
         Err(e) => return Err(fail(WebError::unavailable(e.to_string()), &headers)),
     };
-    let now = app_of(&web, &id, &headers).await?;
+    let (_, now) = app_of(&web, &id, &headers).await?;
     let state = json!({"state": now.state.as_str()});
     if done {
         Ok(answer(&headers, StatusCode::OK, "appstate", state))
@@ -301,7 +314,7 @@ async fn put_priority_inner(
         .parse::<i32>()
         .map_err(|_| bad("The priority is not an integer"))?;
     let user = require_user(&web, query.as_deref(), &headers)?;
-    let app = app_of(&web, &id, &headers).await?;
+    let (app_id, app) = app_of(&web, &id, &headers).await?;
     if app.priority == priority {
         return Ok(answer(
             &headers,
@@ -312,9 +325,6 @@ async fn put_priority_inner(
     }
     let rm = web.rm();
     let caller = rm.caller(&user).await;
-    let app_id = id
-        .parse::<ApplicationId>()
-        .map_err(|_| bad("Invalid ApplicationId"))?;
     let update = UpdateApplicationPriority {
         app: app_id,
         priority,
@@ -336,10 +346,7 @@ async fn put_priority_inner(
             StatusCode::BAD_REQUEST,
             format!("Application in {state} state cannot update priority."),
         )),
-        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
-            WebError::not_found(format!("app with id: {id} not found")),
-            &headers,
-        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(app_not_found(&id, &headers)),
         Ok(Err(other)) => Err(fail(WebError::bad_request(format!("{other:?}")), &headers)),
         Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
@@ -428,7 +435,7 @@ async fn put_queue_inner(
 ) -> WebResult {
     let target = body_field(&headers, &body, "queue")?.unwrap_or_default();
     let user = require_user(&web, query.as_deref(), &headers)?;
-    let app = app_of(&web, &id, &headers).await?;
+    let (app_id, app) = app_of(&web, &id, &headers).await?;
     let short = app.queue.rsplit('.').next().unwrap_or(&app.queue);
     if target == app.queue || target == short {
         return Ok(answer(
@@ -440,9 +447,6 @@ async fn put_queue_inner(
     }
     let rm = web.rm();
     let caller = rm.caller(&user).await;
-    let app_id = id
-        .parse::<ApplicationId>()
-        .map_err(|_| fail(WebError::bad_request("Invalid ApplicationId"), &headers))?;
     let mv = MoveApplication {
         app: app_id,
         queue: target,
@@ -455,7 +459,7 @@ async fn put_queue_inner(
     // UndeclaredThrowableException, a 500.
     match rm.core.call(mv).await {
         Ok(Ok(())) => {
-            let app = app_of(&web, &id, &headers).await?;
+            let (_, app) = app_of(&web, &id, &headers).await?;
             Ok(answer(
                 &headers,
                 StatusCode::OK,
@@ -471,18 +475,8 @@ async fn put_queue_inner(
             StatusCode::BAD_REQUEST,
             format!("App in {state} state cannot be moved."),
         )),
-        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(fail(
-            WebError::not_found(format!("app with id: {id} not found")),
-            &headers,
-        )),
-        Ok(Err(other)) => Err(fail(
-            WebError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "java.lang.reflect.UndeclaredThrowableException",
-                refusal_to_rpc(other).message,
-            ),
-            &headers,
-        )),
+        Ok(Err(Refusal::ApplicationNotFound(_))) => Err(app_not_found(&id, &headers)),
+        Ok(Err(other)) => Err(undeclared(other, &headers)),
         Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
 }
@@ -539,7 +533,7 @@ async fn put_timeout_inner(
     body: Bytes,
 ) -> WebResult {
     let user = require_user(&web, query.as_deref(), &headers)?;
-    app_of(&web, &id, &headers).await?;
+    let (app_id, _) = app_of(&web, &id, &headers).await?;
     let (kind, expiry) = timeout_fields(&headers, &body)?;
     let (Some("LIFETIME"), Some(expiry)) = (kind.as_deref(), expiry) else {
         return Ok(plain(
@@ -549,9 +543,6 @@ async fn put_timeout_inner(
     };
     let rm = web.rm();
     let caller = rm.caller(&user).await;
-    let app_id = id
-        .parse::<ApplicationId>()
-        .map_err(|_| fail(WebError::bad_request("Invalid ApplicationId"), &headers))?;
     let update = UpdateApplicationTimeouts {
         app: app_id,
         lifetime: Some(expiry),
@@ -571,22 +562,8 @@ async fn put_timeout_inner(
         Ok(Err(r @ Refusal::TimeoutNotIso8601(_))) => {
             return Ok(plain(StatusCode::BAD_REQUEST, refusal_to_rpc(r).message))
         }
-        Ok(Err(Refusal::ApplicationNotFound(_))) => {
-            return Err(fail(
-                WebError::not_found(format!("app with id: {id} not found")),
-                &headers,
-            ))
-        }
-        Ok(Err(other)) => {
-            return Err(fail(
-                WebError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "java.lang.reflect.UndeclaredThrowableException",
-                    refusal_to_rpc(other).message,
-                ),
-                &headers,
-            ))
-        }
+        Ok(Err(Refusal::ApplicationNotFound(_))) => return Err(app_not_found(&id, &headers)),
+        Ok(Err(other)) => return Err(undeclared(other, &headers)),
         Err(e) => return Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
     let report = rm
@@ -594,12 +571,7 @@ async fn put_timeout_inner(
         .query(move |s| s.app_report(&app_id, &caller))
         .await
         .map_err(|e| fail(WebError::unavailable(e.to_string()), &headers))?
-        .map_err(|_| {
-            fail(
-                WebError::not_found(format!("app with id: {id} not found")),
-                &headers,
-            )
-        })?;
+        .map_err(|_| app_not_found(&id, &headers))?;
     let timeout = json!({
         "type": "LIFETIME",
         "expiryTime": report
