@@ -87,6 +87,40 @@ impl Queue {
     fn has_demand(&self) -> bool {
         !self.parked && (!self.active_apps.is_empty() || !self.active_children.is_empty())
     }
+
+    /// Leaf: one of `user`'s applications leaves; the user goes with the last.
+    pub fn forget_user_app(&mut self, user: &str) {
+        if let Some(u) = self.users.get_mut(user) {
+            u.apps = u.apps.saturating_sub(1);
+            if u.apps == 0 {
+                self.users.remove(user);
+            }
+        }
+    }
+
+    /// Leaf: one of `user`'s applications starts (`active`) or stops having
+    /// outstanding asks; `active_users` follows the user's first and last.
+    pub fn count_active_app(&mut self, user: &str, active: bool) {
+        let u = if active {
+            self.users.entry(user.to_string()).or_default()
+        } else {
+            match self.users.get_mut(user) {
+                Some(u) => u,
+                None => return,
+            }
+        };
+        let before = u.active_apps > 0;
+        if active {
+            u.active_apps += 1;
+        } else {
+            u.active_apps = u.active_apps.saturating_sub(1);
+        }
+        match (before, u.active_apps > 0) {
+            (false, true) => self.active_users += 1,
+            (true, false) => self.active_users = self.active_users.saturating_sub(1),
+            _ => {}
+        }
+    }
 }
 
 /// The queue tree with its configuration.

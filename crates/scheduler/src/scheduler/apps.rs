@@ -191,12 +191,7 @@ impl Scheduler {
             }
             let q = &mut self.tree.queues[app.leaf];
             q.apps.remove(&attempt);
-            if let Some(u) = q.users.get_mut(&app.user) {
-                u.apps = u.apps.saturating_sub(1);
-                if u.apps == 0 {
-                    q.users.remove(&app.user);
-                }
-            }
+            q.forget_user_app(&app.user);
             self.tree.refresh_path(app.leaf);
             if app.runnable {
                 self.promote_waiting();
@@ -341,24 +336,14 @@ impl Scheduler {
             q.active_apps.remove(&(key, attempt));
         }
         if counted {
-            if let Some(u) = q.users.get_mut(&user) {
-                u.active_apps = u.active_apps.saturating_sub(1);
-                if u.active_apps == 0 {
-                    q.active_users = q.active_users.saturating_sub(1);
-                }
-            }
+            q.count_active_app(&user, false);
         }
         // Usage: the AM container's part as AM usage, the rest as plain.
         self.tree.charge(source, &user, am, false, true);
         self.tree.charge(source, &user, used - am, false, false);
         let q = &mut self.tree.queues[source];
         q.apps.remove(&attempt);
-        if let Some(u) = q.users.get_mut(&user) {
-            u.apps = u.apps.saturating_sub(1);
-            if u.apps == 0 {
-                q.users.remove(&user);
-            }
-        }
+        q.forget_user_app(&user);
         if runnable {
             self.tree.count_running(source, false);
         }
@@ -420,19 +405,7 @@ impl Scheduler {
             }
         }
         if counted != active {
-            let u = q.users.entry(user).or_default();
-            let before = u.active_apps > 0;
-            if active {
-                u.active_apps += 1;
-            } else {
-                u.active_apps = u.active_apps.saturating_sub(1);
-            }
-            let after = u.active_apps > 0;
-            match (before, after) {
-                (false, true) => q.active_users += 1,
-                (true, false) => q.active_users = q.active_users.saturating_sub(1),
-                _ => {}
-            }
+            q.count_active_app(&user, active);
         }
         if let Some(app) = self.apps.get_mut(&attempt) {
             app.active_key = want;
