@@ -294,15 +294,6 @@ impl RmState {
         self.tokens.amrm(attempt)
     }
 
-    /// The application's report as `caller` sees it, with its current
-    /// attempt and usage. The owner of an unmanaged application whose
-    /// attempt is LAUNCHED (not registered yet) also gets the attempt's
-    /// AMRMToken, which is how Hadoop's UnmanagedAMLauncher and
-    /// `YarnClient.getAMRMToken` obtain it; nobody else ever sees the token.
-    /// A caller without VIEW_APP gets what Hadoop's
-    /// `createAndGetApplicationReport(user, false)` gives: no attempt (its
-    /// id numbered -1), host, tracking URLs and diagnostics `N/A`, RPC port
-    /// -1, progress 0, no token, and the dummy usage report.
     /// Seconds left of the application's lifetime, as Hadoop's
     /// `RMAppImpl.createAndGetApplicationReport` counts them: -1 without a
     /// lifetime, 0 once the application ended.
@@ -314,6 +305,15 @@ impl RmState {
         }
     }
 
+    /// The application's report as `caller` sees it, with its current
+    /// attempt and usage. The owner of an unmanaged application whose
+    /// attempt is LAUNCHED (not registered yet) also gets the attempt's
+    /// AMRMToken, which is how Hadoop's UnmanagedAMLauncher and
+    /// `YarnClient.getAMRMToken` obtain it; nobody else ever sees the token.
+    /// A caller without VIEW_APP gets what Hadoop's
+    /// `createAndGetApplicationReport(user, false)` gives: no attempt (its
+    /// id numbered -1), host, tracking URLs and diagnostics `N/A`, RPC port
+    /// -1, progress 0, no token, and the dummy usage report.
     fn report_of(&self, app: &App, caller: &Caller, cache: &mut ViewCache) -> AppReport {
         let viewable = self
             .access
