@@ -32,6 +32,7 @@ mod error;
 mod expand;
 pub mod keys;
 mod parse;
+pub mod refuse;
 mod system;
 
 use std::collections::{BTreeMap, BTreeSet};
