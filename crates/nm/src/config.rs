@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use spindle_common::conf::keys;
+use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::{current_user, ConfError, Configuration, Resource};
 use spindle_ipc::yarn_conf::{self, RmRetry};
 use spindle_ipc::ConnectRetry;
@@ -397,6 +398,8 @@ impl IpcLimits {
 impl NmConfig {
     /// Reads and checks the NodeManager settings.
     pub fn from_conf(conf: &Configuration) -> Result<NmConfig, NmError> {
+        // A setting Spindle cannot honour stops the node before it serves.
+        refuse::check(conf, &[Daemon::NodeManager], "NodeManager")?;
         let (address_host, _) = conf.get_socket_addr(keys::NM_ADDRESS)?;
         let (bind_host, bind_port) = conf.get_bind_addr(keys::NM_BIND_HOST, keys::NM_ADDRESS)?;
         let node_host = node_host(conf, &address_host)?;

@@ -9,6 +9,10 @@ pub enum NmError {
     #[error(transparent)]
     Conf(#[from] ConfError),
 
+    /// A setting asks for a security or isolation property Spindle does not provide.
+    #[error(transparent)]
+    Refused(#[from] spindle_common::conf::refuse::Refused),
+
     /// A configuration value was read but cannot be used.
     #[error("property '{key}': {message}")]
     Config { key: String, message: String },

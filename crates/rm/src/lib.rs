@@ -56,6 +56,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::conf::{keys as conf_keys, ConfError, Configuration};
 use spindle_common::resource::Resource;
 use spindle_ipc::{Mechanism, RpcServer, ServerConfig, Service};
@@ -81,6 +82,9 @@ pub use crate::context::RmContext;
 pub enum RmError {
     #[error(transparent)]
     Conf(#[from] ConfError),
+    /// A setting asks for a security or isolation property Spindle does not provide.
+    #[error(transparent)]
+    Refused(#[from] spindle_common::conf::refuse::Refused),
     #[error(transparent)]
     Store(#[from] store::StoreError),
     #[error("invalid configuration: {0}")]
@@ -263,6 +267,8 @@ impl ResourceManager {
         conf: &Configuration,
         conf_dir: Option<PathBuf>,
     ) -> Result<ResourceManager, RmError> {
+        // Before anything listens: a setting Spindle cannot honour stops it.
+        refuse::check(conf, &[Daemon::ResourceManager], "ResourceManager")?;
         let ha = ha_conf::HaConf::from_conf(conf)?;
         let instance_conf;
         let conf = match &ha {

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::conf::{Configuration, BUILTIN_CORE_DEFAULTS, BUILTIN_YARN_DEFAULTS};
 use tracing::info;
 
@@ -439,6 +440,13 @@ pub(crate) fn apply_standalone_defaults(conf: &mut Configuration) -> Vec<String>
 async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
     let (mut conf, dir) = args.load()?;
+    // Both daemons' refusals in one answer, before either starts.
+    refuse::check(
+        &conf,
+        &[Daemon::ResourceManager, Daemon::NodeManager],
+        "standalone cluster",
+    )
+    .map_err(|e| e.to_string())?;
     let applied = apply_standalone_defaults(&mut conf);
     if !applied.is_empty() {
         println!(

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spindle_am::{AmError, YarnClient};
+use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::ids::ApplicationId;
 use spindle_common::states::AppState;
 use spindle_common::Configuration;
@@ -110,6 +111,7 @@ fn rm_web(conf: &Configuration) -> String {
 pub(crate) async fn run(args: ConfArgs) -> Result<(), String> {
     let mut shutdown = Shutdown::catch();
     let (conf, _dir) = args.load()?;
+    refuse::check(&conf, &[Daemon::WebProxy], "web proxy").map_err(|e| e.to_string())?;
     let Some(address) = conf
         .get_trimmed(PROXY_ADDRESS_KEY)
         .filter(|a| !a.is_empty())
