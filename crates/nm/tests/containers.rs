@@ -387,6 +387,94 @@ async fn a_changed_resource_fails_the_container() {
 }
 
 #[tokio::test]
+async fn a_docker_runtime_request_fails_the_container_and_runs_nothing() {
+    let (node, _tmp) = start_node(|_| {}).await;
+    let marker = node.dir.join("ran-on-the-host");
+    let src = node.dir.join("input.txt");
+    std::fs::write(&src, "data\n").expect("write");
+    let mut c = clc(&[&format!("touch {}", marker.display())]);
+    c.local_resources.push(file_resource(
+        "input.txt",
+        &src,
+        LocalResourceTypeProto::File,
+        LocalResourceVisibilityProto::Private,
+    ));
+    for (key, value) in [
+        ("YARN_CONTAINER_RUNTIME_TYPE", "docker"),
+        ("YARN_CONTAINER_RUNTIME_DOCKER_IMAGE", "library/centos:7"),
+    ] {
+        c.environment.push(StringStringMapProto {
+            key: Some(key.into()),
+            value: Some(value.into()),
+        });
+    }
+    let id = container(1, 2);
+    node.start_sized(id, 128, c)
+        .expect("accepted, as Hadoop accepts it");
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(done.exit_status, exit_status::LAUNCH_FAILED);
+    assert!(
+        done.diagnostics
+            .starts_with("Requested runtime not allowed.")
+            && done
+                .diagnostics
+                .contains("YARN_CONTAINER_RUNTIME_TYPE=docker"),
+        "{}",
+        done.diagnostics
+    );
+    assert!(done.pid.is_none(), "never launched");
+    assert!(!marker.exists(), "the command ran on the host");
+    // Refused before localization: nothing of it was copied to the node.
+    let copied = walkdir(&node.dir)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "input.txt") && *p != src)
+        .collect::<Vec<_>>();
+    assert!(copied.is_empty(), "localized anyway: {copied:?}");
+
+    // The default runtime, asked for by name, runs as before.
+    let mut c = clc(&["true"]);
+    c.environment.push(StringStringMapProto {
+        key: Some("YARN_CONTAINER_RUNTIME_TYPE".into()),
+        value: Some("default".into()),
+    });
+    let id = container(1, 3);
+    node.start_sized(id, 128, c).expect("accepted");
+    let done = node
+        .nm
+        .containers()
+        .wait_done(&id, WAIT)
+        .await
+        .expect("done");
+    assert_eq!(done.exit_status, 0, "{}", done.diagnostics);
+    node.nm.stop().await;
+}
+
+/// Every file below `dir`.
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
 async fn containers_of_an_application_share_one_localized_archive() {
     let (node, _tmp) = start_node(|_| {}).await;
     let zip = node.dir.join("__spark_libs__42.zip");

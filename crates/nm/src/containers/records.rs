@@ -27,6 +27,9 @@ pub mod exit_status {
     pub const FORCE_KILLED: i32 = 137;
     /// 128 + SIGTERM.
     pub const TERMINATED: i32 = 143;
+    /// A launch that failed before the container's process started (Hadoop's
+    /// `ContainerLaunch` reports its initial `ret`, -1).
+    pub const LAUNCH_FAILED: i32 = -1;
 
     /// The exit status of a process that ended with `code`, or was killed
     /// by signal `signal` (shell convention: 128 + signal).

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
+use spindle_common::conf::refuse;
 use spindle_common::security::{ContainerTokenIdentifier, Credentials};
 use spindle_common::text::escaped;
 use tokio::sync::watch;
@@ -35,7 +36,21 @@ impl ContainerManager {
         let id = grant.container;
         let started = Instant::now();
 
-        // 0. The user it runs as: the LinuxContainerExecutor's checks come
+        // 0. A container runtime this node does not have (Docker, runc):
+        //    refused before anything is localized or started, so nothing
+        //    of the container runs on the host.
+        if let Some(why) = refuse::container_runtime_refusal(
+            launch
+                .environment
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        ) {
+            warn!(container = %id, "container refused: {why}");
+            self.complete(id, exit_status::LAUNCH_FAILED, why);
+            return;
+        }
+
+        // 1. The user it runs as: the LinuxContainerExecutor's checks come
         //    before anything is localized, as in Hadoop.
         let run_as = {
             let cfg = self.inner.cfg.clone();
@@ -64,7 +79,7 @@ impl ContainerManager {
             }
         };
 
-        // 1. Localize, all resources at once, private and application ones
+        // 2. Localize, all resources at once, private and application ones
         // with the container's delegation tokens.
         let app = id.app();
         let reader = run_as.clone();
@@ -141,7 +156,7 @@ impl ContainerManager {
             return;
         }
 
-        // 2. Directories, credentials, script.
+        // 3. Directories, credentials, script.
         let cfg = &self.inner.cfg;
         let work_index = self.inner.next_work_dir.fetch_add(1, Ordering::Relaxed);
         let paths = ContainerPaths::new(
@@ -211,7 +226,7 @@ impl ContainerManager {
             return;
         }
 
-        // 3. Run.
+        // 4. Run.
         let mut launched =
             match cfg
                 .executor
