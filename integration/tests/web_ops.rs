@@ -281,30 +281,22 @@ fn jmx_prom_conf_and_is_active() {
 }
 
 #[test]
-fn prom_is_off_unless_enabled_and_log_level_is_for_admins() {
+fn prom_is_off_unless_enabled() {
     let Some(clients) = HadoopClients::for_tests() else {
         return;
     };
-    let cluster = match Cluster::builder()
-        .rm_property("hadoop.security.authorization", true)
-        // Hadoop's default admin ACL is `*`: everyone.
-        .rm_property("yarn.admin.acl", "spindle-it-admin")
-        .start(&clients)
-    {
+    let cluster = match Cluster::builder().start(&clients) {
         Ok(c) => c,
         Err(e) => panic!("the spindle cluster did not start: {e:#}"),
     };
     let web = cluster.rm().webapp;
     assert_eq!(get(web, "/prom").status, 404);
-    // With service authorization on, /logLevel is for administrators only
-    // (yarn.admin.acl, which always holds the RM's own user).
-    assert_eq!(get(web, "/logLevel?log=spindle_rm").status, 403);
-    assert_eq!(
-        get(web, "/logLevel?log=spindle_rm&user.name=not-an-admin").status,
-        403
-    );
-    let admin = get(web, "/logLevel?log=spindle_rm&user.name=spindle-it-admin");
-    assert_eq!(admin.status, 200, "{admin}");
+    // /logLevel is for administrators only with hadoop.security.authorization
+    // on (Hadoop's HttpServer2.hasAdministratorAccess), which the RM refuses
+    // until service-level ACLs are enforced (integration/tests/refused_settings.rs):
+    // meanwhile it answers everyone, as Hadoop's does with authorization off.
+    let anyone = get(web, "/logLevel?log=spindle_rm&user.name=not-an-admin");
+    assert_eq!(anyone.status, 200, "{anyone}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The RM's `/stacks` (Hadoop's `StackServlet`): a text page listing the
 //! process's OS threads by name and state, for administrators only when
-//! `hadoop.security.instrumentation.requires.admin` is on.
+//! `hadoop.security.instrumentation.requires.admin` and
+//! `hadoop.security.authorization` are both on (the RM refuses the second
+//! until service-level ACLs are enforced).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -47,19 +49,18 @@ async fn stacks_lists_the_process_threads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stacks_is_for_administrators_when_instrumentation_requires_it() {
+async fn instrumentation_for_admins_needs_service_authorization_as_in_hadoop() {
+    // Hadoop's `HttpServer2.hasAdministratorAccess` lets everyone in while
+    // `hadoop.security.authorization` is off, and the RM refuses to start
+    // with it on until service-level ACLs are enforced (S23): so
+    // `requires.admin` alone keeps /stacks open.
     let rm = start_rm(&[
         ("hadoop.security.instrumentation.requires.admin", "true"),
-        ("hadoop.security.authorization", "true"),
         ("yarn.admin.acl", "boss"),
     ])
     .await;
     let web = rm.addresses().webapp;
     let (status, text) = get(web, "/stacks?user.name=mallory").await;
-    assert_eq!(status, 403, "{text}");
-    let (status, text) = get(web, "/stacks").await;
-    assert_eq!(status, 403, "{text}");
-    let (status, text) = get(web, "/stacks?user.name=boss").await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("Process Thread Dump: "), "{text}");
 }
