@@ -89,7 +89,7 @@ pub struct Rule {
 impl Rule {
     /// The key this configuration sets the rule with (the current spelling
     /// first), and its value.
-    fn setting<'c>(&self, conf: &'c Configuration) -> Option<(&'static str, String)> {
+    fn setting(&self, conf: &Configuration) -> Option<(&'static str, String)> {
         std::iter::once(self.key)
             .chain(self.deprecated.iter().copied())
             .find_map(|k| conf.get(k).map(|v| (k, v.trim().to_string())))
@@ -282,6 +282,15 @@ pub static RULES: &[Rule] = &[
         supported: "unset",
         why: "device plugins (GPU, FPGA) are not built: every container would see every device, \
               and the node would offer none as a resource",
+    },
+    Rule {
+        key: "mapreduce.shuffle.ssl.enabled",
+        deprecated: &[],
+        daemons: NM,
+        accepts: |v, _| is_false(v),
+        supported: "false",
+        why: "the native mapreduce_shuffle serves plain HTTP only: the encrypted shuffle is not \
+              built",
     },
     Rule {
         key: "yarn.nodemanager.resource.disk.enabled",
@@ -497,6 +506,7 @@ mod tests {
                 "true",
             ),
             ("yarn.nodemanager.resource-plugins", "yarn.io/gpu"),
+            ("mapreduce.shuffle.ssl.enabled", "true"),
             ("yarn.nodemanager.resource.disk.enabled", "true"),
             ("yarn.nodemanager.resource.network.enabled", "true"),
         ];
