@@ -28,6 +28,7 @@
 //! typed getter returns names them:
 //! `/etc/spindle/yarn-site.xml:14: property 'yarn.nodemanager.resource.memory-mb': value 'lots' is not an integer`.
 
+pub mod catalog;
 mod error;
 mod expand;
 pub mod keys;
@@ -356,6 +357,13 @@ impl Configuration {
                 Some(entry.value.clone())
             }
         }
+    }
+
+    /// `raw` with its `${...}` references expanded against this
+    /// configuration (left as it is past [`MAX_SUBSTITUTIONS`]).
+    pub fn expand(&self, raw: &str) -> String {
+        self.expand_value(raw)
+            .unwrap_or_else(|SubstitutionLimit| raw.to_string())
     }
 
     /// The value of `key` exactly as configured, without expansion.

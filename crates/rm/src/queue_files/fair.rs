@@ -93,7 +93,7 @@ pub fn from_str(xml: &str, file: &str, site: &Configuration) -> Result<QueueFile
 }
 
 /// The allocation file to read: `None` when the default file is absent.
-fn allocation_file(
+pub fn allocation_file(
     site: &Configuration,
     conf_dir: Option<&Path>,
 ) -> Result<Option<PathBuf>, QueueFileError> {
@@ -304,6 +304,33 @@ const IGNORED_QUEUE_FIELDS: &[&str] = &[
     "aclSubmitReservations",
     "reservation",
 ];
+
+/// The elements of the allocation file `xml` that Hadoop reads and Spindle
+/// accepts without acting on them (preemption and reservations), with their
+/// lines: what `spindle check-config` reports as not built. Empty when the
+/// file does not parse (the reader's own error says why).
+pub fn not_built_elements(xml: &str) -> Vec<(u32, String)> {
+    let options = ParsingOptions {
+        allow_dtd: true,
+        ..ParsingOptions::default()
+    };
+    let Ok(doc) = Document::parse_with_options(xml, options) else {
+        return Vec::new();
+    };
+    doc.descendants()
+        .filter(|n| n.is_element())
+        .filter(|n| {
+            let tag = n.tag_name().name();
+            IGNORED_TOP_LEVEL.contains(&tag) || IGNORED_QUEUE_FIELDS.contains(&tag)
+        })
+        .map(|n| {
+            (
+                doc.text_pos_at(n.range().start).row,
+                n.tag_name().name().to_string(),
+            )
+        })
+        .collect()
+}
 
 fn parse_allocations(xml: &str, file: &str) -> Result<Allocations, QueueFileError> {
     let options = ParsingOptions {

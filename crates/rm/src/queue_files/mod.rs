@@ -19,6 +19,7 @@
 //! the key or element at fault.
 
 pub mod capacity;
+pub mod capacity_keys;
 pub mod fair;
 pub mod placement;
 mod queue_file;
