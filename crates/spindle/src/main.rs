@@ -14,6 +14,7 @@
 
 mod bench_rpc_cmd;
 mod bench_scheduler_cmd;
+mod check_config_cmd;
 mod dag_cmd;
 mod dag_sim_cmd;
 mod proxyserver_cmd;
@@ -50,6 +51,10 @@ enum Command {
     Proxyserver(ConfArgs),
     /// Run a ResourceManager and one NodeManager in this process.
     Standalone(ConfArgs),
+    /// Check a Hadoop configuration directory: what Spindle does with each key
+    /// (served, differs, refused, another program's, not built, unknown).
+    /// Exits 1 when a daemon would refuse to start.
+    CheckConfig(check_config_cmd::CheckConfigArgs),
     /// Run YARN's classic example: an AM that runs a shell command in N containers.
     DistributedShell {
         #[command(flatten)]
@@ -183,6 +188,7 @@ fn main() -> ExitCode {
             Command::Nodemanager(args) => run_nm(args).await.map(|()| 0),
             Command::Proxyserver(args) => proxyserver_cmd::run(args).await.map(|()| 0),
             Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
+            Command::CheckConfig(args) => check_config_cmd::run(args),
             Command::Sim(args) => sim_cmd::run(args).await,
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
             Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(*args).await,
@@ -321,9 +327,28 @@ async fn run_rm(args: RmArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Hadoop's NodeManager also sees `mapred-site.xml` once MapReduce's shuffle
+/// is loaded (its `JobConf` adds `mapred-default.xml` and `mapred-site.xml` as
+/// default resources, after `yarn-site.xml`), so the shuffle's keys
+/// (`mapreduce.shuffle.*`) may be set there: the NodeManager layers the file
+/// of its configuration directory over the rest likewise.
+fn with_mapred_site(
+    mut conf: Configuration,
+    dir: Option<&std::path::Path>,
+) -> Result<Configuration, String> {
+    if let Some(path) = dir
+        .map(|d| d.join("mapred-site.xml"))
+        .filter(|p| p.is_file())
+    {
+        conf.add_resource(&path).map_err(|e| e.to_string())?;
+    }
+    Ok(conf)
+}
+
 async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
-    let (conf, _dir) = args.load()?;
+    let (conf, dir) = args.load()?;
+    let conf = with_mapred_site(conf, dir.as_deref())?;
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
         .map_err(|e| e.to_string())?;
@@ -440,9 +465,10 @@ pub(crate) fn apply_standalone_defaults(conf: &mut Configuration) -> Vec<String>
 async fn run_standalone(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
     let (mut conf, dir) = args.load()?;
-    // Both daemons' refusals in one answer, before either starts.
+    // Both daemons' refusals in one answer, before either starts (the
+    // NodeManager's view includes mapred-site.xml).
     refuse::check(
-        &conf,
+        &with_mapred_site(conf.clone(), dir.as_deref())?,
         &[Daemon::ResourceManager, Daemon::NodeManager],
         "standalone cluster",
     )
@@ -454,7 +480,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
             applied.join(", ")
         );
     }
-    let rm = spindle_rm::ResourceManager::start(&conf, dir)
+    let rm = spindle_rm::ResourceManager::start(&conf, dir.clone())
         .await
         .map_err(|e| e.to_string())?;
     print_rm(&rm);
@@ -465,7 +491,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
         );
     }
     // The NM reaches the RM at the address the RM actually bound.
-    let mut nm_conf = conf.clone();
+    let mut nm_conf = with_mapred_site(conf.clone(), dir.as_deref())?;
     let tracker = rm.addresses().resource_tracker;
     let tracker_host = if tracker.ip().is_unspecified() {
         "127.0.0.1".to_string()
