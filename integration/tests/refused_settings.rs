@@ -40,6 +40,7 @@ fn refused_value(key: &str) -> &'static str {
         "yarn.nodemanager.runtime.linux.sandbox-mode" => "enforcing",
         "yarn.nodemanager.linux-container-executor.cgroups.strict-resource-usage" => "true",
         "yarn.nodemanager.resource-plugins" => "yarn.io/gpu",
+        "mapreduce.shuffle.ssl.enabled" => "true",
         "yarn.nodemanager.resource.disk.enabled" => "true",
         "yarn.nodemanager.resource.network.enabled" => "true",
         other => panic!("no refused value for {other}: add one to this test"),
@@ -131,7 +132,13 @@ fn every_refused_setting_stops_each_daemon_that_acts_on_it() {
             let ports = assign_ports(daemon, &mut yarn);
             // Runtimes matter to the LinuxContainerExecutor only (as in Hadoop).
             yarn.set("yarn.nodemanager.container-executor.class", lce);
-            let file = if rule.key.starts_with("yarn.") {
+            // Each key in the file an operator keeps it in: the shuffle's in
+            // mapred-site.xml, which the NodeManager reads as Hadoop's does.
+            let mut mapred = HadoopConf::new();
+            let file = if rule.key.starts_with("mapreduce.") {
+                mapred.set(rule.key, value);
+                "mapred-site.xml"
+            } else if rule.key.starts_with("yarn.") {
                 yarn.set(rule.key, value);
                 "yarn-site.xml"
             } else {
@@ -142,6 +149,9 @@ fn every_refused_setting_stops_each_daemon_that_acts_on_it() {
                 .expect("core-site");
             yarn.write(&dir.path().join("yarn-site.xml"))
                 .expect("yarn-site");
+            mapred
+                .write(&dir.path().join("mapred-site.xml"))
+                .expect("mapred-site");
             if !rule.applies_to(daemon) {
                 continue;
             }
