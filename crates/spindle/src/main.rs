@@ -317,6 +317,7 @@ async fn run_rm(args: RmArgs) -> Result<(), String> {
         println!("{}", spindle_rm::store::format_configured(&conf)?);
         return Ok(());
     }
+    warn_not_acted_on(&conf);
     let rm = spindle_rm::ResourceManager::start(&conf, dir)
         .await
         .map_err(|e| e.to_string())?;
@@ -325,6 +326,14 @@ async fn run_rm(args: RmArgs) -> Result<(), String> {
     info!("ResourceManager stopping");
     drop(rm);
     Ok(())
+}
+
+/// Logs each key of the site files that Spindle will not act on as asked
+/// (not built and set away from Hadoop's default, or unknown).
+fn warn_not_acted_on(conf: &Configuration) {
+    for line in spindle_common::conf::catalog::warnings(conf) {
+        tracing::warn!("{line}");
+    }
 }
 
 /// Hadoop's NodeManager also sees `mapred-site.xml` once MapReduce's shuffle
@@ -349,6 +358,7 @@ async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
     let (conf, dir) = args.load()?;
     let conf = with_mapred_site(conf, dir.as_deref())?;
+    warn_not_acted_on(&conf);
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
         .map_err(|e| e.to_string())?;
@@ -473,6 +483,7 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
         "standalone cluster",
     )
     .map_err(|e| e.to_string())?;
+    warn_not_acted_on(&conf);
     let applied = apply_standalone_defaults(&mut conf);
     if !applied.is_empty() {
         println!(

@@ -35,6 +35,7 @@
 use std::io;
 use std::path::Path;
 
+use spindle_common::conf::catalog::Class;
 use spindle_common::conf::Configuration;
 use spindle_scheduler::{
     AppOrdering, HeartbeatAssignment, LocalityDelay, QueueConfig, QueueRunState, QueueShare,
@@ -128,7 +129,24 @@ pub fn load(site: &Configuration, conf_dir: Option<&Path>) -> Result<QueueFile, 
     };
     let mut file = from_conf(&conf, &label)?;
     file.source = source;
+    warn_not_acted_on(&conf);
     Ok(file)
+}
+
+/// A warning per capacity key set in a file that Spindle does not act on
+/// as asked (not built, or unknown): nothing is dropped without a word.
+fn warn_not_acted_on(conf: &Configuration) {
+    for key in conf.keys().filter(|k| k.starts_with(PREFIX)) {
+        let (Some(origin), Some(value)) = (conf.origin_of(key), conf.get(key)) else {
+            continue;
+        };
+        let class = super::capacity_keys::classify(key, &value);
+        if let Some(class @ (Class::Unknown { .. } | Class::NotBuilt { .. } | Class::NoEffect(_))) =
+            class
+        {
+            tracing::warn!("{origin}: {key} = {value:?}: {class}; Spindle does not act on it");
+        }
+    }
 }
 
 /// Builds the queue configuration from capacity-scheduler keys in `conf`.

@@ -291,6 +291,41 @@ pub fn classify(key: &str, value: &str, conf: &Configuration) -> Class {
     }
 }
 
+/// The prefix of the capacity scheduler's keys, which the RM's reader of
+/// `capacity-scheduler.xml` classifies (it knows their structure).
+pub const CAPACITY_PREFIX: &str = "yarn.scheduler.capacity.";
+
+/// One line per key that a site file of `conf` sets and Spindle will not act
+/// on as asked: not built and set away from Hadoop's default, or unknown.
+/// The daemons log these at start, so nothing an operator asks for is
+/// dropped without a word (`spindle check-config` tells the whole story).
+/// Keys from the built-in defaults or set by code are left out, and so are
+/// the capacity scheduler's, which its reader reports.
+pub fn warnings(conf: &Configuration) -> Vec<String> {
+    conf.keys()
+        .filter(|k| !k.starts_with(CAPACITY_PREFIX))
+        .filter_map(|key| {
+            let origin = conf.origin_of(key)?;
+            if origin.is_programmatic() || origin.resource().starts_with("<built-in") {
+                return None;
+            }
+            let value = conf.get(key)?;
+            let class = classify(key, &value, conf);
+            let ignored = matches!(
+                class,
+                Class::Unknown { .. }
+                    | Class::NotBuilt {
+                        at_default: false,
+                        ..
+                    }
+            );
+            ignored.then(|| {
+                format!("{origin}: {key} = {value:?}: {class}; Spindle does not act on it")
+            })
+        })
+        .collect()
+}
+
 /// The known key closest to `key` by edit distance, when close enough to be
 /// a likely typo (a distance of at most a quarter of its length, and 4).
 pub fn nearest_key(key: &str) -> Option<String> {
@@ -444,6 +479,44 @@ mod tests {
         assert_eq!(
             class("com.example.completely.different", "x"),
             Class::Unknown { nearest: None }
+        );
+    }
+
+    #[test]
+    fn warnings_name_what_a_site_file_asks_for_in_vain() {
+        let mut conf = Configuration::with_defaults();
+        conf.add_resource_str(
+            "/etc/hadoop/yarn-site.xml",
+            "<configuration>\
+             <property><name>yarn.resourcemanager.scheduler.monitor.enable</name><value>true</value></property>\
+             <property><name>yarn.resourcemanager.reservation-system.enable</name><value>false</value></property>\
+             <property><name>yarn.resourcemanager.adress</name><value>x:1</value></property>\
+             <property><name>yarn.resourcemanager.hostname</name><value>rm1</value></property>\
+             <property><name>yarn.scheduler.capacity.root.a.disable_preemption</name><value>true</value></property>\
+             </configuration>",
+        )
+        .expect("xml");
+        conf.set("yarn.node-labels.enabled", "true");
+        let w = warnings(&conf);
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert!(
+            w[0].starts_with(
+                "/etc/hadoop/yarn-site.xml:1: yarn.resourcemanager.adress = \"x:1\": UNKNOWN"
+            ),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[0].contains("did you mean yarn.resourcemanager.address?"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].contains(
+                "yarn.resourcemanager.scheduler.monitor.enable = \"true\": not built: preemption"
+            ),
+            "{}",
+            w[1]
         );
     }
 
