@@ -48,7 +48,7 @@ use super::queue_file::{java_float, QueueFile, QueueFileError};
 /// The file read from the configuration directory.
 pub const FILE_NAME: &str = "capacity-scheduler.xml";
 /// The prefix of every capacity-scheduler key.
-pub const PREFIX: &str = "yarn.scheduler.capacity.";
+pub const PREFIX: &str = spindle_common::conf::catalog::CAPACITY_PREFIX;
 
 /// `resource-calculator` values.
 pub const DEFAULT_RESOURCE_CALCULATOR: &str =

@@ -8,10 +8,8 @@
 //! starting at `root`). The served lists below are the ones
 //! [`super::capacity`] reads; its tests keep the two in step.
 
-use spindle_common::conf::catalog::{edit_distance, matches, Class};
+use spindle_common::conf::catalog::{edit_distance, matches, Class, CAPACITY_PREFIX as PREFIX};
 use spindle_common::conf::refuse::Daemon;
-
-use super::capacity::PREFIX;
 
 /// Scheduler-wide keys Spindle reads.
 pub const SERVED_GLOBAL: &[&str] = &[
