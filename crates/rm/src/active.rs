@@ -20,23 +20,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use spindle_scheduler::{Scheduler, SchedulerConfig};
 use tokio::sync::{oneshot, watch};
 use tracing::{info, warn};
 
 use crate::acl::Acl;
-use crate::apps::AppTable;
-use crate::cluster::nodes::{NodeConfig, NodeTable};
-use crate::cluster::Cluster;
 use crate::context::RmContext;
 use crate::core::{CoreHandle, CoreInbox, Owner, StoreDriver};
 use crate::ha_conf::HaConf;
-use crate::hosts::HostLists;
-use crate::keys::{KeyRing, KeyRolling, KeySlot, TokenIssuer};
+use crate::keys::KeySlot;
 use crate::launcher::Launcher;
 use crate::log_retention::LogRetention;
-use crate::queue_files::QueueFile;
-use crate::state::{RmState, Settings};
+use crate::state_build::{Built, FromStore, StateConf};
 use crate::store::{self, StoreConf, StoreStats};
 use crate::time::Clock;
 use crate::RmError;
@@ -62,19 +56,8 @@ impl std::fmt::Display for ServiceState {
 pub(crate) struct ActiveConf {
     pub clock: Clock,
     pub store: Option<StoreConf>,
-    /// Without the epoch, which each activation takes from its store.
-    pub scheduler: SchedulerConfig,
-    pub nodes: NodeConfig,
-    pub hosts: HostLists,
-    /// Without the cluster timestamp, which each activation sets.
-    pub settings: Settings,
-    pub queue_file: QueueFile,
-    pub max_completed: usize,
-    pub am_max_attempts: i32,
-    pub key_rolling: KeyRolling,
-    pub container_token_expiry_ms: u64,
-    /// The scheduler port's `host:port`, in AMRMTokens.
-    pub scheduler_service: String,
+    /// What the state is built from ([`StateConf::build`]).
+    pub state: StateConf,
     pub tick: Duration,
     pub launcher: Launcher,
     /// Aggregated log retention (`None`: logs are kept).
@@ -243,7 +226,7 @@ impl RmControl {
     async fn activate(&self, first: Option<CoreInbox>) -> Result<Activation, RmError> {
         let c = &self.conf;
         let clock = c.clock;
-        let mut cluster_ts = clock.now().wall_ms as i64;
+        let cluster_ts = clock.now().wall_ms as i64;
         // The one place the state store is opened.
         let opened = match &c.store {
             Some(sc) => {
@@ -254,7 +237,6 @@ impl RmControl {
                         .map_err(|e| {
                             RmError::Invalid(format!("opening the state store failed: {e}"))
                         })??;
-                cluster_ts = recovered.cluster_ts;
                 info!(
                     store = %sc.describe(),
                     epoch = recovered.epoch,
@@ -265,67 +247,46 @@ impl RmControl {
             }
             None => None,
         };
-        let scheduler = Scheduler::new(SchedulerConfig {
-            // Container ids carry the epoch (`container_e<epoch>_…`) as
-            // Hadoop's do after a restart with recovery.
-            epoch: opened.as_ref().map_or(0, |(_, r)| {
-                (r.epoch % (spindle_scheduler::MAX_EPOCH as u64 + 1)) as i64
-            }),
-            ..c.scheduler.clone()
-        })
-        .map_err(|e| RmError::Invalid(e.to_string()))?;
-        let stored_keys = opened.as_ref().and_then(|(_, r)| r.keys.as_ref());
-        let keys = Arc::new(match stored_keys {
-            Some(k) => KeyRing::from_stored(k).map_err(|what| store::StoreError {
+        let admin_acl: Acl = self.ctx.standby_admin_acl();
+        let (opened, from_store) = match opened {
+            Some((db, recovered)) => (
+                Some(db),
+                c.store.as_ref().map(|sc| FromStore {
+                    recovered,
+                    max_completed: sc.max_completed,
+                }),
+            ),
+            None => (None, None),
+        };
+        let epoch = from_store.as_ref().map(|s| s.recovered.epoch);
+        let built = c
+            .state
+            .build(admin_acl, clock.now(), from_store, rand::random())
+            .map_err(|what| store::StoreError {
                 path: c.store.as_ref().map(|s| s.describe()).unwrap_or_default(),
                 what,
-            })?,
-            None => KeyRing::generate(),
-        });
-        let keys_stored = stored_keys.is_some();
-        let admin_acl: Acl = self.ctx.standby_admin_acl();
-        let mut state = RmState::new(
-            Settings {
-                cluster_ts,
-                ..c.settings.clone()
-            },
-            Cluster::new(NodeTable::new(c.nodes.clone(), c.hosts.clone()), scheduler),
-            AppTable::new(
-                cluster_ts,
-                c.max_completed,
-                c.scheduler.maximum_allocation,
-                c.am_max_attempts,
-            )
-            .with_limits(c.settings.limits.clone()),
-            c.queue_file.clone(),
-            admin_acl,
-            TokenIssuer::new(
-                keys.clone(),
-                KeyRolling {
-                    amrm_interval_ms: c.key_rolling.amrm_interval_ms,
-                    container_interval_ms: c.key_rolling.container_interval_ms,
-                    nm_interval_ms: c.key_rolling.nm_interval_ms,
-                    activation_delay_ms: c.key_rolling.activation_delay_ms,
-                    ..KeyRolling::daily(clock.now().mono_ms)
-                },
-                c.scheduler_service.clone(),
-                cluster_ts,
-                c.container_token_expiry_ms,
-            ),
-        );
+            })?;
+        let Built {
+            state,
+            keys,
+            keys_stored,
+            cluster_ts,
+            recovery,
+        } = built;
+        if let Some(summary) = recovery {
+            info!(?summary, "recovered from the state store");
+        }
         let mut figures = Figures::default();
-        let store_driver = match (opened, &c.store) {
-            (Some((db, recovered)), Some(sc)) => {
-                state.enable_store(sc.max_completed);
-                state.recover(recovered.apps, clock.now());
+        let store_driver = match opened {
+            Some(db) => {
                 let stats = Arc::new(StoreStats::default());
                 figures = Figures {
                     stats: Some(stats.clone()),
-                    epoch: Some(recovered.epoch),
+                    epoch,
                 };
                 Some(StoreDriver::new(db, keys.clone(), stats, keys_stored))
             }
-            _ => None,
+            None => None,
         };
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let (failed_tx, failed_rx) = oneshot::channel();

@@ -182,15 +182,57 @@ impl CoreHandle {
     }
 }
 
+/// What must reach the state store after a batch of commands: the store
+/// operations the state says its changes need, and the master keys when
+/// they rolled since they were last written. Pure bookkeeping, no I/O: the
+/// owner task ([`StoreDriver`]) and the whole-RM simulation both ask it,
+/// write what it says, and tell it when a write succeeded.
+#[derive(Debug)]
+pub struct Persistence {
+    keys: Arc<KeyRing>,
+    written_keys: Option<KeyIds>,
+}
+
+/// One write's worth of [`Persistence::due`]: its operations, and the key
+/// ids it stores (for [`Persistence::written`]).
+#[derive(Debug)]
+pub struct Due {
+    pub ops: Vec<StoreOp>,
+    key_ids: KeyIds,
+}
+
+impl Persistence {
+    /// Over the activation's `keys`; `keys_stored` when the store already
+    /// holds the ring's current keys (they came from it).
+    pub fn new(keys: Arc<KeyRing>, keys_stored: bool) -> Persistence {
+        let written_keys = keys_stored.then(|| keys.key_ids());
+        Persistence { keys, written_keys }
+    }
+
+    /// What changed since the last call, with the keys if they rolled.
+    pub fn due(&self, state: &mut RmState) -> Due {
+        let mut ops = state.take_store_ops();
+        let key_ids = self.keys.key_ids();
+        if self.written_keys != Some(key_ids) {
+            ops.push(StoreOp::PutKeys(self.keys.snapshot()));
+        }
+        Due { ops, key_ids }
+    }
+
+    /// `due` is in the store.
+    pub fn written(&mut self, due: &Due) {
+        self.written_keys = Some(due.key_ids);
+    }
+}
+
 /// The owner task's writer to the state store: after each command, what
-/// the state says changed and the master keys if they rolled, written (and
-/// measured) before the caller is answered.
+/// [`Persistence`] says is due, written (and measured) before the caller is
+/// answered.
 pub struct StoreDriver {
     /// `None` only while a write runs on the blocking pool.
     store: Option<Box<dyn StateStore>>,
-    keys: Arc<KeyRing>,
+    persistence: Persistence,
     stats: Arc<StoreStats>,
-    written_keys: Option<KeyIds>,
 }
 
 impl StoreDriver {
@@ -202,12 +244,10 @@ impl StoreDriver {
         stats: Arc<StoreStats>,
         keys_stored: bool,
     ) -> StoreDriver {
-        let written_keys = keys_stored.then(|| keys.key_ids());
         StoreDriver {
             store: Some(store),
-            keys,
+            persistence: Persistence::new(keys, keys_stored),
             stats,
-            written_keys,
         }
     }
 
@@ -216,12 +256,8 @@ impl StoreDriver {
     /// worker; the owner task awaits it, so commands stay in order and no
     /// reply leaves before its change is stored.
     pub async fn persist(&mut self, state: &mut RmState) -> Result<(), StoreError> {
-        let mut ops = state.take_store_ops();
-        let ids = self.keys.key_ids();
-        if self.written_keys != Some(ids) {
-            ops.push(StoreOp::PutKeys(self.keys.snapshot()));
-        }
-        if ops.is_empty() {
+        let due = self.persistence.due(state);
+        if due.ops.is_empty() {
             return Ok(());
         }
         let Some(mut store) = self.store.take() else {
@@ -230,11 +266,11 @@ impl StoreDriver {
                 what: "an earlier write never finished".into(),
             });
         };
-        let count = ops.len();
-        let (store, result, took) = tokio::task::spawn_blocking(move || {
+        let count = due.ops.len();
+        let (store, due, result, took) = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            let result = store.write(&ops);
-            (store, result, started.elapsed())
+            let result = store.write(&due.ops);
+            (store, due, result, started.elapsed())
         })
         .await
         .map_err(|e| StoreError {
@@ -261,7 +297,7 @@ impl StoreDriver {
             );
         }
         if result.is_ok() {
-            self.written_keys = Some(ids);
+            self.persistence.written(&due);
         }
         result
     }

@@ -31,11 +31,13 @@ pub struct KeyRing {
 }
 
 impl KeyRing {
-    /// Fresh random keys.
-    pub fn generate() -> KeyRing {
-        use rand::Rng;
-        let mut rng = rand::rng();
-        let mut key = || random_master_key(rng.random_range(1..i32::MAX / 2));
+    /// Fresh keys drawn from `rng` (seeded from the OS by the RM, from its
+    /// seed by the simulation, so that a run replays exactly).
+    pub fn generate(rng: &mut impl rand::Rng) -> KeyRing {
+        let mut key = || {
+            let id = rng.random_range(1..i32::MAX / 2);
+            random_master_key(rng, id)
+        };
         KeyRing {
             amrm: RwLock::new(SecretManager::new(key())),
             nm_token: RwLock::new(SecretManager::new(key())),
@@ -99,11 +101,10 @@ impl KeyRing {
     }
 }
 
-/// A fresh master key for a secret manager.
-pub fn random_master_key(key_id: i32) -> MasterKey {
-    use rand::RngCore;
+/// A fresh master key for a secret manager, its bytes drawn from `rng`.
+pub fn random_master_key(rng: &mut impl rand::RngCore, key_id: i32) -> MasterKey {
     let mut bytes = vec![0u8; spindle_common::security::secret::DEFAULT_KEY_BYTES];
-    rand::rng().fill_bytes(&mut bytes);
+    rng.fill_bytes(&mut bytes);
     MasterKey::new(key_id, bytes)
 }
 
@@ -112,9 +113,10 @@ pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Makes a fresh key current in `lock`; the old one stays valid as the previous key.
-fn roll(lock: &RwLock<SecretManager>) {
-    let next = random_master_key(read(lock).next_key_id());
+/// Makes a fresh key from `rng` current in `lock`; the old one stays valid
+/// as the previous key.
+fn roll(lock: &RwLock<SecretManager>, rng: &mut impl rand::RngCore) {
+    let next = random_master_key(rng, read(lock).next_key_id());
     roll_to(lock, next);
 }
 
@@ -255,16 +257,22 @@ pub struct TokenIssuer {
     /// (monotonic ms): nodes get them, tokens do not use them yet.
     next_container_key: Option<(MasterKey, u64)>,
     next_nm_key: Option<(MasterKey, u64)>,
+    /// Where rolled keys come from: seeded once, so the state draws no
+    /// randomness of its own (a simulated run replays from its seed).
+    rng: rand::rngs::StdRng,
 }
 
 impl TokenIssuer {
+    /// `key_seed` seeds the keys that later rolls make.
     pub fn new(
         keys: Arc<KeyRing>,
         rolling: KeyRolling,
         scheduler_service: String,
         rm_identifier: i64,
         container_token_expiry_ms: u64,
+        key_seed: u64,
     ) -> TokenIssuer {
+        use rand::SeedableRng;
         TokenIssuer {
             keys,
             rolling,
@@ -273,6 +281,7 @@ impl TokenIssuer {
             container_token_expiry_ms,
             next_container_key: None,
             next_nm_key: None,
+            rng: rand::rngs::StdRng::seed_from_u64(key_seed),
         }
     }
 
@@ -366,14 +375,15 @@ impl TokenIssuer {
         let r = &mut self.rolling;
         if now_ms.saturating_sub(r.amrm_rolled_ms) >= r.amrm_interval_ms {
             r.amrm_rolled_ms = now_ms;
-            roll(&self.keys.amrm);
+            roll(&self.keys.amrm, &mut self.rng);
             info!("AMRMToken master key rolled");
         }
         let activate_at = now_ms.saturating_add(r.activation_delay_ms);
         if now_ms.saturating_sub(r.container_rolled_ms) >= r.container_interval_ms {
             r.container_rolled_ms = now_ms;
             if self.next_container_key.is_none() {
-                let next = random_master_key(read(&self.keys.container_token).next_key_id());
+                let id = read(&self.keys.container_token).next_key_id();
+                let next = random_master_key(&mut self.rng, id);
                 info!(
                     key_id = next.key_id,
                     delay_ms = r.activation_delay_ms,
@@ -385,7 +395,8 @@ impl TokenIssuer {
         if now_ms.saturating_sub(r.nm_rolled_ms) >= r.nm_interval_ms {
             r.nm_rolled_ms = now_ms;
             if self.next_nm_key.is_none() {
-                let next = random_master_key(read(&self.keys.nm_token).next_key_id());
+                let id = read(&self.keys.nm_token).next_key_id();
+                let next = random_master_key(&mut self.rng, id);
                 info!(
                     key_id = next.key_id,
                     delay_ms = r.activation_delay_ms,

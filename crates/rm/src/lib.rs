@@ -43,6 +43,7 @@ pub mod queue_files;
 pub mod refusal;
 pub mod reports;
 pub mod state;
+pub mod state_build;
 pub mod store;
 pub mod submission;
 pub mod time;
@@ -521,9 +522,7 @@ impl ResourceManager {
         )
         .await?;
 
-        let active_conf = active::ActiveConf {
-            clock,
-            store: store_conf,
+        let state_conf = state_build::StateConf {
             scheduler: scheduler_config,
             nodes: NodeConfig {
                 liveness_expiry_ms: expiry_ms,
@@ -549,6 +548,11 @@ impl ResourceManager {
             key_rolling,
             container_token_expiry_ms,
             scheduler_service,
+        };
+        let active_conf = active::ActiveConf {
+            clock,
+            store: store_conf,
+            state: state_conf,
             // Check liveness often enough that expiry is noticed within a
             // tenth of its interval.
             tick: Duration::from_millis((expiry_ms / 10).clamp(50, 1000)),

@@ -90,7 +90,7 @@ impl RmState {
     /// Turns the store's bookkeeping on: from now on, `take_store_ops`
     /// answers what changed. `max_completed` is the store's bound on
     /// finished applications.
-    pub fn enable_store(&mut self, max_completed: usize) {
+    pub(crate) fn enable_store(&mut self, max_completed: usize) {
         self.persist = Some(Persist {
             max_completed,
             ..Persist::default()
@@ -279,7 +279,7 @@ impl RmState {
     /// Hadoop's `setSchedulerRecoveryStartAndWaitTime`, when the store held
     /// applications nothing new is allocated for
     /// `Settings::scheduling_wait_ms`.
-    pub fn recover(&mut self, mut stored: Vec<StoredApp>, now: Now) -> RecoverySummary {
+    pub(crate) fn recover(&mut self, mut stored: Vec<StoredApp>, now: Now) -> RecoverySummary {
         let mut summary = RecoverySummary::default();
         if self.settings.work_preserving && !stored.is_empty() {
             let until = now.mono_ms.saturating_add(self.settings.scheduling_wait_ms);

@@ -102,11 +102,12 @@ impl TestRm {
         })
         .unwrap_or_else(|e| panic!("scheduler: {e}"));
         let tokens = TokenIssuer::new(
-            Arc::new(KeyRing::generate()),
+            Arc::new(KeyRing::generate(&mut rand::rng())),
             rolling,
             "127.0.0.1:8030".into(),
             TS,
             600_000,
+            rand::random(),
         );
         let state = RmState::new(
             settings,

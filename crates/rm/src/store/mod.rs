@@ -54,6 +54,30 @@ pub struct Recovered {
     pub keys: Option<StoredKeys>,
 }
 
+impl Recovered {
+    /// A start on a store whose last start (if any) had epoch `last_epoch`
+    /// and cluster timestamp `last_cluster_ts`, asked to run at
+    /// `cluster_ts`: the next epoch, and a cluster timestamp later than the
+    /// last one, so that new application ids never collide with stored ones.
+    /// The applications and keys are the store's to fill in.
+    pub fn starting(
+        last_epoch: Option<u64>,
+        last_cluster_ts: Option<i64>,
+        cluster_ts: i64,
+    ) -> Recovered {
+        Recovered {
+            epoch: last_epoch.map_or(0, |e| e + 1),
+            cluster_ts: match last_cluster_ts {
+                Some(last) if last >= cluster_ts => last + 1,
+                _ => cluster_ts,
+            },
+            last_cluster_ts,
+            apps: Vec::new(),
+            keys: None,
+        }
+    }
+}
+
 /// A store that failed: which store, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("state store {path}: {what}")]

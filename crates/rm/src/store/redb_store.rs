@@ -89,7 +89,7 @@ impl RedbStore {
 
     fn start(&mut self, cluster_ts: i64) -> Result<Recovered, String> {
         let txn = self.db.begin_write().map_err(|e| e.to_string())?;
-        let mut recovered = Recovered::default();
+        let mut recovered: Recovered;
         {
             let mut meta = txn.open_table(META).map_err(|e| e.to_string())?;
             let version = meta
@@ -115,16 +115,15 @@ impl RedbStore {
                         .ok_or_else(|| "its epoch record is malformed".to_string())?,
                 ),
             };
-            recovered.epoch = epoch.map_or(0, |e| e + 1);
-            if let Some(v) = meta.get(CLUSTER_TS_KEY).map_err(|e| e.to_string())? {
-                let ts = u64_bytes(v.value())
-                    .ok_or_else(|| "its cluster-timestamp record is malformed".to_string())?;
-                recovered.last_cluster_ts = Some(ts as i64);
-            }
-            recovered.cluster_ts = match recovered.last_cluster_ts {
-                Some(last) if last >= cluster_ts => last + 1,
-                _ => cluster_ts,
+            let last_cluster_ts = match meta.get(CLUSTER_TS_KEY).map_err(|e| e.to_string())? {
+                None => None,
+                Some(v) => Some(
+                    u64_bytes(v.value())
+                        .ok_or_else(|| "its cluster-timestamp record is malformed".to_string())?
+                        as i64,
+                ),
             };
+            recovered = Recovered::starting(epoch, last_cluster_ts, cluster_ts);
             if let Some(v) = meta.get(KEYS_KEY).map_err(|e| e.to_string())? {
                 let keys: StoredKeys = serde_json::from_slice(v.value())
                     .map_err(|e| format!("its master-keys record is malformed: {e}"))?;

@@ -194,7 +194,6 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
     for name in [VERSION_NODE, META_NODE, KEYS_NODE, APPS_NODE, FENCING_NODE] {
         create_if_missing(&client, zk, &node(&root, name)).await?;
     }
-    let mut recovered = Recovered::default();
     // The format first: a newer store is not read any further.
     let version_path = node(&root, VERSION_NODE);
     let (version, _) = read(&client, &version_path).await?.unwrap_or_default();
@@ -214,16 +213,18 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
     let (meta_bytes, meta_version) = read(&client, &meta_path)
         .await?
         .ok_or_else(|| format!("znode {meta_path} vanished"))?;
-    if !meta_bytes.is_empty() {
+    let last = if meta_bytes.is_empty() {
+        None
+    } else {
         let meta: Meta = serde_json::from_slice(&meta_bytes)
             .map_err(|e| format!("znode {meta_path} is malformed: {e}"))?;
-        recovered.epoch = meta.epoch + 1;
-        recovered.last_cluster_ts = Some(meta.cluster_ts);
-    }
-    recovered.cluster_ts = match recovered.last_cluster_ts {
-        Some(last) if last >= cluster_ts => last + 1,
-        _ => cluster_ts,
+        Some(meta)
     };
+    let mut recovered = Recovered::starting(
+        last.as_ref().map(|m| m.epoch),
+        last.as_ref().map(|m| m.cluster_ts),
+        cluster_ts,
+    );
     let keys_path = node(&root, KEYS_NODE);
     if let Some((bytes, _)) = read(&client, &keys_path).await? {
         if !bytes.is_empty() {
