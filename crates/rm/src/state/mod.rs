@@ -30,6 +30,7 @@ mod admin;
 mod am_protocol;
 mod decisions;
 mod heartbeat;
+mod invariants;
 mod lifecycle;
 mod log_aggregation;
 mod moves;

@@ -133,6 +133,10 @@ impl TestRm {
     /// Handles `request` at `now`; its effects join [`TestRm::effects`].
     pub(crate) fn run_at<R: Request>(&mut self, now: Now, request: R) -> R::Reply {
         let (reply, effects) = self.state.handle(now, request.into());
+        // Every unit test of the state checks its tables after every command.
+        if let Err(e) = self.state.check_invariants() {
+            panic!("invariant broken after a command at {now:?}: {e}");
+        }
         self.effects.extend(effects);
         if self.state.store_enabled() {
             let ops = self.state.take_store_ops();
