@@ -151,12 +151,17 @@ impl Cluster {
     pub fn register_node(
         &mut self,
         registration: Registration,
+        running_apps: bool,
         now_ms: u64,
     ) -> (RegisterOutcome, Decisions) {
         let id = registration.id.clone();
-        let outcome = self.nodes.register(registration, now_ms);
+        // A node still active here that reports running applications
+        // reconnects: the scheduler keeps it and its containers (Hadoop's
+        // ReconnectNodeTransition). Otherwise what it held is gone.
+        let reconnect = running_apps && self.nodes.get(&id).is_some_and(|n| n.state.is_active());
+        let outcome = self.nodes.register(registration, reconnect, now_ms);
         let mut decisions = Decisions::default();
-        if outcome == RegisterOutcome::Accepted && self.view.remove(&id).is_some() {
+        if outcome == RegisterOutcome::Accepted && !reconnect && self.view.remove(&id).is_some() {
             decisions.extend(self.feed_node(Input::NodeRemoved { node: id.clone() }, now_ms));
         }
         decisions.extend(self.sync_node(&id, now_ms));
@@ -598,8 +603,8 @@ mod tests {
     #[test]
     fn registration_and_refresh_reach_the_scheduler() {
         let mut c = cluster();
-        let _ = c.register_node(registration("a"), 0);
-        let _ = c.register_node(registration("b"), 0);
+        let _ = c.register_node(registration("a"), false, 0);
+        let _ = c.register_node(registration("b"), false, 0);
         assert_eq!(
             in_scheduler(&c),
             [("a".to_string(), true), ("b".to_string(), true)]
@@ -619,7 +624,7 @@ mod tests {
     #[test]
     fn a_timed_out_graceful_decommission_leaves_the_scheduler() {
         let mut c = cluster();
-        let _ = c.register_node(registration("a"), 0);
+        let _ = c.register_node(registration("a"), false, 0);
         let _ = c.heartbeat(heartbeat("a", 0, 1), 1);
         let _ = c.refresh(
             excluding("a"),

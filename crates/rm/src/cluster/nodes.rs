@@ -217,7 +217,18 @@ impl NodeTable {
         }
     }
 
-    pub(super) fn register(&mut self, reg: Registration, now_ms: u64) -> RegisterOutcome {
+    /// Registers a node. `reconnect`: the node is still active here and
+    /// reports running applications, so it keeps its record (state,
+    /// orphans, decommission deadline) and only takes the registration's
+    /// ports, version, capability and health, as Hadoop's
+    /// `RMNodeImpl.ReconnectNodeTransition` does; otherwise the node
+    /// starts afresh.
+    pub(super) fn register(
+        &mut self,
+        reg: Registration,
+        reconnect: bool,
+        now_ms: u64,
+    ) -> RegisterOutcome {
         let host = reg.id.host.clone();
         let port = reg.id.port;
         if !self.hosts.is_valid(&host, port) {
@@ -232,6 +243,25 @@ impl NodeTable {
                  ({} < minimum {min}), Sending SHUTDOWN signal to the NodeManager.",
                 reg.capability
             ));
+        }
+        if reconnect {
+            if let Some(node) = self.active.get_mut(&reg.id) {
+                node.http_port = reg.http_port;
+                node.nm_version = reg.nm_version;
+                node.capability = reg.capability;
+                if node.state != NodeState::Decommissioning {
+                    node.state = if reg.health.healthy {
+                        NodeState::Running
+                    } else {
+                        NodeState::Unhealthy
+                    };
+                }
+                node.health = reg.health;
+                node.last_heartbeat_ms = now_ms;
+                node.last_response_id = 0;
+                node.last_reply = None;
+                return RegisterOutcome::Accepted;
+            }
         }
         // A re-registering node (restart, RESYNC) replaces its old record.
         self.inactive.remove(&reg.id);
@@ -568,7 +598,7 @@ mod tests {
     #[test]
     fn response_ids_sequence_and_duplicates_replay() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        assert_eq!(t.register(reg("a"), 0), RegisterOutcome::Accepted);
+        assert_eq!(t.register(reg("a"), false, 0), RegisterOutcome::Accepted);
         let r1 = t.heartbeat(hb("a", 0), 10);
         assert_eq!((r1.response_id, r1.action), (1, NodeAction::Normal));
         let r2 = t.heartbeat(hb("a", 1), 20);
@@ -592,7 +622,7 @@ mod tests {
     #[test]
     fn health_toggles_unhealthy_and_back() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
+        t.register(reg("a"), false, 0);
         let mut beat = hb("a", 0);
         beat.health.healthy = false;
         beat.health.report = "1/1 local-dirs are bad".into();
@@ -605,8 +635,8 @@ mod tests {
     #[test]
     fn silent_node_becomes_lost_and_can_come_back() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
-        t.register(reg("b"), 0);
+        t.register(reg("a"), false, 0);
+        t.register(reg("b"), false, 0);
         t.heartbeat(hb("b", 0), 900);
         assert!(
             t.expire(1000).lost.is_empty(),
@@ -616,7 +646,7 @@ mod tests {
         assert_eq!(t.get(&id("a")).map(|n| n.state), Some(NodeState::Lost));
         assert_eq!(t.count(NodeState::Lost), 1);
         assert_eq!(t.heartbeat(hb("a", 1), 1600).action, NodeAction::Resync);
-        t.register(reg("a"), 1700);
+        t.register(reg("a"), false, 1700);
         assert_eq!(t.get(&id("a")).map(|n| n.state), Some(NodeState::Running));
         assert_eq!(t.count(NodeState::Lost), 0);
     }
@@ -624,8 +654,8 @@ mod tests {
     #[test]
     fn excluded_nodes_are_refused_and_decommissioned() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
-        t.register(reg("b"), 0);
+        t.register(reg("a"), false, 0);
+        t.register(reg("b"), false, 0);
         let lists = HostLists {
             include: Default::default(),
             exclude: parse_list("a"),
@@ -638,7 +668,7 @@ mod tests {
         assert_eq!(t.get(&id("b")).map(|n| n.state), Some(NodeState::Running));
         assert_eq!(t.heartbeat(hb("a", 0), 20).action, NodeAction::Shutdown);
         assert!(matches!(
-            t.register(reg("a"), 30),
+            t.register(reg("a"), false, 30),
             RegisterOutcome::Rejected(_)
         ));
     }
@@ -646,7 +676,7 @@ mod tests {
     #[test]
     fn graceful_decommission_waits_for_containers() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
+        t.register(reg("a"), false, 0);
         let mut busy = hb("a", 0);
         busy.num_containers = 2;
         t.heartbeat(busy, 1);
@@ -680,7 +710,7 @@ mod tests {
     #[test]
     fn graceful_timeout_forces_decommission() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
+        t.register(reg("a"), false, 0);
         let mut busy = hb("a", 0);
         busy.num_containers = 2;
         t.heartbeat(busy, 1);
@@ -711,7 +741,7 @@ mod tests {
         let mut t = NodeTable::new(config(), HostLists::default());
         let mut r = reg("tiny");
         r.capability = Resource::new(512, 1);
-        match t.register(r, 0) {
+        match t.register(r, false, 0) {
             RegisterOutcome::Rejected(msg) => assert!(msg.contains("minimum"), "{msg}"),
             other => panic!("unexpected {other:?}"),
         }
@@ -720,7 +750,7 @@ mod tests {
     #[test]
     fn recommission_returns_to_running() {
         let mut t = NodeTable::new(config(), HostLists::default());
-        t.register(reg("a"), 0);
+        t.register(reg("a"), false, 0);
         let excl = HostLists {
             include: Default::default(),
             exclude: parse_list("a"),

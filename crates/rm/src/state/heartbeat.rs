@@ -42,11 +42,23 @@ impl RmState {
             log_reports,
         } = cmd;
         let id = registration.id.clone();
-        let (outcome, decisions) = self.cluster.register_node(registration, now.mono_ms);
+        let reconnect = !running_apps.is_empty()
+            && self
+                .cluster
+                .nodes()
+                .get(&id)
+                .is_some_and(|n| n.state.is_active());
+        let (outcome, decisions) =
+            self.cluster
+                .register_node(registration, !running_apps.is_empty(), now.mono_ms);
         self.apply(decisions, now);
         match outcome {
             RegisterOutcome::Accepted => {
-                self.node_work.remove(&id);
+                // A reconnecting node keeps what it is still to be told
+                // (Hadoop's RMNode lives on); its answers start over.
+                if !reconnect {
+                    self.node_work.remove(&id);
+                }
                 self.last_answers.remove(&id);
                 let (known_apps, unknown_apps): (Vec<ApplicationId>, Vec<ApplicationId>) =
                     running_apps
@@ -72,6 +84,10 @@ impl RmState {
                 }
                 self.track_orphans(&id, &containers, now);
                 self.recover_containers(&id, &containers, now);
+                if reconnect {
+                    // Its statuses count as a heartbeat's (completions).
+                    self.container_statuses(&id, containers, now);
+                }
                 self.log_reports(&id, log_reports);
                 NodeRegistration::Accepted(self.tokens.nm_master_keys())
             }

@@ -21,7 +21,8 @@ use crate::attempts::AttemptState;
 use crate::cluster::nodes::{ContainerStatus, Decommission, NodeState, NodeWork};
 use crate::command::{
     Allocate, AmLaunchFailed, AmLaunched, FinishApplicationMaster, KillApplication, NewApplication,
-    RefreshNodes, RegisterApplicationMaster, SubmitApplication, UnregisterNode,
+    NodeRegistration, RefreshNodes, RegisterApplicationMaster, RegisterNode, SubmitApplication,
+    UnregisterNode,
 };
 use crate::convert::refusal_to_rpc;
 use crate::hosts::{parse_list, HostLists};
@@ -929,4 +930,108 @@ fn reports_show_hadoops_launch_diagnostics_until_the_am_registers() {
     );
     register(&mut s, attempt, "", 30).expect("register");
     assert_eq!(diagnostics(&s), "");
+}
+
+/// A node registering again while the RM still holds it (a reconnect: its
+/// registration was sent twice, or it restarted within the liveness
+/// interval with recovery) keeps its running containers when it reports
+/// running applications, as Hadoop's `RMNodeImpl.ReconnectNodeTransition`
+/// does: its AMs must not hear that containers still running were lost.
+/// Found by the whole-RM simulation (seed 2): a registration sent twice
+/// reported a running container lost, and the AM heard it twice.
+#[test]
+fn a_node_reconnecting_with_running_applications_keeps_its_containers() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let app = submit(&mut s, 10);
+    let (a1, n1, am) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    let key = amrm_key(&s);
+    let r = allocate(
+        &mut s,
+        a1,
+        key,
+        AllocateRequest {
+            asks: vec![ask(1, "*", 1024, 1)],
+            response_id: 0,
+            ..Default::default()
+        },
+        40,
+    )
+    .expect("allocate");
+    let r = if r.allocated.is_empty() {
+        s.heartbeat(&n1, Vec::new(), 45);
+        allocate(&mut s, a1, key, plain(1), 50).expect("allocate")
+    } else {
+        r
+    };
+    let task = r.allocated[0].id;
+    let running = |c: ContainerId| ContainerStatus {
+        container: c,
+        running: true,
+        complete: false,
+        exit_status: -1000,
+        diagnostics: String::new(),
+        resource: Resource::new(1024, 1),
+    };
+    let used = s.cluster.scheduler().cluster().used;
+    // The node registers again, reporting both containers running.
+    let registration = crate::cluster::nodes::Registration {
+        id: n1.clone(),
+        http_port: 8042,
+        capability: Resource::new(8192, 8),
+        nm_version: "test".into(),
+        rack: None,
+        health: super::test_support::healthy(),
+    };
+    let outcome = s.run(
+        60,
+        RegisterNode {
+            registration,
+            containers: vec![running(am), running(task)],
+            running_apps: vec![app],
+            log_reports: Vec::new(),
+        },
+    );
+    assert!(
+        matches!(outcome, NodeRegistration::Accepted(_)),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        s.cluster.scheduler().cluster().used,
+        used,
+        "nothing released"
+    );
+    assert!(s.cluster.scheduler().container(&task).is_some());
+    let r = allocate(&mut s, a1, key, plain(r.response_id), 70).expect("allocate");
+    assert!(
+        r.completed.is_empty(),
+        "the AM heard of containers that still run: {:?}",
+        r.completed
+    );
+    assert_eq!(
+        s.attempts.get(&a1).map(|a| a.state),
+        Some(AttemptState::Running)
+    );
+    // Without running applications a reconnect starts the node afresh, as in
+    // Hadoop: what it held is gone.
+    let registration = crate::cluster::nodes::Registration {
+        id: n1.clone(),
+        http_port: 8042,
+        capability: Resource::new(8192, 8),
+        nm_version: "test".into(),
+        rack: None,
+        health: super::test_support::healthy(),
+    };
+    s.run(
+        80,
+        RegisterNode {
+            registration,
+            containers: Vec::new(),
+            running_apps: Vec::new(),
+            log_reports: Vec::new(),
+        },
+    );
+    assert!(s.cluster.scheduler().container(&task).is_none());
 }
