@@ -43,7 +43,10 @@ impl RmState {
                 .history
                 .get(&id.app)
                 .is_some_and(|h| h.retained.contains(&id));
-            if ended && held.containers.is_empty() && !retained {
+            // An unregistered attempt waits (FINISHING) for its AM container
+            // to end, which after a restart no node may have reported yet.
+            let finishing = attempt.state == spindle_common::states::AttemptState::Finishing;
+            if ended && held.containers.is_empty() && !retained && !finishing {
                 return Err(format!(
                     "attempt {id} has ended ({}) but the scheduler still holds it, with no container",
                     attempt.state.as_str()
