@@ -490,6 +490,11 @@ impl ExtraNodeManager {
         &mut self.process
     }
 
+    /// Whether it has printed `needle` so far (see [`DaemonProcess::printed`]).
+    pub fn printed(&self, needle: &str) -> bool {
+        self.process.printed(needle)
+    }
+
     /// The last lines of its output, for failure reports.
     pub fn log_tail(&self, max_lines: usize) -> String {
         self.process.log_tail(max_lines)

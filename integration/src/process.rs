@@ -169,6 +169,13 @@ impl DaemonProcess {
         Ok(status)
     }
 
+    /// Whether the process has printed `needle` so far, on stdout or stderr.
+    pub fn printed(&self, needle: &str) -> bool {
+        [&self.stdout_path, &self.stderr_path].iter().any(|p| {
+            std::fs::read(p).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(needle))
+        })
+    }
+
     /// The last `max_lines` lines of stdout and of stderr, labelled, for failure reports.
     pub fn log_tail(&self, max_lines: usize) -> String {
         let mut out = String::new();

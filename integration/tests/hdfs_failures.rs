@@ -47,6 +47,12 @@ fn fs(cluster: &Cluster, args: &[&str]) -> CliOutput {
     out
 }
 
+/// The modification time (ms) of `path` on the cluster's file system, as
+/// `hadoop fs -stat %Y` prints it.
+fn modified(cluster: &Cluster, path: &str) -> String {
+    fs(cluster, &["-stat", "%Y", path]).stdout.trim().to_owned()
+}
+
 #[track_caller]
 fn submit(cluster: &Cluster, app: &AppSubmission) -> String {
     match cluster.submit_app(app) {
@@ -137,13 +143,20 @@ fn a_resource_changed_after_submission_fails_its_container_and_the_node_goes_on(
     fs(&cluster, &["-mkdir", "-p", "/user/root"]);
     fs(&cluster, &["-put", "-f", &local, "/user/root/res.txt"]);
     let file = format!("{}/user/root/res.txt", hdfs.uri());
+    // The modification time the submission will record (nothing changes the file first).
+    let recorded = modified(&cluster, "/user/root/res.txt");
 
     let holder = hold_the_node(&cluster);
     let changed = submit(&cluster, &reader(&cluster, "changed", "changed.out", &file));
-    // Rewritten after the submission recorded its size and time.
-    std::thread::sleep(Duration::from_millis(1100));
+    // Rewritten after the submission recorded its size and time: HDFS gives it another
+    // modification time, the one Hadoop's check compares.
     std::fs::write(cluster.root().join("res.txt"), "from-hdfs, rewritten\n").expect("write");
     fs(&cluster, &["-put", "-f", &local, "/user/root/res.txt"]);
+    let rewritten = modified(&cluster, "/user/root/res.txt");
+    assert_ne!(
+        rewritten, recorded,
+        "the rewrite left the modification time as the submission recorded it"
+    );
     kill(&cluster, &holder);
 
     let report = wait_state(&cluster, &changed, &["FAILED", "FINISHED", "KILLED"]);

@@ -27,8 +27,8 @@ use spindle_integration::cli::{parse_report, report_value, NodeList};
 use spindle_integration::process::{run_with_timeout, CliOutput};
 use spindle_integration::spark::{self, app_id_in};
 use spindle_integration::{
-    spindle_binary, submit_app_with, wait_for, AppSubmission, Cluster, ExtraNodeManager,
-    HadoopClients, HadoopRm, NmKind, NodeManagerSpec, YarnServerJars,
+    spindle_binary, submit_app_with, wait_for, wait_until, AppSubmission, Cluster,
+    ExtraNodeManager, HadoopClients, HadoopRm, NmKind, NodeManagerSpec, YarnServerJars,
 };
 
 /// Waits until `yarn node -list -all` (with the configuration in `conf_dir`) shows the
@@ -1200,6 +1200,14 @@ fn memory_capacity(
     report_value(&parse_report(&out.stdout), "Memory-Capacity").map(str::to_owned)
 }
 
+/// What Hadoop's NM logs when it takes 2048 MB and 2 vcores from the RM
+/// (`NodeStatusUpdaterImpl.updateNMResource` tells `ContainersMonitorImpl`).
+const HADOOP_NM_TOOK_2048_MB: &str =
+    "Setting the resources allocated to containers to <memory:2048, vCores:2>";
+
+/// What Spindle's NM logs when it takes new resources from the RM.
+const SPINDLE_NM_TOOK_RESOURCES: &str = "the ResourceManager updated this node's resource";
+
 #[test]
 fn a_hadoop_nodemanager_takes_a_resource_update_from_spindle_rm_and_keeps_it_after_a_resync() {
     let Some(clients) = HadoopClients::for_tests() else {
@@ -1239,9 +1247,18 @@ fn a_hadoop_nodemanager_takes_a_resource_update_from_spindle_rm_and_keeps_it_aft
         memory_capacity(&clients, cluster.conf_dir(), &nm)
     );
     // The node hears of its new resources in a heartbeat (Hadoop's `resource` field)
-    // and registers with them after a resync, as under Hadoop's RM: give it a few
-    // heartbeats, then restart the RM (no state store), which makes it register again.
-    std::thread::sleep(Duration::from_secs(3));
+    // and registers with them after a resync, as under Hadoop's RM: once it has taken
+    // them (Hadoop's NM logs the resources it now gives containers), restart the RM
+    // (no state store), which makes it register again.
+    let taken = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+        nm.printed(HADOOP_NM_TOOK_2048_MB)
+    });
+    assert!(
+        taken,
+        "the node never took its new resources:\n{}\n{}",
+        cluster.log_report(),
+        nm.log_tail(100)
+    );
     cluster.kill_rm().expect("kill -9 of the RM");
     cluster
         .restart_rm(Duration::from_secs(60))
@@ -1292,7 +1309,17 @@ fn spindle_nodemanager_takes_a_resource_update_from_hadoop_rm_and_keeps_it_after
         "{:?}",
         memory_capacity(&clients, rm.conf_dir(), &nm)
     );
-    std::thread::sleep(Duration::from_secs(3));
+    // Once the node has taken its new resources from a heartbeat, a restarted RM (no
+    // state store) makes it register again, with them.
+    let taken = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+        nm.printed(SPINDLE_NM_TOOK_RESOURCES)
+    });
+    assert!(
+        taken,
+        "the node never took its new resources:\n{}\n{}",
+        rm.log_tail(100),
+        nm.log_tail(100)
+    );
     if let Err(e) = rm.restart() {
         panic!("Hadoop's RM did not restart: {e:#}\n{}", nm.log_tail(200));
     }

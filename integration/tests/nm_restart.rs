@@ -13,15 +13,24 @@ use spindle_integration::{Cluster, NodeManagerSpec};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How many containers of any application have a pid file under `local`.
-fn containers_started(local: &Path) -> usize {
-    let Ok(apps) = std::fs::read_dir(local.join("nmPrivate")) else {
+/// How many containers the NodeManager has recorded as running in its recovery dir
+/// `recovery`: launched (their pid files written), so that a node started again on
+/// the same dirs reacquires them. One record per container, `containers/<id>`,
+/// replaced atomically (through `<id>.tmp`) as the container's phase changes.
+fn containers_recorded_running(recovery: &Path) -> usize {
+    let Ok(records) = std::fs::read_dir(recovery.join("containers")) else {
         return 0;
     };
-    apps.filter_map(|a| a.ok())
-        .filter_map(|a| std::fs::read_dir(a.path()).ok())
-        .flat_map(|containers| containers.filter_map(|c| c.ok()))
-        .filter(|c| c.file_name().to_string_lossy().starts_with("container_"))
+    records
+        .filter_map(|r| r.ok())
+        .filter(|r| {
+            let name = r.file_name().to_string_lossy().into_owned();
+            name.starts_with("container_") && !name.contains('.')
+        })
+        .filter(|r| {
+            std::fs::read_to_string(r.path())
+                .is_ok_and(|text| text.lines().any(|l| l == "phase running"))
+        })
         .count()
 }
 
@@ -47,11 +56,11 @@ fn a_killed_node_manager_restarted_with_recovery_takes_its_containers_back() {
         .args(["--command", "sleep 12; echo done"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let local = cluster.root().join("nm-0/local");
     let client = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(240)));
 
+    // Once the node has recorded the AM and its two containers as running, kill it.
     let deadline = Instant::now() + TIMEOUT;
-    while containers_started(&local) < 3 {
+    while containers_recorded_running(recovery.path()) < 3 {
         assert!(
             Instant::now() < deadline,
             "the AM and its two containers did not start:\n{}",
@@ -59,8 +68,6 @@ fn a_killed_node_manager_restarted_with_recovery_takes_its_containers_back() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Let the containers' processes get going, then kill the node.
-    std::thread::sleep(Duration::from_secs(1));
     cluster
         .kill_nodemanager(0)
         .expect("kill -9 of the NodeManager");

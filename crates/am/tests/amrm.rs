@@ -4,6 +4,8 @@
 //! request repeating the previous id is a duplicate answered with the stored
 //! answer, any other id is refused.
 
+mod common;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -692,7 +694,7 @@ async fn a_rolled_amrm_token_is_presented_by_the_next_connection() {
             .await
             .expect("allocate on the same connection");
         assert_eq!(fake.lock().token_keys, [31]);
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        common::wait_connections_closed(&server, STEP).await;
         rm.allocate(0.0)
             .await
             .expect("allocate on a new connection");

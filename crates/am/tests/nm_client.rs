@@ -2,6 +2,8 @@
 //! by a secret manager built here (SASL DIGEST-MD5), like a NodeManager's
 //! container-management port.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -314,7 +316,7 @@ async fn a_connection_the_node_closed_when_idle_is_reopened() {
         let id = ContainerId::new(attempt(), 2);
         nm.container_status(id, &node).await.expect("first status");
         // The node closes the idle connection; the next call logs in again.
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        common::wait_connections_closed(&server, Duration::from_secs(30)).await;
         nm.container_status(id, &node)
             .await
             .expect("status after the idle close");

@@ -169,7 +169,10 @@ async fn a_call_waits_for_a_restarted_resource_manager() {
             yarn.create_application().await
         });
         started_rx.await.expect("the call task runs");
-        // It is still waiting: nothing answered and it did not give up.
+        // It is still waiting: nothing answered and it did not give up. The
+        // time is the subject here, not a stand-in for an event: the wait lets
+        // three of the client's 100 ms retry intervals pass without an RM, and
+        // the call must outlast them (no counter shows its failed attempts).
         tokio::time::sleep(Duration::from_millis(300)).await;
         if call.is_finished() {
             let out = call.await.expect("the call task");

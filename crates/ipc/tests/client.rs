@@ -241,9 +241,18 @@ async fn call_timeout_fails_the_call_but_not_the_connection() {
         // The connection is still good, before and after the late reply arrives.
         assert!(client.is_open());
         assert_served(&client, "after a timeout").await;
-        tokio::time::sleep_until((started + slow + Duration::from_millis(300)).into()).await;
-        assert!(client.is_open());
+        // The handler is done: its late reply goes out before the answer to any
+        // call made from now on, so the next call's answer comes after it.
+        let deadline = Instant::now() + slow + STEP;
+        while ts.probe.slow_answered() == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the slow call was never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert_served(&client, "after the late reply").await;
+        assert!(client.is_open());
     })
     .await;
 }

@@ -274,7 +274,17 @@ async fn connection_with_a_call_in_flight_is_not_idle() {
         let mut peer = RawPeer::hello(&ts.addr, RAW_USER).await;
         peer.call(0, SLOW_METHOD, &GetNewApplicationRequestProto {})
             .await;
-        // Well past the idle timeout, while call 0 runs.
+        let deadline = Instant::now() + STEP;
+        while !ts.probe.calls().iter().any(|c| c.method == SLOW_METHOD) {
+            assert!(
+                Instant::now() < deadline,
+                "the slow call never reached the server"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Time is the subject here: the wait runs well past the idle timeout
+        // (300 ms) while call 0 runs on the server (4 s), and the connection
+        // must not be closed meanwhile.
         tokio::time::sleep(Duration::from_millis(700)).await;
         // The server still reads this connection: a new call is answered before call 0.
         assert_call_works(&mut peer, 1, "while a slow call runs").await;

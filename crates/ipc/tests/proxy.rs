@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use hadoop_protos::common::UserInformationProto;
@@ -25,6 +25,54 @@ async fn bounded<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(60), f)
         .await
         .expect("test timed out")
+}
+
+/// What this test binary's tracing subscriber wrote (INFO and above): the
+/// proxy's retries, which a test waits for.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Log {
+    /// The process-wide subscriber (tasks may log from any thread),
+    /// installed on first use.
+    fn get() -> Log {
+        static LOG: OnceLock<Log> = OnceLock::new();
+        LOG.get_or_init(|| {
+            let log = Log::default();
+            let writer = log.clone();
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::INFO)
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .init();
+            log
+        })
+        .clone()
+    }
+
+    /// Whether the proxy logged that it could not reach `addr` and will try
+    /// again: a connection-level retry, or a retry of the policy.
+    fn retried(&self, addr: SocketAddr) -> bool {
+        let text = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let connect = format!("Retrying connect to server: {addr}.");
+        let policy = format!("server={addr} ");
+        String::from_utf8_lossy(&text).lines().any(|l| {
+            l.contains(&connect) || (l.contains("; retrying after ") && l.contains(&policy))
+        })
+    }
 }
 
 /// A port nothing listens on (yet).
@@ -158,11 +206,12 @@ fn retry_every(ms: u64, times: u32) -> RetryPolicy {
     }
 }
 
-/// The server is down when the first call starts and comes up a little
-/// later: the call succeeds, by policy-level retries or by connection-level
-/// ones.
+/// The server is down when the first call starts and comes up once the
+/// proxy has failed to reach it: the call succeeds, by policy-level retries
+/// or by connection-level ones.
 #[tokio::test]
 async fn a_server_that_comes_up_late_is_reached() {
+    let log = Log::get();
     bounded(async {
         for by_policy in [true, false] {
             let addr = free_addr();
@@ -182,8 +231,12 @@ async fn a_server_that_comes_up_late_is_reached() {
             let b = behaviour("late");
             let late = {
                 let b = b.clone();
+                let log = log.clone();
                 tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    wait_until("the proxy failed to reach the server and retries", || {
+                        log.retried(addr)
+                    })
+                    .await;
                     server_on(addr, &b, Duration::from_secs(20)).await
                 })
             };
@@ -419,7 +472,10 @@ async fn a_replaced_token_is_used_by_the_next_connection() {
 
         proxy.set_token(token("third"));
         // The server closes the idle connection.
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        wait_until("the server closed the idle connection", || {
+            srv.stats().connections == 0
+        })
+        .await;
         assert_eq!(
             whoami(&proxy).await.expect("after the idle close").1,
             "s/TOKEN:third"

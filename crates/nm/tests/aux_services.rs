@@ -14,56 +14,14 @@ mod common;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{app, clc, container, user, FakeRm, Node, Setup};
+use common::{app, capture, clc, container, user, Capture, FakeRm, Node, Setup};
 use hadoop_protos::yarn::StringBytesMapProto;
 use spindle_common::Configuration;
 use spindle_ipc::class;
 use spindle_nm::aux_services::config as aux_config;
 use spindle_nm::{ContainerPhase, NodeManager};
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
-    }
-}
-
-/// The log of this test binary (a global subscriber: a thread's own one
-/// misses events whose call sites other tests' threads registered first).
-fn capture() -> Capture {
-    static CAPTURE: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
-    CAPTURE
-        .get_or_init(|| {
-            let capture = Capture::default();
-            let writer = capture.clone();
-            let subscriber = tracing_subscriber::fmt()
-                .with_ansi(false)
-                .with_max_level(tracing::Level::INFO)
-                .with_writer(move || writer.clone())
-                .finish();
-            tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-            capture
-        })
-        .clone()
-}
 
 /// The built Java host, or `None` (SKIP) outside CI.
 fn host_dir() -> Option<PathBuf> {

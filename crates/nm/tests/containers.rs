@@ -560,9 +560,11 @@ async fn stop_containers_kills_the_process_group_within_the_delay() {
         "{}",
         done.diagnostics
     );
-    // The whole group got the signal with the container's main process; on a
-    // loaded machine the background child may take a moment to be scheduled
-    // and die, but it must not outlive the kill delay.
+    // The whole group got SIGTERM with the container's main process, and
+    // before the node reported the container done it sent SIGKILL to the
+    // group and to every process still marked as the container's: the
+    // background child is dead or being torn down by the kernel. Poll until
+    // it is gone.
     let deadline = Instant::now() + Duration::from_secs(3);
     while process_alive(bg) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;

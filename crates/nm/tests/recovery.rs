@@ -620,8 +620,11 @@ async fn a_reacquired_container_keeps_its_cached_resources_from_the_cleanup() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Several more cleanups later, the copy under the running container is
-    // still there, and the container still reads it.
+    // Time is the subject here: the wait lets about five more cleanups (one
+    // every 100 ms) run, and none may evict the copy under the running
+    // container, which still reads it. The eviction of the unused copy above
+    // showed that cleanups run; later ones cannot be counted (a cleanup logs
+    // only what it removes).
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         held.exists(),

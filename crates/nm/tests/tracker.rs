@@ -523,10 +523,21 @@ async fn keeps_trying_until_the_rm_appears() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr")
     };
+    let log = common::capture();
     let nm = NodeManager::start_with_config(nm_config(tmp.path(), &addr.to_string()))
         .await
         .expect("start without an RM");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Its first attempt is refused; it says it retries, and is still registering.
+    let retrying = format!("Retrying connect to server: {addr}.");
+    let deadline = Instant::now() + WAIT;
+    while !log.text().contains(&retrying) {
+        assert!(
+            Instant::now() < deadline,
+            "the node never retried its registration:\n{}",
+            log.text()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(nm.state(), NmState::Registering);
 
     let (rm, _server) = FakeRm::start_on(addr, Script::default()).await;

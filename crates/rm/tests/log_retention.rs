@@ -265,7 +265,9 @@ fn expired(root: &Path, n: i32) -> PathBuf {
     d
 }
 
-/// Long enough for several runs at the one-second interval.
+/// Long enough for several runs at the one-second interval. Waited out on
+/// purpose: the subject is that nothing is deleted meanwhile, and an RM that
+/// is not active makes no run that could be waited for instead.
 const SEVERAL_RUNS: Duration = Duration::from_secs(4);
 
 #[tokio::test]

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -86,10 +87,12 @@ pub struct SeenCall {
     pub request: Vec<u8>,
 }
 
-/// Records what the handlers were called with.
+/// Records what the handlers were called with, and how many slow calls
+/// have been answered.
 #[derive(Debug, Default)]
 pub struct Probe {
     calls: Mutex<Vec<SeenCall>>,
+    slow_answered: AtomicUsize,
 }
 
 impl Probe {
@@ -108,6 +111,12 @@ impl Probe {
 
     pub fn calls(&self) -> Vec<SeenCall> {
         self.calls.lock().expect("probe lock poisoned").clone()
+    }
+
+    /// How many calls of [`SLOW_METHOD`] have ended their wait and are being
+    /// answered (their reply goes out right after).
+    pub fn slow_answered(&self) -> usize {
+        self.slow_answered.load(Ordering::SeqCst)
     }
 }
 
@@ -191,6 +200,7 @@ pub fn test_service(probe: Arc<Probe>, slow: Duration) -> Service {
                 async move {
                     probe.record(&ctx, &req);
                     tokio::time::sleep(slow).await;
+                    probe.slow_answered.fetch_add(1, Ordering::SeqCst);
                     Ok::<_, RpcError>(GetNewApplicationResponseProto {
                         application_id: Some(ApplicationIdProto {
                             id: Some(2),

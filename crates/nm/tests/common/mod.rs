@@ -10,6 +10,7 @@
 
 pub mod process;
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -649,6 +650,51 @@ pub fn file_resource(
             should_be_uploaded_to_shared_cache: None,
         }),
     }
+}
+
+// ------------------------------------------------------------ the log
+
+/// What the test binary's tracing subscriber wrote (see [`capture`]).
+#[derive(Clone, Default)]
+pub struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Capture {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+}
+
+/// The log of this test binary, INFO and above (a global subscriber: a
+/// thread's own one misses events whose call sites other tests' threads
+/// registered first), installed on first use.
+pub fn capture() -> Capture {
+    static CAPTURE: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
+    CAPTURE
+        .get_or_init(|| {
+            let capture = Capture::default();
+            let writer = capture.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_max_level(tracing::Level::INFO)
+                .with_writer(move || writer.clone())
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+            capture
+        })
+        .clone()
 }
 
 // ------------------------------------------------------------ files and processes
