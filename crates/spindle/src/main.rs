@@ -18,6 +18,7 @@ mod check_config_cmd;
 mod dag_cmd;
 mod dag_sim_cmd;
 mod proxyserver_cmd;
+mod rm_sim_cmd;
 mod sim_cmd;
 mod worker_cmd;
 
@@ -64,6 +65,9 @@ enum Command {
     },
     /// Simulate a cluster running a workload with the real scheduler core.
     Sim(sim_cmd::SimArgs),
+    /// Run the whole ResourceManager (state, store, restarts, failovers) under
+    /// a deterministic simulation with faults, over one seed or many.
+    RmSim(rm_sim_cmd::RmSimArgs),
     /// Benchmarks: the scheduler core, or a real ResourceManager over IPC.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -139,16 +143,16 @@ impl ConfArgs {
     }
 }
 
-/// Logs to stderr with the filter of `SPINDLE_LOG` (default `info`), which
+/// Logs to stderr with the filter of `SPINDLE_LOG` (else `default`), which
 /// the web servers' `/logLevel` can change at run time.
-fn init_logging() {
+fn init_logging(default: &str) {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     use tracing_subscriber::EnvFilter;
     let wanted = std::env::var("SPINDLE_LOG").unwrap_or_default();
     let (directives, filter) = match EnvFilter::try_new(&wanted) {
         Ok(f) if !wanted.trim().is_empty() => (wanted, f),
-        _ => ("info".to_string(), EnvFilter::new("info")),
+        _ => (default.to_string(), EnvFilter::new(default)),
     };
     let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
     tracing_subscriber::registry()
@@ -171,7 +175,13 @@ fn init_logging() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // The simulation runs the RM's state thousands of times over: its logs
+    // only when asked for (SPINDLE_LOG).
+    init_logging(if matches!(cli.command, Command::RmSim(_)) {
+        "off"
+    } else {
+        "info"
+    });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -190,6 +200,7 @@ fn main() -> ExitCode {
             Command::Standalone(args) => run_standalone(args).await.map(|()| 0),
             Command::CheckConfig(args) => check_config_cmd::run(args),
             Command::Sim(args) => sim_cmd::run(args).await,
+            Command::RmSim(args) => rm_sim_cmd::run_cmd(args),
             Command::Bench(BenchCommand::Scheduler(args)) => bench_scheduler_cmd::run(args).await,
             Command::Bench(BenchCommand::Rpc(args)) => bench_rpc_cmd::run(*args).await,
             Command::Dag(DagCommand::Am(command)) => dag_cmd::run(command).await,

@@ -119,14 +119,16 @@ fn kill_needs_modify_app_and_a_refused_kill_changes_nothing() {
     // The MODIFY_APP ACL, the owner, the administrator, the queue's administrator.
     assert_eq!(kill(&mut s, in_a, "carol", 6), Ok(true));
     assert_eq!(s.app_state(&in_a), Some(AppState::Killed));
-    for (killer, queue) in [("bob", "b"), ("alice", "b"), ("dave", "a")] {
-        let id = submit(&mut s, queue, &[], 7);
-        assert_eq!(kill(&mut s, id, killer, 8), Ok(true), "{killer}");
+    // (Each command later than the one before: the scheduler core refuses
+    // time going backwards.)
+    for (ms, (killer, queue)) in [(7, ("bob", "b")), (9, ("alice", "b")), (11, ("dave", "a"))] {
+        let id = submit(&mut s, queue, &[], ms);
+        assert_eq!(kill(&mut s, id, killer, ms + 1), Ok(true), "{killer}");
         assert_eq!(s.app_state(&id), Some(AppState::Killed), "{killer}");
     }
     // dave administers a, not b.
-    let in_b = submit(&mut s, "b", &[], 9);
-    assert!(kill(&mut s, in_b, "dave", 10).is_err());
+    let in_b = submit(&mut s, "b", &[], 13);
+    assert!(kill(&mut s, in_b, "dave", 14).is_err());
 }
 
 #[test]

@@ -93,7 +93,13 @@ impl RmState {
     ) {
         match outcome {
             Ok(d) => self.apply(d, now),
-            Err(e) => warn!(input, error = %e, "scheduler refused an input"),
+            Err(e) => {
+                warn!(input, error = %e, "scheduler refused an input");
+                // A disagreement with the core: `check_invariants` reports it.
+                if self.disagreement.is_none() {
+                    self.disagreement = Some(format!("the scheduler refused {input}: {e}"));
+                }
+            }
         }
     }
 

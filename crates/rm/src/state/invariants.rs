@@ -14,10 +14,15 @@ impl RmState {
     ///   one is its application's current attempt, an ended one (or one of
     ///   an ended application) still has containers and asks for nothing;
     /// * every node the scheduler holds is an active node of the node table;
-    /// * every application's current attempt is in the attempt table.
+    /// * every application's current attempt is in the attempt table;
+    /// * the scheduler core never refused an input the RM sent it (the RM
+    ///   sends only inputs its records agree with).
     ///
     /// Costs O(state): for tests and simulations. `Err` says what is wrong.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if let Some(d) = &self.disagreement {
+            return Err(format!("the RM and its scheduler core disagree: {d}"));
+        }
         let scheduler = self.cluster.scheduler();
         scheduler
             .check_invariants()

@@ -156,6 +156,10 @@ pub struct RmState {
     /// application and node (see `log_aggregation.rs` here and
     /// [`crate::log_aggregation`]); never stored.
     log_aggregation: LogAggregations,
+    /// The first input the scheduler core refused: the RM sends only inputs
+    /// its own records agree with, so a refusal means the two tables
+    /// disagree (logged; [`RmState::check_invariants`] reports it).
+    disagreement: Option<String>,
 }
 
 /// Whether an attempt that ends is its application's last.
@@ -200,6 +204,7 @@ impl RmState {
             pending_releases: Default::default(),
             log_aggregation,
             last_wall_ms: 0,
+            disagreement: None,
         }
     }
 

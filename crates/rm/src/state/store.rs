@@ -360,6 +360,21 @@ impl RmState {
             })
             .unwrap_or_default();
         let open = !state.is_final();
+        if !open {
+            // An application that ended has no attempt still running: one
+            // its AM unregistered (FINISHING, waiting for its AM container
+            // when the RM stopped) ends FINISHED, as Hadoop's recovered
+            // attempts of a finished application are.
+            for a in attempts
+                .iter_mut()
+                .filter(|a| a.state == AttemptState::Finishing)
+            {
+                a.state = AttemptState::Finished;
+                if a.finish_ms == 0 {
+                    a.finish_ms = r.finish_ms;
+                }
+            }
+        }
         let mut diagnostics = r.diagnostics.clone();
         let mut finish_ms = r.finish_ms;
         let mut outcome = Recovered::Finished;

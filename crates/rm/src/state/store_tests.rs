@@ -601,3 +601,42 @@ fn a_container_released_before_its_node_came_back_is_released_when_it_does() {
         next.completed
     );
 }
+
+/// An application whose AM unregistered just before the RM stopped is
+/// stored FINISHED with its attempt FINISHING (its AM container had not
+/// ended yet). Recovery ends that attempt (FINISHED, its final status kept),
+/// as Hadoop's recovered attempts of a finished application are: left
+/// FINISHING it was expired later and taken out of a scheduler that never
+/// held it (found by the whole-RM simulation, seed 58).
+#[test]
+fn an_unregistered_attempt_of_a_finished_application_is_finished_on_recovery() {
+    let (mut before, app, _am, _task, mut stored) = running_app_with_a_task();
+    let attempt = ApplicationAttemptId::new(app, 1);
+    before
+        .run(
+            1300,
+            FinishApplicationMaster {
+                attempt,
+                status: FinalStatus::Succeeded,
+                diagnostics: "all done".into(),
+                tracking_url: String::new(),
+            },
+        )
+        .expect("unregister");
+    apply(&mut stored, before.take_store_ops());
+    assert_eq!(stored[&app.to_string()].attempts[0].state, "FINISHING");
+
+    let mut after = fresh();
+    after.recover(stored.values().cloned().collect(), Now::at(5000));
+    let recovered = after.attempts.get(&attempt).expect("the attempt");
+    assert_eq!(recovered.state, AttemptState::Finished);
+    assert_eq!(recovered.final_status, FinalStatus::Succeeded);
+    // Long past the AM expiry: nothing more happens to it (every command
+    // also checks the tables agree with the scheduler).
+    after.tick(5000 + 700_000);
+    assert_eq!(
+        after.attempts.get(&attempt).map(|a| a.state),
+        Some(AttemptState::Finished)
+    );
+    assert_eq!(after.app_state(&app), Some(AppState::Finished));
+}
