@@ -317,6 +317,12 @@ struct Am {
     call: Option<Call>,
     /// When the AM last asked the nodes after its running containers.
     checked_ms: u64,
+    /// Running containers its nodes did not have at the last check: lost if
+    /// they are still missing (and unreported) at the next.
+    missing: BTreeSet<ContainerId>,
+    /// Containers given up as lost: their task ran again. A success the RM
+    /// reports for one of them after all still counts.
+    lost: BTreeSet<ContainerId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1276,6 +1282,8 @@ impl World {
                 am_container: container,
                 call: None,
                 checked_ms: self.now_ms,
+                missing: BTreeSet::new(),
+                lost: BTreeSet::new(),
             },
         );
         let delay = self.rng.random_range(100..2_000);
@@ -1292,34 +1300,31 @@ impl World {
 
     /// Every 10 s an AM asks the nodes of its running containers after them
     /// (Hadoop's NMClient `getContainerStatus`; MapReduce's task timeout and
-    /// Spark's executor loss do the same job): a container its node no
-    /// longer has is lost — after an RM restart no RM may ever report it —
-    /// and its task runs again.
+    /// Spark's executor loss do the same job): a container its node did not
+    /// have at two checks in a row, and that no RM reported meanwhile, is
+    /// lost — after an RM restart no RM may ever report it — and its task
+    /// runs again.
     fn am_checks_containers(&mut self, a: ApplicationAttemptId) {
         let Some(am) = self.ams.get(&a) else { return };
         if self.now_ms < am.checked_ms + 10_000 {
             return;
         }
-        let lost: Vec<ContainerId> = am
+        let absent: BTreeSet<ContainerId> = am
             .running
             .keys()
-            .filter(|c| {
-                !self
-                    .nms
-                    .iter()
-                    .any(|n| !n.away && n.containers.get(c).is_some_and(|x| x.exit.is_none()))
-                    && !self
-                        .nms
-                        .iter()
-                        .any(|n| n.away && n.containers.contains_key(c))
-            })
+            .filter(|c| !self.nms.iter().any(|n| n.containers.contains_key(c)))
             .copied()
             .collect();
-        if let Some(am) = self.ams.get_mut(&a) {
-            am.checked_ms = self.now_ms;
-            for c in &lost {
-                am.running.remove(c);
-            }
+        let Some(am) = self.ams.get_mut(&a) else {
+            return;
+        };
+        am.checked_ms = self.now_ms;
+        let lost: Vec<ContainerId> = absent.intersection(&am.missing).copied().collect();
+        am.missing = absent;
+        for c in &lost {
+            am.running.remove(c);
+            am.missing.remove(c);
+            am.lost.insert(*c);
         }
         for c in lost {
             self.note(format!(
@@ -1379,9 +1384,16 @@ impl World {
                 })
             }
         };
+        let sent_asks = match &command {
+            Command::Allocate(c) => c.request.asks.first().map(|ask| ask.num_containers),
+            _ => None,
+        };
         let call = self.send_request(rm, Actor::Am(a), command);
         if let Some(am) = self.ams.get_mut(&a) {
             am.call = Some(call);
+            if sent_asks.is_some() {
+                am.asks_sent = sent_asks;
+            }
         }
         let next = self.rng.random_range(500..1_500);
         self.wake_in(Actor::Am(a), next);
@@ -1446,13 +1458,15 @@ impl World {
         }
         am.response_id = reply.response_id;
         am.to_release.clear();
+        // What the RM's table holds now: the count sent, less what it granted.
+        am.asks_sent = am
+            .asks_sent
+            .map(|n| n.saturating_sub(reply.allocated.len() as i32));
         if reply.shutdown {
             self.note(format!("{a}: told to shut down"));
             self.am_exits(a, 0);
             return Ok(());
         }
-        let wanted = am.tasks_left.saturating_sub(am.running.len()) as i32;
-        am.asks_sent = Some(wanted);
         let mut heard = Vec::new();
         for done in &reply.completed {
             if !am.completed.insert(done.container) {
@@ -1472,10 +1486,11 @@ impl World {
                 "{a}: hears {} completed ({})",
                 done.container, done.exit_status
             ));
-            if let Some(_tries) = am.running.remove(&done.container) {
-                if done.exit_status == 0 {
-                    am.tasks_left = am.tasks_left.saturating_sub(1);
-                }
+            am.missing.remove(&done.container);
+            let counted =
+                am.running.remove(&done.container).is_some() || am.lost.remove(&done.container);
+            if counted && done.exit_status == 0 {
+                am.tasks_left = am.tasks_left.saturating_sub(1);
             }
         }
         for line in heard {
@@ -1776,10 +1791,12 @@ impl World {
                     .map(|a| {
                         let report = a.state.app_report(app, &admin);
                         let attempts = a.state.attempts_of(app, &admin);
+                        let current = report.as_ref().ok().and_then(|r| r.current_attempt);
                         format!(
-                            "RM: {:?}, attempt {:?}; attempts {:?}",
+                            "RM: {:?}, attempt {:?} (used, asks, headroom: {:?}); attempts {:?}",
                             report.as_ref().map(|r| r.app.state),
-                            report.as_ref().ok().and_then(|r| r.current_attempt),
+                            current,
+                            current.and_then(|c| a.state.scheduler_view(&c)),
                             attempts.map(|v| v
                                 .iter()
                                 .map(|r| format!("{}:{:?}", r.id, r.state))
@@ -1815,6 +1832,18 @@ impl World {
                     .collect();
                 format!("\n    {app}: {rm}; AMs {ams:?}; containers {on_nodes:?}")
             })
+            .chain(owner.and_then(|o| self.rms[o].active.as_ref()).map(|a| {
+                let held: Vec<String> = a
+                    .state
+                    .held_containers()
+                    .into_iter()
+                    .map(|(node, used, containers)| {
+                        let shown: Vec<String> = containers.iter().map(|c| c.to_string()).collect();
+                        format!("{node}: {used} in {shown:?}")
+                    })
+                    .collect();
+                format!("\n    the scheduler holds: {}", held.join("; "))
+            }))
             .collect()
     }
 

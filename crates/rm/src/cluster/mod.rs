@@ -178,6 +178,13 @@ impl Cluster {
         (reply, decisions)
     }
 
+    /// A repeated heartbeat (its answer was lost): it counts for the node's
+    /// liveness, as Hadoop's liveness monitor is pinged before duplicates
+    /// are answered, and changes nothing else.
+    pub fn ping(&mut self, id: &NodeId, now_ms: u64) {
+        self.nodes.ping(id, now_ms);
+    }
+
     /// The heartbeat itself lets the scheduler place containers on the
     /// node (after the RM has taken its container statuses).
     #[must_use]

@@ -394,6 +394,14 @@ impl NodeTable {
         })
     }
 
+    /// The node was heard from at `now_ms` (a heartbeat, repeated or not):
+    /// what its liveness counts from.
+    pub(super) fn ping(&mut self, id: &NodeId, now_ms: u64) {
+        if let Some(node) = self.active.get_mut(id) {
+            node.last_heartbeat_ms = node.last_heartbeat_ms.max(now_ms);
+        }
+    }
+
     /// Replaces the node's orphan containers; false when it is not active.
     pub(super) fn set_orphans(
         &mut self,

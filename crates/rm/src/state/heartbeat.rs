@@ -263,6 +263,8 @@ impl RmState {
         let id = heartbeat.id.clone();
         if self.cluster.nodes().is_repeat(&heartbeat) {
             if let Some(last) = self.last_answers.get(&id) {
+                // Its answer was lost; the node is alive all the same.
+                self.cluster.ping(&id, now.mono_ms);
                 return last.clone();
             }
         }

@@ -2,6 +2,9 @@
 //! other and against the scheduler core, after every step of the tests and
 //! of the whole-RM simulation (`spindle-rm-sim`).
 
+use spindle_common::ids::{ContainerId, NodeId};
+use spindle_common::resource::Resource;
+
 use super::RmState;
 
 impl RmState {
@@ -97,5 +100,27 @@ impl RmState {
             }
         }
         Ok(())
+    }
+
+    /// Every container the scheduler core holds, by node: what the
+    /// simulation compares with what its NodeManagers run.
+    pub fn held_containers(&self) -> Vec<(NodeId, Resource, Vec<ContainerId>)> {
+        self.cluster
+            .scheduler()
+            .nodes()
+            .into_iter()
+            .map(|n| (n.id, n.used, n.containers))
+            .collect()
+    }
+
+    /// What the scheduler core holds for `attempt`: its usage, what it
+    /// still asks for, and its headroom (for the simulation's reports).
+    pub fn scheduler_view(
+        &self,
+        attempt: &spindle_common::ids::ApplicationAttemptId,
+    ) -> Option<(Resource, Resource, Option<Resource>)> {
+        let s = self.cluster.scheduler();
+        let app = s.app(attempt)?;
+        Some((app.used, app.pending, s.headroom(attempt)))
     }
 }

@@ -1035,3 +1035,28 @@ fn a_node_reconnecting_with_running_applications_keeps_its_containers() {
     );
     assert!(s.cluster.scheduler().container(&task).is_none());
 }
+
+/// A heartbeat repeated because its answer was lost counts for the node's
+/// liveness, as in Hadoop (`ResourceTrackerService.nodeHeartbeat` pings the
+/// liveness monitor before it answers a duplicate with the last answer):
+/// a node whose answers keep getting lost is not declared LOST while it
+/// heartbeats. Found by the whole-RM simulation (seed 162): the node went
+/// LOST 4 s after a repeated heartbeat, and its AMs heard their running
+/// containers were lost.
+#[test]
+fn a_repeated_heartbeat_keeps_the_node_alive() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let h1 = node("h1");
+    s.heartbeat(&h1, Vec::new(), 1_000);
+    // Its answers are lost: it repeats the same heartbeat, every 3 s, for
+    // longer than the liveness interval (10 s in these tests).
+    for ms in (4_000..=16_000).step_by(3_000) {
+        s.repeat_heartbeat(&h1, ms);
+        s.tick(ms + 1);
+    }
+    assert_eq!(
+        s.cluster.nodes().get(&h1).map(|n| n.state),
+        Some(NodeState::Running)
+    );
+}
