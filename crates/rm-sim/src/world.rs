@@ -1005,18 +1005,30 @@ impl World {
         };
         match answer {
             Answer::Standby => {
-                // Try the other RM (HA), after a pause.
+                // The failover proxy sends the same call to the other RM
+                // (HA), after a pause: the call stays outstanding, unchanged,
+                // so an RM that answered it before replays its answer.
                 let other = |rm: usize| if self.rms.len() == 2 { 1 - rm } else { rm };
+                let again = Some(Call {
+                    sent_ms: self.now_ms.saturating_sub(RPC_TIMEOUT_MS),
+                    ..pending
+                });
                 match to {
-                    Actor::Nm(i) => self.nms[i].rm = other(self.nms[i].rm),
+                    Actor::Nm(i) => {
+                        self.nms[i].rm = other(self.nms[i].rm);
+                        self.nms[i].call = again;
+                    }
                     Actor::Am(a) => {
                         if let Some(am) = self.ams.get_mut(&a) {
                             am.rm = other(am.rm);
+                            am.call = again;
                         }
                     }
-                    Actor::Client(i) => self.clients[i].rm = other(self.clients[i].rm),
+                    Actor::Client(i) => {
+                        self.clients[i].rm = other(self.clients[i].rm);
+                        self.clients[i].call = again;
+                    }
                 }
-                let _ = pending;
                 self.wake_in(to, RETRY_MS);
                 Ok(())
             }

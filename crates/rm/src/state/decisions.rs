@@ -54,6 +54,10 @@ impl RmState {
                 continue;
             };
             attempt.live.remove(&done.container);
+            // Ended before the AM pulled it: never handed out (Hadoop's
+            // containerCompleted drops it from the newly allocated ones);
+            // the AM hears only that it completed.
+            attempt.granted.retain(|g| g.container != done.container);
             let finished = Finished {
                 container: done.container,
                 exit_status: done.exit_status,

@@ -1060,3 +1060,70 @@ fn a_repeated_heartbeat_keeps_the_node_alive() {
         Some(NodeState::Running)
     );
 }
+
+/// A container that ends before its AM pulled it (its node was removed
+/// between the allocation and the AM's next allocate) is not handed out:
+/// the AM hears only that it completed, as Hadoop's
+/// `containerCompleted` drops it from the newly allocated containers.
+/// Found by the whole-RM simulation (seed 656): the AM got the container
+/// and its completion in one answer, started it, and heard it complete
+/// again later.
+#[test]
+fn a_container_that_ends_before_its_am_pulled_it_is_not_handed_out() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, _n1, _am) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    let key = amrm_key(&s);
+    // A whole node's worth: it does not fit beside the AM, so it waits.
+    let r = allocate(
+        &mut s,
+        a1,
+        key,
+        AllocateRequest {
+            asks: vec![ask(1, "*", 8192, 1)],
+            response_id: 0,
+            ..Default::default()
+        },
+        40,
+    )
+    .expect("allocate");
+    assert!(r.allocated.is_empty(), "nothing fits yet");
+    // A second node comes: its heartbeat grants the container there.
+    add_node(&mut s, "h2", 50);
+    let h2 = node("h2");
+    s.heartbeat(&h2, Vec::new(), 60);
+    let granted: Vec<ContainerId> = s
+        .attempts
+        .get(&a1)
+        .map(|a| a.granted.iter().map(|g| g.container).collect())
+        .unwrap_or_default();
+    assert_eq!(granted.len(), 1, "one container waits for the AM");
+    // The node registers again with nothing running: what it held is gone.
+    let registration = crate::cluster::nodes::Registration {
+        id: h2.clone(),
+        http_port: 8042,
+        capability: Resource::new(8192, 8),
+        nm_version: "test".into(),
+        rack: None,
+        health: super::test_support::healthy(),
+    };
+    s.run(
+        70,
+        RegisterNode {
+            registration,
+            containers: Vec::new(),
+            running_apps: Vec::new(),
+            log_reports: Vec::new(),
+        },
+    );
+    let r = allocate(&mut s, a1, key, plain(r.response_id), 80).expect("allocate");
+    assert!(
+        !r.allocated.iter().any(|c| c.id == granted[0]),
+        "a container that already ended was handed out: {:?}",
+        r.allocated
+    );
+    assert!(r.completed.iter().any(|c| c.container == granted[0]));
+}
