@@ -892,7 +892,7 @@ impl World {
         self.report.containers_granted += 1;
         let nm = self.nms.iter().position(|n| n.id == node);
         let outcome = match nm {
-            Some(i) if !self.nms[i].away => {
+            Some(i) if !self.nms[i].away && self.nms[i].registered => {
                 self.nms[i].containers.insert(
                     container,
                     NmContainer {
@@ -1520,8 +1520,10 @@ impl World {
             let nm = self.nms.iter().position(|n| n.id == node);
             let am = self.ams.get_mut(&a).expect("the AM");
             let over = am.running.len() >= am.tasks_left;
+            // A NodeManager takes containers only once registered (Hadoop's
+            // NMNotYetReadyException before that).
             match nm {
-                Some(i) if !self.nms[i].away && !over => {
+                Some(i) if !self.nms[i].away && self.nms[i].registered && !over => {
                     am.running.insert(id, 0);
                     let line = format!("{a}: starts {id} on {}", self.nms[i].id);
                     self.note(line);

@@ -337,6 +337,25 @@ impl RmState {
                     .is_some_and(|a| a.am_container == Some(st.container));
                 if is_am {
                     self.am_launched(now, attempt_id);
+                } else if self.knows_app(&attempt_id.app)
+                    && !self.is_orphan(&st.container)
+                    && self.cluster.scheduler().container(&st.container).is_none()
+                {
+                    // A container the scheduler does not hold, of an
+                    // application this RM knows (it ended, for the RM,
+                    // before its AM started it): killed, as Hadoop's
+                    // `containerLaunchedOnNode` kills one that "sneaked into
+                    // the system"; it would run unaccounted.
+                    warn!(
+                        container = %st.container,
+                        node = %escaped(&node.to_string()),
+                        "the node runs a container the scheduler does not hold; it is killed"
+                    );
+                    self.node_work
+                        .entry(node.clone())
+                        .or_default()
+                        .cleanup_containers
+                        .insert(st.container);
                 }
             }
         }

@@ -1127,3 +1127,35 @@ fn a_container_that_ends_before_its_am_pulled_it_is_not_handed_out() {
     );
     assert!(r.completed.iter().any(|c| c.container == granted[0]));
 }
+
+/// A node reporting a running container of a known attempt that the
+/// scheduler does not hold (it ended, for the RM, before its AM started
+/// it) is told to kill it, as Hadoop's `containerLaunchedOnNode` kills a
+/// container that "sneaked into the system": it would run unaccounted, and
+/// its end would reach the AM after the RM had already reported it.
+/// Found by the whole-RM simulation (seed 739).
+#[test]
+fn a_running_container_the_scheduler_does_not_hold_is_killed() {
+    let mut s = state();
+    add_node(&mut s, "h1", 0);
+    let _app = submit(&mut s, 10);
+    let (a1, n1, am) = take_launch(&mut s);
+    launched(&mut s, a1, 20);
+    register(&mut s, a1, "", 30).expect("register");
+    let stray = ContainerId::new(a1, 99);
+    let running = |c: ContainerId| ContainerStatus {
+        container: c,
+        running: true,
+        complete: false,
+        exit_status: -1000,
+        diagnostics: String::new(),
+        resource: Resource::new(1024, 1),
+    };
+    let work = s.heartbeat(&n1, vec![running(am), running(stray)], 40).work;
+    assert!(work.cleanup_containers.contains(&stray), "{work:?}");
+    assert!(!work.cleanup_containers.contains(&am), "{work:?}");
+    assert_eq!(
+        s.attempts.get(&a1).map(|a| a.state),
+        Some(AttemptState::Running)
+    );
+}
