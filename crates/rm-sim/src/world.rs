@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use spindle_common::conf::Configuration;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
-use spindle_common::security::ContainerTokenIdentifier;
+use spindle_common::security::{AmRmTokenIdentifier, ContainerTokenIdentifier};
 use spindle_common::states::FinalStatus;
 use spindle_rm::access::Caller;
 use spindle_rm::acl::Acl;
@@ -190,7 +190,8 @@ enum Actor {
 /// What a caller hears back.
 #[derive(Debug)]
 enum Answer {
-    Reply(Reply),
+    /// The reply, and the activation (generation) that answered.
+    Reply(Box<Reply>, u64),
     /// The RM is standby (Hadoop's StandbyException): try the other one.
     Standby,
 }
@@ -308,10 +309,15 @@ struct Am {
     running: BTreeMap<ContainerId, usize>,
     /// Granted but not yet started (their node was away): given back.
     to_release: Vec<ContainerId>,
-    /// Completed containers heard of (each must be heard once).
-    completed: BTreeSet<ContainerId>,
-    /// Resend the full ask table (after registering again).
+    /// Completed containers heard of, with the RM activation that told
+    /// (each once per activation).
+    completed: BTreeMap<(ContainerId, u64), i32>,
+    /// The ask count the RM's table holds, as far as the AM knows (`None`:
+    /// send it whole, after registering again).
     asks_sent: Option<i32>,
+    /// The key id of the AMRMToken the AM holds (0 until an allocate answer
+    /// hands it one).
+    amrm_key_id: i32,
     node: usize,
     am_container: ContainerId,
     call: Option<Call>,
@@ -581,8 +587,16 @@ impl World {
             self.step(event)?;
             self.check()?;
             if let Some(deadline) = liveness_deadline {
-                if self.all_done() {
+                if self.all_done() && self.nothing_held() {
                     return Ok(());
+                }
+                if ms > deadline && self.all_done() {
+                    return Err(format!(
+                        "liveness: every application ended, but {} s after the faults \
+                         stopped the scheduler still holds containers no node runs: {}",
+                        self.options.liveness_ms / 1000,
+                        self.unfinished().join("")
+                    ));
                 }
                 if ms > deadline {
                     return Err(format!(
@@ -838,7 +852,7 @@ impl World {
             }
         }
         if let Some(to) = from {
-            self.send_answer(to, call, Answer::Reply(reply));
+            self.send_answer(to, call, Answer::Reply(Box::new(reply), generation));
         }
         for effect in effects {
             let delay = self.rng.random_range(20..500);
@@ -1032,14 +1046,14 @@ impl World {
                 self.wake_in(to, RETRY_MS);
                 Ok(())
             }
-            Answer::Reply(reply) => match to {
+            Answer::Reply(reply, generation) => match to {
                 Actor::Nm(i) => {
-                    self.nm_reply(i, reply);
+                    self.nm_reply(i, *reply);
                     Ok(())
                 }
-                Actor::Am(a) => self.am_reply(a, reply),
+                Actor::Am(a) => self.am_reply(a, *reply, generation),
                 Actor::Client(i) => {
-                    self.client_reply(i, reply);
+                    self.client_reply(i, *reply);
                     Ok(())
                 }
             },
@@ -1288,8 +1302,9 @@ impl World {
                 tasks_left: tasks,
                 running: BTreeMap::new(),
                 to_release: Vec::new(),
-                completed: BTreeSet::new(),
+                completed: BTreeMap::new(),
                 asks_sent: None,
+                amrm_key_id: 0,
                 node: nm,
                 am_container: container,
                 call: None,
@@ -1358,7 +1373,9 @@ impl World {
                 tracking_url: String::new(),
             }),
             AmPhase::Running if am.tasks_left == 0 && am.running.is_empty() => {
-                self.ams.get_mut(&a).map(|am| am.phase = AmPhase::Finishing);
+                if let Some(am) = self.ams.get_mut(&a) {
+                    am.phase = AmPhase::Finishing;
+                }
                 Command::FinishApplicationMaster(FinishApplicationMaster {
                     attempt: a,
                     status: FinalStatus::Succeeded,
@@ -1385,7 +1402,7 @@ impl World {
                 let releases = am.to_release.clone();
                 Command::Allocate(Allocate {
                     attempt: a,
-                    amrm_key_id: 0,
+                    amrm_key_id: am.amrm_key_id,
                     request: AllocateRequest {
                         response_id: am.response_id,
                         progress: Some(0.5),
@@ -1411,7 +1428,12 @@ impl World {
         self.wake_in(Actor::Am(a), next);
     }
 
-    fn am_reply(&mut self, a: ApplicationAttemptId, reply: Reply) -> Result<(), String> {
+    fn am_reply(
+        &mut self,
+        a: ApplicationAttemptId,
+        reply: Reply,
+        generation: u64,
+    ) -> Result<(), String> {
         match reply {
             Reply::RegisterApplicationMaster(r) => match r {
                 // A lost answer: the second registration finds the first.
@@ -1428,7 +1450,7 @@ impl World {
                 }
             },
             Reply::Allocate(r) => match r {
-                Ok(reply) => self.allocated(a, reply)?,
+                Ok(reply) => self.allocated(a, reply, generation)?,
                 Err(Refusal::AmNotRegistered(_)) => {
                     // After an RM restart: register again, resend everything.
                     if let Some(am) = self.ams.get_mut(&a) {
@@ -1461,7 +1483,12 @@ impl World {
         Ok(())
     }
 
-    fn allocated(&mut self, a: ApplicationAttemptId, reply: AllocateReply) -> Result<(), String> {
+    fn allocated(
+        &mut self,
+        a: ApplicationAttemptId,
+        reply: AllocateReply,
+        generation: u64,
+    ) -> Result<(), String> {
         let Some(am) = self.ams.get_mut(&a) else {
             return Ok(());
         };
@@ -1470,6 +1497,11 @@ impl World {
         }
         am.response_id = reply.response_id;
         am.to_release.clear();
+        if let Some(token) = &reply.amrm_token {
+            if let Ok(id) = AmRmTokenIdentifier::decode(&token.identifier) {
+                am.amrm_key_id = id.key_id;
+            }
+        }
         // What the RM's table holds now: the count sent, less what it granted.
         am.asks_sent = am
             .asks_sent
@@ -1481,14 +1513,25 @@ impl World {
         }
         let mut heard = Vec::new();
         for done in &reply.completed {
-            if !am.completed.insert(done.container) {
+            // Once per RM activation: after a restart or failover a node
+            // reports what it had not had acknowledged again, and the new
+            // RM passes it on (as Hadoop's does; AMs take completions as
+            // at-least-once across RMs). Within one activation only a
+            // container first reported lost (-100, its node gone) may be
+            // reported again: a node that comes back with it running has it
+            // taken back, as Hadoop's recoverContainersOnNode does.
+            let first = am
+                .completed
+                .insert((done.container, generation), done.exit_status);
+            if first.is_some_and(|exit| exit != spindle_common::exit_status::ABORTED) {
                 let listed: Vec<String> = reply
                     .completed
                     .iter()
                     .map(|c| format!("{}({})", c.container, c.exit_status))
                     .collect();
                 return Err(format!(
-                    "{a} heard twice that container {} completed (answer {}: {})",
+                    "{a} heard twice from one RM activation that container {} completed \
+                     (answer {}: {})",
                     done.container,
                     reply.response_id,
                     listed.join(", ")
@@ -1859,6 +1902,20 @@ impl World {
                 format!("\n    the scheduler holds: {}", held.join("; "))
             }))
             .collect()
+    }
+
+    /// Once every application ended: the scheduler of the store's owner
+    /// holds nothing (node and queue usage are the sum of live containers,
+    /// and none is left).
+    fn nothing_held(&self) -> bool {
+        let Some(owner) = self.owner() else {
+            return false;
+        };
+        let state = &self.rms[owner].active.as_ref().expect("the owner").state;
+        state
+            .held_containers()
+            .iter()
+            .all(|(_, used, containers)| containers.is_empty() && used.is_zero())
     }
 
     fn all_done(&mut self) -> bool {
