@@ -243,7 +243,7 @@ async fn refresh_cluster_max_priority(
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let max_priority =
-        crate::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;
+        crate::start::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;
     ctx.core
         .call(RefreshClusterMaxPriority { max_priority })
         .await?;

@@ -1,0 +1,229 @@
+//! Start-up, step one: everything the ResourceManager reads from its
+//! configuration before it binds a port. A setting it cannot use stops it
+//! here, with the key named, before anything listens.
+
+use std::path::Path;
+use std::time::Duration;
+
+use spindle_common::conf::{keys as conf_keys, Configuration};
+use spindle_common::resource::Resource;
+use spindle_scheduler::{Scheduler, SchedulerConfig, SchedulerKind};
+use tracing::info;
+
+use super::settings::{max_application_priority, max_reply_bytes, placement_settings, positive};
+use crate::acl;
+use crate::error::RmError;
+use crate::hosts::HostLists;
+use crate::keys::KeyRolling;
+use crate::queue_files::QueueFile;
+use crate::topology::Topology;
+use crate::{launcher, limits, log_aggregation, log_retention, store};
+
+/// What the RM read from its configuration.
+pub(super) struct Read {
+    pub store: Option<store::StoreConf>,
+    pub work_preserving: bool,
+    pub scheduling_wait_ms: u64,
+    pub min_allocation: Resource,
+    pub max_allocation: Resource,
+    pub expiry_ms: u64,
+    pub heartbeat_ms: i64,
+    pub graceful_timeout_ms: u64,
+    pub max_completed: usize,
+    pub am_max_attempts: i32,
+    pub hosts: HostLists,
+    pub scheduler_kind: SchedulerKind,
+    pub scheduler: SchedulerConfig,
+    pub queue_file: QueueFile,
+    pub topology: Topology,
+    pub acl_enabled: bool,
+    pub max_application_priority: i32,
+    pub limits: limits::Limits,
+    pub max_reply_bytes: Option<usize>,
+    pub daemon_user: Option<String>,
+    pub admin_acl: acl::Acl,
+    pub groups_ttl: Duration,
+    pub launcher: launcher::Launcher,
+    pub am_expiry_ms: u64,
+    pub container_token_expiry_ms: u64,
+    pub key_rolling: KeyRolling,
+    pub log_aggregation: log_aggregation::LogAggregationConf,
+    pub log_retention: Option<log_retention::LogRetention>,
+}
+
+impl Read {
+    /// Reads and checks the settings; `now_mono_ms` starts the key-rolling
+    /// schedule.
+    pub(super) async fn read(
+        conf: &Configuration,
+        conf_dir: Option<&Path>,
+        now_mono_ms: u64,
+    ) -> Result<Read, RmError> {
+        // A store configuration this RM cannot use stops it before it serves.
+        let store = store::StoreConf::from_conf(conf).map_err(RmError::Invalid)?;
+        let work_preserving = conf.get_bool(conf_keys::RM_WORK_PRESERVING_RECOVERY_ENABLED)?;
+        let scheduling_wait_ms = conf
+            .get_i64(conf_keys::RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS)?
+            .max(0) as u64;
+        let (min_allocation, max_allocation) = allocation_bounds(conf)?;
+        let expiry_ms = positive(conf, "yarn.nm.liveness-monitor.expiry-interval-ms")? as u64;
+        let heartbeat_ms = positive(
+            conf,
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+        )?;
+        let graceful_s =
+            conf.get_i64("yarn.resourcemanager.nodemanager-graceful-decommission-timeout-secs")?;
+        let max_completed = conf
+            .get_i64("yarn.resourcemanager.max-completed-applications")?
+            .max(0) as usize;
+        let am_max_attempts = positive(conf, "yarn.resourcemanager.am.max-attempts")? as i32;
+        let hosts = crate::hosts::HostFiles::from_conf(conf)
+            .read()
+            .map_err(RmError::Invalid)?;
+        let scheduler_kind = scheduler_kind(conf)?;
+        let queue_file = crate::queue_files::load(scheduler_kind, conf, conf_dir)
+            .map_err(|e| RmError::Invalid(e.to_string()))?;
+        let topology = Topology::from_conf(conf).map_err(RmError::Invalid)?;
+        let daemon_user = acl::daemon_user().await;
+        let admin_acl = acl::admin_acl(
+            conf.get("yarn.admin.acl").as_deref(),
+            daemon_user.as_deref(),
+        );
+        let groups_ttl = Duration::from_secs(
+            conf.get_i64(conf_keys::HADOOP_SECURITY_GROUPS_CACHE_SECS)?
+                .max(0) as u64,
+        );
+        let (node_selection, packing) = placement_settings(conf, scheduler_kind)?;
+        let scheduler = SchedulerConfig {
+            queues: queue_file.tree.clone(),
+            locality: queue_file.locality,
+            heartbeat: queue_file.heartbeat,
+            minimum_allocation: min_allocation,
+            maximum_allocation: max_allocation,
+            node_selection,
+            packing,
+            ..SchedulerConfig::default()
+        };
+        // A configuration the scheduler refuses stops start-up (each
+        // activation builds its scheduler from it again).
+        Scheduler::new(scheduler.clone()).map_err(|e| RmError::Invalid(e.to_string()))?;
+        info!(
+            scheduler = %scheduler_kind,
+            queues = queue_file.tree.root.walk().len(),
+            placement = %node_selection,
+            racks = %topology.describe(),
+            "scheduler configured"
+        );
+        Ok(Read {
+            store,
+            work_preserving,
+            scheduling_wait_ms,
+            min_allocation,
+            max_allocation,
+            expiry_ms,
+            heartbeat_ms,
+            graceful_timeout_ms: graceful_s.max(0) as u64 * 1000,
+            max_completed,
+            am_max_attempts,
+            hosts,
+            scheduler_kind,
+            scheduler,
+            queue_file,
+            topology,
+            acl_enabled: conf.get_bool("yarn.acl.enable")?,
+            max_application_priority: max_application_priority(conf)?,
+            limits: limits::Limits::from_conf(conf)?,
+            max_reply_bytes: max_reply_bytes(conf)?,
+            daemon_user,
+            admin_acl,
+            groups_ttl,
+            // AM containers are started through the NMProxy settings; a bad
+            // one stops start-up.
+            launcher: launcher::Launcher::new(conf)?,
+            am_expiry_ms: positive(conf, "yarn.am.liveness-monitor.expiry-interval-ms")? as u64,
+            container_token_expiry_ms: positive(
+                conf,
+                "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms",
+            )? as u64,
+            key_rolling: key_rolling(conf, expiry_ms, now_mono_ms)?,
+            log_aggregation: log_aggregation::LogAggregationConf::from_conf(conf)?,
+            log_retention: log_retention::LogRetention::from_conf(conf)?,
+        })
+    }
+}
+
+/// `yarn.scheduler.{minimum,maximum}-allocation-{mb,vcores}`; the maximum
+/// may not be below the minimum.
+fn allocation_bounds(conf: &Configuration) -> Result<(Resource, Resource), RmError> {
+    let min = Resource::new(
+        positive(conf, "yarn.scheduler.minimum-allocation-mb")?,
+        positive(conf, "yarn.scheduler.minimum-allocation-vcores")? as i32,
+    );
+    let max = Resource::new(
+        positive(conf, "yarn.scheduler.maximum-allocation-mb")?,
+        positive(conf, "yarn.scheduler.maximum-allocation-vcores")? as i32,
+    );
+    if max.memory_mb < min.memory_mb || max.vcores < min.vcores {
+        return Err(RmError::Invalid(format!(
+            "yarn.scheduler.maximum-allocation-* ({max}) is below the minimum allocation ({min})"
+        )));
+    }
+    Ok((min, max))
+}
+
+/// `yarn.resourcemanager.scheduler.class`: one of the three schedulers.
+fn scheduler_kind(conf: &Configuration) -> Result<SchedulerKind, RmError> {
+    let class_key = "yarn.resourcemanager.scheduler.class";
+    let class = conf.get_trimmed(class_key).unwrap_or_default();
+    SchedulerKind::from_class_name(&class).ok_or_else(|| {
+        RmError::Invalid(format!(
+            "{class_key} = '{class}' is not a scheduler Spindle provides; use one of {}, {}, {}",
+            SchedulerKind::CAPACITY_CLASS,
+            SchedulerKind::FAIR_CLASS,
+            SchedulerKind::FIFO_CLASS
+        ))
+    })
+}
+
+/// The master-key rolling intervals. As Hadoop's RM, nodes have a rolled
+/// key 1.5 liveness expiries before it signs tokens, and the RM refuses to
+/// start when a node key would roll again before the previous roll has
+/// reached every node.
+fn key_rolling(
+    conf: &Configuration,
+    expiry_ms: u64,
+    now_mono_ms: u64,
+) -> Result<KeyRolling, RmError> {
+    let interval = |key: &str| -> Result<u64, RmError> { Ok(positive(conf, key)? as u64 * 1000) };
+    let rolling = KeyRolling {
+        amrm_interval_ms: interval(
+            "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+        )?,
+        container_interval_ms: interval(
+            "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+        )?,
+        nm_interval_ms: interval(
+            "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+        )?,
+        activation_delay_ms: expiry_ms.saturating_mul(3) / 2,
+        ..KeyRolling::daily(now_mono_ms)
+    };
+    for (key, interval_ms) in [
+        (
+            "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs",
+            rolling.container_interval_ms,
+        ),
+        (
+            "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+            rolling.nm_interval_ms,
+        ),
+    ] {
+        if interval_ms <= rolling.activation_delay_ms.saturating_mul(2) {
+            return Err(RmError::Invalid(format!(
+                "{key} ({} s) should be more than 3 x yarn.nm.liveness-monitor.expiry-interval-ms ({expiry_ms} ms)",
+                interval_ms / 1000
+            )));
+        }
+    }
+    Ok(rolling)
+}
