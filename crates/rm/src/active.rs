@@ -26,6 +26,7 @@ use tracing::{info, warn};
 use crate::acl::Acl;
 use crate::context::RmContext;
 use crate::core::{CoreHandle, CoreInbox, Owner, StoreDriver};
+use crate::error::RmError;
 use crate::ha_conf::HaConf;
 use crate::keys::KeySlot;
 use crate::launcher::Launcher;
@@ -33,7 +34,6 @@ use crate::log_retention::LogRetention;
 use crate::state_build::{Built, FromStore, StateConf};
 use crate::store::{self, StoreConf, StoreStats};
 use crate::time::Clock;
-use crate::RmError;
 
 /// Hadoop's `HAServiceProtocol.HAServiceState` as far as an RM has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -242,8 +242,8 @@ async fn refresh_cluster_max_priority(
     authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
-    let max_priority =
-        crate::start::max_application_priority(&conf).map_err(|e| RpcError::yarn(e.to_string()))?;
+    let max_priority = crate::limits::max_application_priority(&conf)
+        .map_err(|e| RpcError::yarn(e.to_string()))?;
     ctx.core
         .call(RefreshClusterMaxPriority { max_priority })
         .await?;

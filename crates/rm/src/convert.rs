@@ -15,7 +15,6 @@ use spindle_common::security::Token;
 use spindle_ipc::{class, RpcError};
 
 use crate::cluster::nodes::{ContainerSignal, Health, NodeState};
-use crate::core::CoreStopped;
 use crate::launch::LaunchSizes;
 use crate::launch::{AmLaunchContext, AppAccess};
 use crate::limits::LimitExceeded;
@@ -219,18 +218,6 @@ fn limit_to_rpc(app: Option<ApplicationId>, what: LimitExceeded) -> RpcError {
 impl From<Refusal> for RpcError {
     fn from(refusal: Refusal) -> RpcError {
         refusal_to_rpc(refusal)
-    }
-}
-
-/// Hadoop clients retry a RetriableException (the RM is going away), and
-/// fail over to another RM on a StandbyException (this one is standby).
-impl From<CoreStopped> for RpcError {
-    fn from(e: CoreStopped) -> RpcError {
-        let class = match e {
-            CoreStopped::ShuttingDown => class::RETRIABLE,
-            CoreStopped::Standby(_) => class::STANDBY,
-        };
-        RpcError::new(class, e.to_string())
     }
 }
 

@@ -13,6 +13,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tracing::{debug, error, info};
 
+use spindle_ipc::{class, RpcError};
+
 use crate::command::{Command, Reply, Request, Tick};
 use crate::keys::{KeyIds, KeyRing};
 use crate::launch::Effect;
@@ -58,6 +60,18 @@ pub enum CoreStopped {
     /// The RM is standby: no state exists here (Hadoop's StandbyException).
     #[error("ResourceManager {0}is not Active!")]
     Standby(String),
+}
+
+/// Hadoop clients retry a RetriableException (the RM is going away), and
+/// fail over to another RM on a StandbyException (this one is standby).
+impl From<CoreStopped> for RpcError {
+    fn from(e: CoreStopped) -> RpcError {
+        let class = match e {
+            CoreStopped::ShuttingDown => class::RETRIABLE,
+            CoreStopped::Standby(_) => class::STANDBY,
+        };
+        RpcError::new(class, e.to_string())
+    }
 }
 
 /// The most messages one store write covers (group commit).

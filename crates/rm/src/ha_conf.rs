@@ -17,7 +17,7 @@ use spindle_common::conf::keys as common_keys;
 use spindle_common::conf::Configuration;
 use spindle_ipc::yarn_conf;
 
-use crate::RmError;
+use crate::error::RmError;
 
 pub const RM_HA_ID: &str = "yarn.resourcemanager.ha.id";
 pub const AUTO_FAILOVER_ENABLED: &str = "yarn.resourcemanager.ha.automatic-failover.enabled";

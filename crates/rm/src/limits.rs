@@ -28,6 +28,7 @@
 
 use spindle_common::conf::{ConfError, Configuration};
 
+use crate::error::RmError;
 use crate::launch::AmLaunchContext;
 use crate::submission::Submission;
 
@@ -102,6 +103,14 @@ impl Default for Limits {
             diagnostics_chars: 64 * 1024,
         }
     }
+}
+
+/// `yarn.cluster.max-application-priority`: the highest application
+/// priority (default 0), read at start-up and by `refreshClusterMaxPriority`.
+pub fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
+    let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
+    let v = conf.get_i64(key)?;
+    i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
 }
 
 /// `key` as a non-negative count, Hadoop's `default` when unset.
@@ -410,5 +419,24 @@ mod tests {
         assert_eq!((l.max_tags, l.diagnostics_chars), (3, 1024));
         conf.set("yarn.resourcemanager.application.max-tags", "many");
         assert!(Limits::from_conf(&conf).is_err());
+    }
+
+    /// `yarn.cluster.max-application-priority` is read at start-up (0 by
+    /// default, as in Hadoop); a value that is not an int stops start-up.
+    #[test]
+    fn max_application_priority_key() {
+        let mut conf = Configuration::with_defaults();
+        assert_eq!(max_application_priority(&conf).ok(), Some(0));
+        conf.set("yarn.cluster.max-application-priority", "10");
+        assert_eq!(max_application_priority(&conf).ok(), Some(10));
+        conf.set("yarn.cluster.max-application-priority", "99999999999");
+        let msg = max_application_priority(&conf)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("yarn.cluster.max-application-priority"),
+            "{msg}"
+        );
     }
 }

@@ -51,7 +51,7 @@ use spindle_fs::{FileSystem, FileSystems, Location, Status};
 use tracing::{debug, info, warn};
 
 use crate::core::CoreHandle;
-use crate::RmError;
+use crate::error::RmError;
 
 /// The shortest pause between two runs (Hadoop would refuse a zero period).
 const MIN_INTERVAL: Duration = Duration::from_secs(1);

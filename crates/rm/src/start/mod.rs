@@ -5,7 +5,7 @@ mod read;
 mod settings;
 
 pub use settings::ipc_server_config;
-pub(crate) use settings::{listen_addr, max_application_priority};
+pub(crate) use settings::listen_addr;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -442,24 +442,5 @@ mod start_tests {
         assert_eq!(cfg.name, "rm-client");
         conf.set("ipc.maximum.data.length", "0");
         assert!(ipc_server_config(&conf, "rm-client").is_err());
-    }
-
-    /// `yarn.cluster.max-application-priority` is read at start-up (0 by
-    /// default, as in Hadoop); a value that is not an int stops start-up.
-    #[test]
-    fn max_application_priority_key() {
-        let mut conf = Configuration::with_defaults();
-        assert_eq!(max_application_priority(&conf).ok(), Some(0));
-        conf.set("yarn.cluster.max-application-priority", "10");
-        assert_eq!(max_application_priority(&conf).ok(), Some(10));
-        conf.set("yarn.cluster.max-application-priority", "99999999999");
-        let msg = max_application_priority(&conf)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            msg.contains("yarn.cluster.max-application-priority"),
-            "{msg}"
-        );
     }
 }

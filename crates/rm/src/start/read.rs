@@ -10,11 +10,12 @@ use spindle_common::resource::Resource;
 use spindle_scheduler::{Scheduler, SchedulerConfig, SchedulerKind};
 use tracing::info;
 
-use super::settings::{max_application_priority, max_reply_bytes, placement_settings, positive};
+use super::settings::{max_reply_bytes, placement_settings, positive};
 use crate::acl;
 use crate::error::RmError;
 use crate::hosts::HostLists;
 use crate::keys::KeyRolling;
+use crate::limits::max_application_priority;
 use crate::queue_files::QueueFile;
 use crate::topology::Topology;
 use crate::{launcher, limits, log_aggregation, log_retention, store};

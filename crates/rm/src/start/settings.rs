@@ -115,14 +115,6 @@ pub(crate) fn placement_settings(
     Ok((selection, packing))
 }
 
-/// `yarn.cluster.max-application-priority`: the highest application
-/// priority (default 0), read at start-up and by `refreshClusterMaxPriority`.
-pub(crate) fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
-    let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
-    let v = conf.get_i64(key)?;
-    i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
-}
-
 /// The most a reply listing applications may carry: the client's
 /// `ipc.maximum.response.length` (Hadoop's default 128 MiB; 0 turns the
 /// client's check off, and this bound with it) less 1 MiB for the RPC
