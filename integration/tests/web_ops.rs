@@ -122,7 +122,10 @@ fn jmx_prom_conf_and_is_active() {
     });
 
     // The launcher's DEBUG lines, off at the default INFO, on from now.
-    let page = get(web, "/logLevel?log=spindle_rm::launcher&level=DEBUG");
+    let page = get(
+        web,
+        "/logLevel?log=spindle_rm::runtime::launcher&level=DEBUG",
+    );
     assert!(
         page.text().contains("Effective Level: <b>DEBUG</b>"),
         "{page}"
@@ -147,7 +150,7 @@ fn jmx_prom_conf_and_is_active() {
     // The level set above is in force: the RM logs its AM launches at DEBUG.
     wait(
         &cluster,
-        "a DEBUG line of spindle_rm::launcher in the RM's log",
+        "a DEBUG line of spindle_rm::runtime::launcher in the RM's log",
         || {
             cluster
                 .log_report()

@@ -11,9 +11,9 @@
 //! its ZooKeeper session ends.
 //!
 //! What runs is the RM's real state (`spindle_rm::state::RmState`), built
-//! through the RM's own door (`spindle_rm::state_build::StateConf::build`)
+//! through the RM's own door (`spindle_rm::state::build::StateConf::build`)
 //! on every activation, with the store bookkeeping the owner task uses
-//! (`spindle_rm::core::Persistence`) over an in-memory store fenced as the
+//! (`spindle_rm::runtime::core::Persistence`) over an in-memory store fenced as the
 //! ZooKeeper store is. The NodeManagers, ApplicationMasters and clients are
 //! small models that speak the RM's commands the way Hadoop's clients do
 //! (response ids and replays, re-registration after a restart, retried

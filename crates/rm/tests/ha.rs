@@ -13,7 +13,7 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_ipc::client::ClientToken;
 use spindle_ipc::{protocols, ClientOptions, IpcClient, IpcError};
-use spindle_rm::haservice::HA_SERVICE_PROTOCOL;
+use spindle_rm::rpc::haservice::HA_SERVICE_PROTOCOL;
 use spindle_rm::{ResourceManager, ServiceState};
 
 mod common;

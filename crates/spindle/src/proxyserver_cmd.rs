@@ -19,7 +19,7 @@ use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::ids::ApplicationId;
 use spindle_common::states::AppState;
 use spindle_common::Configuration;
-use spindle_rm::tracking::{host_of, resolved_host_port, PROXY_ADDRESS_KEY};
+use spindle_rm::model::tracking::{host_of, resolved_host_port, PROXY_ADDRESS_KEY};
 use spindle_rm::web::proxy::{self, AppSource, Lookup, ProxyApp, WebProxy};
 use tokio::sync::Mutex;
 use tracing::{info, warn};

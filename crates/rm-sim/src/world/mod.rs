@@ -20,26 +20,26 @@ use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, Node
 use spindle_common::resource::Resource;
 use spindle_common::security::{AmRmTokenIdentifier, ContainerTokenIdentifier};
 use spindle_common::states::FinalStatus;
-use spindle_rm::access::Caller;
 use spindle_rm::acl::Acl;
-use spindle_rm::amrm::{AllocateReply, AllocateRequest};
 use spindle_rm::cluster::nodes::{
     ContainerStatus, Health, Heartbeat, NodeAction, NodeConfig, Registration,
 };
-use spindle_rm::command::{
+use spindle_rm::hosts::HostLists;
+use spindle_rm::model::access::Caller;
+use spindle_rm::model::amrm::{AllocateReply, AllocateRequest};
+use spindle_rm::model::keys::KeyRolling;
+use spindle_rm::model::launch::{AmLaunchContext, Effect};
+use spindle_rm::model::refusal::Refusal;
+use spindle_rm::model::submission::Submission;
+use spindle_rm::queue_files::capacity;
+use spindle_rm::runtime::core::Persistence;
+use spindle_rm::state::build::{FromStore, StateConf};
+use spindle_rm::state::command::{
     Allocate, AmLaunchFailed, AmLaunched, Command, FinishApplicationMaster, KillApplication,
     NewApplication, NodeHeartbeat, NodeRegistration, RegisterApplicationMaster, RegisterNode,
     Reply, SubmitApplication, Tick,
 };
-use spindle_rm::core::Persistence;
-use spindle_rm::hosts::HostLists;
-use spindle_rm::keys::KeyRolling;
-use spindle_rm::launch::{AmLaunchContext, Effect};
-use spindle_rm::queue_files::capacity;
-use spindle_rm::refusal::Refusal;
 use spindle_rm::state::{RmState, Settings};
-use spindle_rm::state_build::{FromStore, StateConf};
-use spindle_rm::submission::Submission;
 use spindle_rm::time::Now;
 use spindle_scheduler::{ResourceAsk, SchedulerConfig, ANY};
 

@@ -18,18 +18,19 @@ use spindle_ipc::{Mechanism, RpcServer, Service};
 use tracing::info;
 
 use crate::acl::GroupCache;
-use crate::active::{self, RmControl, ServiceState};
 use crate::cluster::nodes::NodeConfig;
-use crate::context::RmContext;
-use crate::core::CoreHandle;
 use crate::error::RmError;
-use crate::keys::{AmrmVerifier, KeySlot};
+use crate::model::keys::{AmrmVerifier, KeySlot};
+use crate::model::tracking;
+use crate::rpc::{admin_service, ams_service, client_service, haservice, tracker_service};
+use crate::runtime::active::{self, RmControl, ServiceState};
+use crate::runtime::context::RmContext;
+use crate::runtime::core::CoreHandle;
+use crate::runtime::{failover, ha_conf};
+use crate::state::build as state_build;
 use crate::state::Settings;
 use crate::time::Clock;
-use crate::{
-    admin_service, ams_service, client_service, failover, ha_conf, haservice, state_build, store,
-    tracker_service, tracking, web,
-};
+use crate::{store, web};
 use read::Read;
 
 /// The addresses the RM actually listens on.

@@ -14,11 +14,13 @@ use super::settings::{max_reply_bytes, placement_settings, positive};
 use crate::acl;
 use crate::error::RmError;
 use crate::hosts::HostLists;
-use crate::keys::KeyRolling;
-use crate::limits::max_application_priority;
+use crate::model::keys::KeyRolling;
+use crate::model::limits;
+use crate::model::limits::max_application_priority;
 use crate::queue_files::QueueFile;
+use crate::runtime::{launcher, log_retention};
 use crate::topology::Topology;
-use crate::{launcher, limits, log_aggregation, log_retention, store};
+use crate::{log_aggregation, store};
 
 /// What the RM read from its configuration.
 pub(super) struct Read {
@@ -132,7 +134,7 @@ impl Read {
             queue_file,
             topology,
             acl_enabled: conf.get_bool("yarn.acl.enable")?,
-            max_application_priority: max_application_priority(conf)?,
+            max_application_priority: max_application_priority(conf).map_err(RmError::Invalid)?,
             limits: limits::Limits::from_conf(conf)?,
             max_reply_bytes: max_reply_bytes(conf)?,
             daemon_user,

@@ -1,6 +1,6 @@
 //! Access control through the state's commands and queries: every client
 //! operation on an application goes through the one decider
-//! (`crate::access`), with Hadoop's refusals and its hidden report fields.
+//! (`crate::model::access`), with Hadoop's refusals and its hidden report fields.
 
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
@@ -8,18 +8,18 @@ use spindle_common::resource::Resource;
 
 use super::test_support::{capacity_queues, submission, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::apps::{AppFilter, AppScope, AppState};
 use crate::cluster::nodes::ContainerSignal;
-use crate::command::{
+use crate::model::access::Caller;
+use crate::model::apps::{AppFilter, AppScope, AppState};
+use crate::model::convert::launch_context_from_pb;
+use crate::model::keys::KeyRolling;
+use crate::model::launch::AppAccess;
+use crate::model::refusal::Refusal;
+use crate::state::command::{
     FailApplicationAttempt, KillApplication, NewApplication, RefreshAdminAcls, SignalContainer,
     SubmitApplication, UpdateApplicationPriority,
 };
-use crate::convert::launch_context_from_pb;
-use crate::keys::KeyRolling;
-use crate::launch::AppAccess;
-use crate::refusal::Refusal;
 
 /// ACLs on, `alice` the administrator, root closed, leaf `a` open to every
 /// submitter and administered by `dave`, leaf `b` administered by nobody.

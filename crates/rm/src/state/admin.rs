@@ -3,10 +3,10 @@
 //! read.
 
 use super::RmState;
-use crate::command::{
+use crate::model::refusal::Refusal;
+use crate::state::command::{
     RefreshAdminAcls, RefreshClusterMaxPriority, RefreshNodes, RefreshQueues, UpdateNodeResources,
 };
-use crate::refusal::Refusal;
 use crate::time::Now;
 
 impl RmState {

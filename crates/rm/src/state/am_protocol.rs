@@ -8,14 +8,16 @@ use spindle_common::ids::{ApplicationAttemptId, ContainerId, NodeId};
 use tracing::info;
 
 use super::{AppEnd, RmState};
-use crate::amrm::{AllocateReply, AllocatedContainer, ClusterView, NmTokenGrant, RegisterReply};
-use crate::apps::AppState;
-use crate::attempts::{Attempt, AttemptState, Granted, ResponseIdCheck};
-use crate::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
-use crate::keys::ContainerKind;
-use crate::limits::check_am_address;
-use crate::refusal::Refusal;
-use crate::reports::NodeReport;
+use crate::model::amrm::{
+    AllocateReply, AllocatedContainer, ClusterView, NmTokenGrant, RegisterReply,
+};
+use crate::model::apps::AppState;
+use crate::model::attempts::{Attempt, AttemptState, Granted, ResponseIdCheck};
+use crate::model::keys::ContainerKind;
+use crate::model::limits::check_am_address;
+use crate::model::refusal::Refusal;
+use crate::model::reports::NodeReport;
+use crate::state::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
 use crate::time::Now;
 
 impl RmState {

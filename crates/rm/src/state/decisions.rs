@@ -6,7 +6,7 @@ use spindle_scheduler::{Decisions, NodeAction, SchedulerError};
 use tracing::{info, warn};
 
 use super::RmState;
-use crate::attempts::{AttemptState, Finished, Granted, LiveContainer};
+use crate::model::attempts::{AttemptState, Finished, Granted, LiveContainer};
 use crate::time::Now;
 use spindle_common::text::escaped;
 

@@ -7,23 +7,23 @@ use spindle_common::resource::Resource;
 
 use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::amrm::AllocateRequest;
-use crate::apps::{AppState, FinalStatus};
-use crate::attempts::AttemptState;
 use crate::cluster::nodes::{Decommission, Health, Heartbeat, NodeState, Registration};
-use crate::command::{
+use crate::hosts::{parse_list, HostLists};
+use crate::model::access::Caller;
+use crate::model::amrm::AllocateRequest;
+use crate::model::apps::{AppState, FinalStatus};
+use crate::model::attempts::AttemptState;
+use crate::model::keys::KeyRolling;
+use crate::model::launch::AmLaunchContext;
+use crate::model::refusal::Refusal;
+use crate::queue_files::QueueFile;
+use crate::state::command::{
     Allocate, AmLaunchFailed, AmLaunched, Command, FailApplicationAttempt, FinishApplicationMaster,
     KillApplication, NewApplication, NodeHeartbeat, NodeRegistration, RefreshAdminAcls,
     RefreshNodes, RefreshQueues, RegisterNode, SignalContainer, Tick, UnregisterNode,
     UpdateApplicationPriority, UpdateNodeResources,
 };
-use crate::hosts::{parse_list, HostLists};
-use crate::keys::KeyRolling;
-use crate::launch::AmLaunchContext;
-use crate::queue_files::QueueFile;
-use crate::refusal::Refusal;
 use crate::time::Now;
 
 fn state() -> TestRm {
@@ -271,7 +271,7 @@ fn refresh_nodes_takes_excluded_nodes_out_of_the_scheduler() {
     let nodes: Vec<_> = effects
         .iter()
         .map(|e| {
-            let crate::launch::Effect::LaunchAm { node, .. } = e;
+            let crate::model::launch::Effect::LaunchAm { node, .. } = e;
             node.host.clone()
         })
         .collect();
@@ -341,7 +341,7 @@ fn a_wall_clock_stepping_back_stops_neither_scheduling_nor_liveness() {
 
     // The wall clock goes back an hour; the monotonic one goes on.
     let id = s.run_at(at(100, start - hour + 100), NewApplication);
-    let submit = crate::command::SubmitApplication {
+    let submit = crate::state::command::SubmitApplication {
         submission: super::test_support::submission(id, "default", None),
         launch: AmLaunchContext::default(),
         user: "alice".into(),
@@ -375,7 +375,7 @@ fn a_wall_clock_stepping_back_stops_neither_scheduling_nor_liveness() {
 
     // The AM registers and asks for a container; the node's heartbeat places it.
     s.run_at(at(200, start - hour + 200), AmLaunched { attempt });
-    let register = crate::command::RegisterApplicationMaster {
+    let register = crate::state::command::RegisterApplicationMaster {
         attempt,
         host: "h".into(),
         rpc_port: 1,

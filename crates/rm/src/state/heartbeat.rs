@@ -8,9 +8,9 @@ use spindle_common::text::escaped;
 use tracing::{info, warn};
 
 use super::RmState;
-use crate::attempts::LiveContainer;
 use crate::cluster::nodes::{ContainerStatus, NodeAction, NodeWork, RegisterOutcome};
-use crate::command::{
+use crate::model::attempts::LiveContainer;
+use crate::state::command::{
     HeartbeatAnswer, NodeHeartbeat, NodeRegistration, RegisterNode, UnregisterNode,
 };
 use crate::time::Now;

@@ -10,19 +10,21 @@ use spindle_scheduler::{ResourceAsk, ANY};
 use tracing::{info, warn};
 
 use super::{AppEnd, RmState};
-use crate::access::Caller;
-use crate::amrm::AllocateReply;
-use crate::apps::{App, AppState};
-use crate::attempts::{counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted};
-use crate::command::{
+use crate::model::access::Caller;
+use crate::model::amrm::AllocateReply;
+use crate::model::apps::{App, AppState};
+use crate::model::attempts::{
+    counts_towards_max_attempts, AppAttempts, Attempt, AttemptState, Granted,
+};
+use crate::model::keys::ContainerKind;
+use crate::model::launch::app_acls;
+use crate::model::launch::{AppAccess, Effect};
+use crate::model::limits::cut_application_type;
+use crate::model::refusal::Refusal;
+use crate::state::command::{
     AmLaunchFailed, FailApplicationAttempt, KillApplication, SignalContainer, SubmitApplication,
     UpdateApplicationPriority,
 };
-use crate::keys::ContainerKind;
-use crate::launch::app_acls;
-use crate::launch::{AppAccess, Effect};
-use crate::limits::cut_application_type;
-use crate::refusal::Refusal;
 use crate::time::Now;
 
 /// The AM container's priority in the scheduler (Hadoop uses 0 for it).
@@ -148,7 +150,7 @@ impl RmState {
 
     /// `forceKillApplication`: ends the running attempt (its containers are
     /// killed) and the application. Always complete at once. Needs
-    /// MODIFY_APP (see [`crate::access`]); a refused kill changes nothing.
+    /// MODIFY_APP (see [`crate::model::access`]); a refused kill changes nothing.
     pub(super) fn kill_application(
         &mut self,
         now: Now,
@@ -203,7 +205,7 @@ impl RmState {
     /// priority, which Hadoop's client prints. A finished application keeps
     /// its priority and the call succeeds, as in Hadoop; one that is not
     /// ACCEPTED or RUNNING yet is refused. Needs MODIFY_APP (see
-    /// [`crate::access`]).
+    /// [`crate::model::access`]).
     pub(super) fn update_application_priority(
         &mut self,
         now: Now,
@@ -316,7 +318,7 @@ impl RmState {
         Ok(())
     }
 
-    /// MODIFY_APP on `app` for `user` (see [`crate::access`]), or Hadoop's refusal.
+    /// MODIFY_APP on `app` for `user` (see [`crate::model::access`]), or Hadoop's refusal.
     pub(super) fn require_modify(
         &self,
         app: &App,

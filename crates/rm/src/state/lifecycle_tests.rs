@@ -14,23 +14,23 @@ use spindle_scheduler::ResourceAsk;
 
 use super::test_support::{state_with, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
-use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
-use crate::apps::{AppState, FinalStatus};
-use crate::attempts::AttemptState;
 use crate::cluster::nodes::{ContainerStatus, Decommission, NodeState, NodeWork};
-use crate::command::{
+use crate::hosts::{parse_list, HostLists};
+use crate::model::access::Caller;
+use crate::model::amrm::{AllocateReply, AllocateRequest, RegisterReply};
+use crate::model::apps::{AppState, FinalStatus};
+use crate::model::attempts::AttemptState;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::keys::KeyRolling;
+use crate::model::launch::{AmLaunchContext, Effect};
+use crate::model::refusal::Refusal;
+use crate::model::submission::Submission;
+use crate::queue_files::QueueFile;
+use crate::state::command::{
     Allocate, AmLaunchFailed, AmLaunched, FinishApplicationMaster, KillApplication, NewApplication,
     NodeRegistration, RefreshNodes, RegisterApplicationMaster, RegisterNode, SubmitApplication,
     UnregisterNode,
 };
-use crate::convert::refusal_to_rpc;
-use crate::hosts::{parse_list, HostLists};
-use crate::keys::KeyRolling;
-use crate::launch::{AmLaunchContext, Effect};
-use crate::queue_files::QueueFile;
-use crate::refusal::Refusal;
-use crate::submission::Submission;
 
 /// FIFO queues, a 5 s AM liveness interval, keys rolling as `rolling` says.
 fn state_rolling(rolling: KeyRolling) -> TestRm {
@@ -63,7 +63,7 @@ fn submit_keeping(s: &mut TestRm, ms: u64, keep_containers: bool) -> Application
     submission.keep_containers = keep_containers;
     let submit = SubmitApplication {
         submission,
-        launch: crate::convert::launch_context_from_pb(
+        launch: crate::model::convert::launch_context_from_pb(
             hadoop_protos::yarn::ContainerLaunchContextProto {
                 command: vec!["sleep 1".into()],
                 ..Default::default()
@@ -444,7 +444,7 @@ fn a_lost_node_leaves_nothing_behind() {
 #[test]
 fn evicted_applications_take_their_attempts_with_them() {
     let mut s = state();
-    s.apps = crate::apps::AppTable::new(TS, 1, Resource::new(8192, 4), 2);
+    s.apps = crate::model::apps::AppTable::new(TS, 1, Resource::new(8192, 4), 2);
     add_node(&mut s, "h1", 0);
     // The first application's AM unregisters; its container still runs.
     let first = submit(&mut s, 10);
@@ -628,7 +628,7 @@ fn rolled_amrm_key_hands_the_am_a_new_token() {
     let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
     assert_eq!((ident.attempt, ident.key_id), (a1, amrm_key(&s)));
     // The old key is still accepted as the previous one.
-    assert!(crate::keys::read(&s.tokens.keys().amrm)
+    assert!(crate::model::keys::read(&s.tokens.keys().amrm)
         .key(old_key)
         .is_ok());
 }
@@ -648,10 +648,12 @@ fn rolled_node_keys_reach_the_nodes_before_they_sign_tokens() {
     let current = |s: &TestRm| {
         let keys = s.tokens.keys();
         (
-            crate::keys::read(&keys.container_token)
+            crate::model::keys::read(&keys.container_token)
                 .current_key()
                 .key_id,
-            crate::keys::read(&keys.nm_token).current_key().key_id,
+            crate::model::keys::read(&keys.nm_token)
+                .current_key()
+                .key_id,
         )
     };
     let (container_key, nm_key) = current(&s);
@@ -672,10 +674,10 @@ fn rolled_node_keys_reach_the_nodes_before_they_sign_tokens() {
     assert_eq!(current(&s), (next_container, next_nm));
     // The old keys stay valid as the previous ones.
     let keys = s.tokens.keys();
-    assert!(crate::keys::read(&keys.container_token)
+    assert!(crate::model::keys::read(&keys.container_token)
         .key(container_key)
         .is_ok());
-    assert!(crate::keys::read(&keys.nm_token).key(nm_key).is_ok());
+    assert!(crate::model::keys::read(&keys.nm_token).key(nm_key).is_ok());
 }
 
 #[test]

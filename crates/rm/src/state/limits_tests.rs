@@ -8,16 +8,16 @@ use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::resource::Resource;
 
 use super::test_support::{state_with, submission, TestRm};
-use crate::apps::AppState;
-use crate::command::{
+use crate::model::apps::AppState;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::launch::AmLaunchContext;
+use crate::model::limits::{LimitExceeded, MAX_APPLICATION_NAME_CHARS, MAX_TRACKING_URL_CHARS};
+use crate::model::refusal::Refusal;
+use crate::queue_files::QueueFile;
+use crate::state::command::{
     FinishApplicationMaster, KillApplication, NewApplication, RegisterApplicationMaster,
     SubmitApplication,
 };
-use crate::convert::refusal_to_rpc;
-use crate::launch::AmLaunchContext;
-use crate::limits::{LimitExceeded, MAX_APPLICATION_NAME_CHARS, MAX_TRACKING_URL_CHARS};
-use crate::queue_files::QueueFile;
-use crate::refusal::Refusal;
 use spindle_common::states::FinalStatus;
 
 fn state() -> TestRm {
@@ -32,7 +32,7 @@ fn an_oversized_name_is_refused_and_nothing_is_recorded() {
     let id = s.run(1, NewApplication);
     let huge = "n".repeat(20 << 20);
     let submit = SubmitApplication {
-        submission: crate::submission::Submission {
+        submission: crate::model::submission::Submission {
             name: huge,
             ..submission(id, "default", None)
         },
@@ -74,7 +74,7 @@ fn too_many_tags_are_refused_with_hadoops_message() {
     let mut s = state();
     let id = s.run(1, NewApplication);
     let submit = SubmitApplication {
-        submission: crate::submission::Submission {
+        submission: crate::model::submission::Submission {
             tags: (0..11).map(|i| format!("t{i}")).collect::<BTreeSet<_>>(),
             app_type: "A-TYPE-LONGER-THAN-TWENTY".into(),
             ..submission(id, "default", None)
@@ -150,7 +150,7 @@ fn an_ams_address_and_diagnostics_are_bounded() {
     let attempts = s.launched();
     assert_eq!(attempts.len(), 1);
     let attempt = attempts[0];
-    s.run(2, crate::command::AmLaunched { attempt });
+    s.run(2, crate::state::command::AmLaunched { attempt });
     let register = |url: String| RegisterApplicationMaster {
         attempt,
         host: "amhost".into(),

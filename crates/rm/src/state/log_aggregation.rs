@@ -8,7 +8,7 @@ use spindle_common::ids::{ApplicationId, NodeId};
 
 use super::RmState;
 use crate::log_aggregation::{AppLogReport, LogAggregationStatus, NodeLogReport};
-use crate::refusal::Refusal;
+use crate::model::refusal::Refusal;
 
 impl RmState {
     /// A node's log aggregation reports, as Hadoop's `RMNodeImpl`
@@ -48,7 +48,7 @@ impl RmState {
     pub fn log_aggregation_reports(
         &self,
         app: &ApplicationId,
-        caller: &crate::access::Caller,
+        caller: &crate::model::access::Caller,
     ) -> Result<Vec<(NodeId, NodeLogReport)>, Refusal> {
         self.viewable_app(app, caller)?;
         Ok(self.log_aggregation.node_reports(app))

@@ -8,22 +8,22 @@ use spindle_scheduler::ResourceAsk;
 
 use super::test_support::{capacity_queues, healthy, submission, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::amrm::AllocateRequest;
-use crate::apps::FinalStatus;
 use crate::cluster::nodes::{ContainerStatus, Registration};
-use crate::command::{
-    Allocate, AmLaunched, FinishApplicationMaster, KillApplication, NewApplication,
-    RefreshAdminAcls, RegisterApplicationMaster, RegisterNode, SubmitApplication,
-};
-use crate::keys::KeyRolling;
-use crate::launch::Effect;
 use crate::log_aggregation::LogAggregationStatus::{
     self, Disabled, Failed, NotStart, Running, RunningWithFailure, Succeeded, TimeOut,
 };
 use crate::log_aggregation::{AppLogReport, LogAggregationConf};
+use crate::model::access::Caller;
+use crate::model::amrm::AllocateRequest;
+use crate::model::apps::FinalStatus;
+use crate::model::keys::KeyRolling;
+use crate::model::launch::Effect;
 use crate::queue_files::QueueFile;
+use crate::state::command::{
+    Allocate, AmLaunched, FinishApplicationMaster, KillApplication, NewApplication,
+    RefreshAdminAcls, RegisterApplicationMaster, RegisterNode, SubmitApplication,
+};
 use crate::time::Now;
 
 const TIMEOUT_MS: u64 = 10_000;
@@ -44,7 +44,7 @@ fn submit(s: &mut TestRm, ms: u64) -> ApplicationId {
     let id = s.run(ms, NewApplication);
     let submit = SubmitApplication {
         submission: submission(id, "default", None),
-        launch: crate::convert::launch_context_from_pb(
+        launch: crate::model::convert::launch_context_from_pb(
             hadoop_protos::yarn::ContainerLaunchContextProto {
                 command: vec!["sleep 1".into()],
                 ..Default::default()

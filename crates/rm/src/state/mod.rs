@@ -28,6 +28,8 @@
 
 mod admin;
 mod am_protocol;
+pub mod build;
+pub mod command;
 mod decisions;
 mod heartbeat;
 mod invariants;
@@ -46,19 +48,19 @@ use std::collections::BTreeMap;
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 
-use crate::access::AccessControl;
 use crate::acl::Acl;
-use crate::amrm::AllocateReply;
-use crate::apps::AppTable;
-use crate::attempts::{AppAttempts, Attempt};
 use crate::cluster::nodes::NodeWork;
 use crate::cluster::Cluster;
-use crate::command::{Command, HeartbeatAnswer, Reply};
-use crate::keys::TokenIssuer;
-use crate::launch::{AmLaunchContext, Effect};
-use crate::limits::Limits;
 use crate::log_aggregation::{LogAggregationConf, LogAggregations};
+use crate::model::access::AccessControl;
+use crate::model::amrm::AllocateReply;
+use crate::model::apps::AppTable;
+use crate::model::attempts::{AppAttempts, Attempt};
+use crate::model::keys::TokenIssuer;
+use crate::model::launch::{AmLaunchContext, Effect};
+use crate::model::limits::Limits;
 use crate::queue_files::QueueFile;
+use crate::state::command::{Command, HeartbeatAnswer, Reply};
 use crate::time::Now;
 use tracked::Tracked;
 
@@ -68,7 +70,7 @@ pub struct Settings {
     /// The RM's start time: ids' cluster timestamp.
     pub cluster_ts: i64,
     /// `yarn.acl.enable`: queue and application ACLs are checked (see
-    /// [`crate::access`]).
+    /// [`crate::model::access`]).
     pub acl_enabled: bool,
     /// `yarn.cluster.max-application-priority` (default 0): submitted and
     /// updated application priorities above it are lowered to it

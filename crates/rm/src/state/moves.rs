@@ -12,10 +12,10 @@ use spindle_scheduler::SchedulerKind;
 use tracing::info;
 
 use super::RmState;
-use crate::access::Caller;
-use crate::apps::{AppState, Lifetime};
-use crate::command::{MoveApplication, UpdateApplicationTimeouts};
-use crate::refusal::Refusal;
+use crate::model::access::Caller;
+use crate::model::apps::{AppState, Lifetime};
+use crate::model::refusal::Refusal;
+use crate::state::command::{MoveApplication, UpdateApplicationTimeouts};
 use crate::time::Now;
 
 /// A queue of the tree found by the name a client gave: its full path and

@@ -10,16 +10,16 @@ use spindle_common::resource::Resource;
 
 use super::test_support::{capacity_queues, state_with, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::apps::AppState;
-use crate::command::{
+use crate::model::access::Caller;
+use crate::model::apps::AppState;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::keys::KeyRolling;
+use crate::model::refusal::Refusal;
+use crate::queue_files::{fair, QueueFile};
+use crate::state::command::{
     KillApplication, MoveApplication, RefreshAdminAcls, UpdateApplicationTimeouts,
 };
-use crate::convert::refusal_to_rpc;
-use crate::keys::KeyRolling;
-use crate::queue_files::{fair, QueueFile};
-use crate::refusal::Refusal;
 use crate::store::StoreOp;
 use crate::time::Now;
 

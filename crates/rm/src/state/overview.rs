@@ -10,20 +10,20 @@ use spindle_common::ids::{ApplicationId, NodeId};
 use spindle_common::resource::Resource;
 
 use super::RmState;
-use crate::access::Caller;
-use crate::apps::{App, AppFilter, AppScope, AppState, FinalStatus};
-use crate::launch::AppAccess;
 use crate::log_aggregation::LogAggregationStatus;
-use crate::refusal::Refusal;
-use crate::reports::{AmContainer, AmTracking, AppView, AttemptReport, ClusterMetrics};
-use crate::tracking::UNAVAILABLE;
+use crate::model::access::Caller;
+use crate::model::apps::{App, AppFilter, AppScope, AppState, FinalStatus};
+use crate::model::launch::AppAccess;
+use crate::model::refusal::Refusal;
+use crate::model::reports::{AmContainer, AmTracking, AppView, AttemptReport, ClusterMetrics};
+use crate::model::tracking::UNAVAILABLE;
 
 /// One application of a list as the web shows it (`/ws/v1/cluster/apps`):
 /// the fields of its report and AM container that Hadoop's `AppInfo`
 /// shows, copied and nothing else (no ACLs, tokens or launch context),
 /// so that a list of thousands keeps the owner of the state busy for as
 /// little as possible. A caller without VIEW_APP gets what
-/// [`crate::reports::AppReport`] shows it: host, RPC port, diagnostics
+/// [`crate::model::reports::AppReport`] shows it: host, RPC port, diagnostics
 /// "N/A"/-1, no progress, usage -1, no attempt or AM container.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppListEntry {
@@ -317,7 +317,7 @@ impl RmState {
                 priority: app.priority,
                 state: app.state,
                 final_status: app.final_status,
-                diagnostics: hidden(&crate::reports::shown_diagnostics(app, attempt)),
+                diagnostics: hidden(&crate::model::reports::shown_diagnostics(app, attempt)),
                 start_ms: app.start_ms,
                 launch_ms: app.launch_ms,
                 finish_ms: app.finish_ms,

@@ -4,9 +4,9 @@
 use spindle_common::resource::Resource;
 
 use super::test_support::{capacity_queues, state_with};
-use crate::access::Caller;
-use crate::apps::AppState;
-use crate::refusal::Refusal;
+use crate::model::access::Caller;
+use crate::model::apps::AppState;
+use crate::model::refusal::Refusal;
 
 fn two_queues() -> super::test_support::TestRm {
     state_with(capacity_queues(&[

@@ -10,14 +10,14 @@ use spindle_common::security::Token;
 use spindle_scheduler::QueueReport;
 
 use super::RmState;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::apps::{App, AppFilter, AppScope, AppState};
-use crate::attempts::AttemptState;
 use crate::cluster::nodes::NodeState;
-use crate::launch::AppAccess;
-use crate::refusal::Refusal;
-use crate::reports::{
+use crate::model::access::Caller;
+use crate::model::apps::{App, AppFilter, AppScope, AppState};
+use crate::model::attempts::AttemptState;
+use crate::model::launch::AppAccess;
+use crate::model::refusal::Refusal;
+use crate::model::reports::{
     AmContainer, AmTracking, AppReport, AppView, AttemptListing, AttemptReport, AttemptView,
     ClusterMetrics, ClusterUsage, ContainerReport, NodeReport, ProxyTarget, QueueInfo,
     QueueStatistics, QueueUser,
@@ -373,7 +373,7 @@ impl RmState {
             .map(|a| self.tokens.amrm(a.id));
         let log_aggregation = attempt.map(|_| self.log_aggregation_status(&app.id));
         let mut app = app.clone();
-        app.diagnostics = crate::reports::shown_diagnostics(&app, attempt);
+        app.diagnostics = crate::model::reports::shown_diagnostics(&app, attempt);
         AppReport {
             app,
             current_attempt: attempt.map(|a| a.id),

@@ -9,15 +9,17 @@ use spindle_scheduler::{HeartbeatAssignment, LocalityDelay};
 
 use super::test_support::{capacity_queues, state_with, TestRm, TS};
 use super::Settings;
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::apps::AppState;
-use crate::command::{KillApplication, RefreshAdminAcls, RefreshQueues, UpdateApplicationPriority};
-use crate::convert::refusal_to_rpc;
-use crate::keys::KeyRolling;
-use crate::launch::AppAccess;
+use crate::model::access::Caller;
+use crate::model::apps::AppState;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::keys::KeyRolling;
+use crate::model::launch::AppAccess;
+use crate::model::refusal::Refusal;
 use crate::queue_files::{fair, QueueFile};
-use crate::refusal::Refusal;
+use crate::state::command::{
+    KillApplication, RefreshAdminAcls, RefreshQueues, UpdateApplicationPriority,
+};
 
 const TWO_QUEUES: [(&str, &str); 5] = [
     ("root.queues", "a,b"),
@@ -427,10 +429,10 @@ fn allocate_answers_carry_the_application_priority() {
         let key = s.state.tokens.current_amrm_key_id();
         s.run(
             ms,
-            crate::command::Allocate {
+            crate::state::command::Allocate {
                 attempt,
                 amrm_key_id: key,
-                request: crate::amrm::AllocateRequest {
+                request: crate::model::amrm::AllocateRequest {
                     response_id,
                     ..Default::default()
                 },
@@ -510,10 +512,10 @@ fn allocate_answers_carry_the_attempts_headroom() {
     let reply = s
         .run(
             30,
-            crate::command::Allocate {
+            crate::state::command::Allocate {
                 attempt,
                 amrm_key_id: s.state.tokens.current_amrm_key_id(),
-                request: crate::amrm::AllocateRequest {
+                request: crate::model::amrm::AllocateRequest {
                     response_id: 0,
                     ..Default::default()
                 },

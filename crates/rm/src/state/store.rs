@@ -16,10 +16,10 @@ use spindle_common::states::{AttemptState, FinalStatus};
 use tracing::{info, warn};
 
 use super::RmState;
-use crate::apps::{App, AppState, Lifetime};
-use crate::attempts::{AppAttempts, Attempt};
-use crate::launch::app_acls;
-use crate::launch::{AmLaunchContext, AppAccess};
+use crate::model::apps::{App, AppState, Lifetime};
+use crate::model::attempts::{AppAttempts, Attempt};
+use crate::model::launch::app_acls;
+use crate::model::launch::{AmLaunchContext, AppAccess};
 use crate::store::{StoreOp, StoredApp, StoredAttempt, StoredLaunch};
 use crate::time::Now;
 

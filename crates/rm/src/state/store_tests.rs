@@ -12,15 +12,15 @@ use spindle_scheduler::ResourceAsk;
 
 use super::test_support::{healthy, state_with, TestRm, TS};
 use super::{Settings, RESTART_DIAGNOSTICS};
-use crate::amrm::AllocateRequest;
-use crate::apps::AppState;
-use crate::attempts::AttemptState;
 use crate::cluster::nodes::{ContainerStatus, Registration};
-use crate::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
-use crate::command::{KillApplication, NodeRegistration, RegisterNode};
-use crate::keys::KeyRolling;
+use crate::model::amrm::AllocateRequest;
+use crate::model::apps::AppState;
+use crate::model::attempts::AttemptState;
+use crate::model::keys::KeyRolling;
+use crate::model::refusal::Refusal;
 use crate::queue_files::QueueFile;
-use crate::refusal::Refusal;
+use crate::state::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
+use crate::state::command::{KillApplication, NodeRegistration, RegisterNode};
 use crate::store::{StoreOp, StoredApp};
 use crate::time::Now;
 

@@ -14,21 +14,21 @@ use spindle_scheduler::{Scheduler, SchedulerConfig};
 
 use super::{RmState, Settings};
 use crate::acl::Acl;
-use crate::apps::{AppState, AppTable};
 use crate::cluster::nodes::{
     ContainerStatus, Health, Heartbeat, NodeConfig, NodeTable, Registration,
 };
 use crate::cluster::Cluster;
-use crate::command::{
+use crate::hosts::HostLists;
+use crate::model::apps::{AppState, AppTable};
+use crate::model::convert::launch_context_from_pb;
+use crate::model::keys::{KeyRing, KeyRolling, TokenIssuer};
+use crate::model::launch::Effect;
+use crate::model::submission::Submission;
+use crate::queue_files::{capacity, QueueFile};
+use crate::state::command::{
     AmLaunched, HeartbeatAnswer, NodeHeartbeat, NodeRegistration, RegisterApplicationMaster,
     RegisterNode, Request, SubmitApplication, Tick,
 };
-use crate::convert::launch_context_from_pb;
-use crate::hosts::HostLists;
-use crate::keys::{KeyRing, KeyRolling, TokenIssuer};
-use crate::launch::Effect;
-use crate::queue_files::{capacity, QueueFile};
-use crate::submission::Submission;
 use crate::time::Now;
 
 pub(crate) const TS: i64 = 1_700_000_000_000;
@@ -268,7 +268,7 @@ impl TestRm {
         priority: Option<i32>,
         ms: u64,
     ) -> ApplicationId {
-        let id = self.run(ms, crate::command::NewApplication);
+        let id = self.run(ms, crate::state::command::NewApplication);
         let submit = SubmitApplication {
             submission: submission(id, queue, priority),
             launch: launch_context_from_pb(pb::ContainerLaunchContextProto {

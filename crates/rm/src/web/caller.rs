@@ -16,7 +16,7 @@ use spindle_web::query::DecodeError;
 use spindle_web::WebError;
 
 use super::WebContext;
-use crate::access::Caller;
+use crate::model::access::Caller;
 
 /// `hadoop.http.authentication.simple.anonymous.allowed`.
 pub const ANONYMOUS_ALLOWED_KEY: &str = "hadoop.http.authentication.simple.anonymous.allowed";

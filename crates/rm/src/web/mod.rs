@@ -24,8 +24,8 @@ use std::sync::Arc;
 use axum::Router;
 use spindle_common::Configuration;
 
-use crate::active::RmControl;
-use crate::context::RmContext;
+use crate::runtime::active::RmControl;
+use crate::runtime::context::RmContext;
 
 pub mod caller;
 pub mod cluster;

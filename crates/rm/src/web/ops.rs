@@ -45,10 +45,10 @@ use spindle_web::prom::{self, Kind, Record};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::WebContext;
-use crate::access::Caller;
-use crate::active::ServiceState;
 use crate::cluster::nodes::NodeState;
-use crate::reports::QueueInfo;
+use crate::model::access::Caller;
+use crate::model::reports::QueueInfo;
+use crate::runtime::active::ServiceState;
 
 pub fn routes() -> Router<WebContext> {
     Router::new()

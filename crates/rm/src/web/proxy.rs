@@ -53,9 +53,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, info, warn};
 
 use super::WebContext;
-use crate::apps::AppState;
-use crate::context::RmContext;
-use crate::tracking::UNAVAILABLE;
+use crate::model::apps::AppState;
+use crate::model::tracking::UNAVAILABLE;
+use crate::runtime::context::RmContext;
 
 /// The request headers Hadoop's proxy passes to the AM.
 pub const PASS_THROUGH_HEADERS: [&str; 9] = [

@@ -39,15 +39,15 @@ use spindle_common::ids::{ApplicationId, ContainerId};
 use spindle_web::{Format, WebError};
 
 use super::{caller, WebContext};
-use crate::apps::AppState;
 use crate::cluster::nodes::ContainerSignal;
-use crate::command::{
+use crate::model::apps::AppState;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::refusal::Refusal;
+use crate::model::reports::ProxyTarget;
+use crate::state::command::{
     KillApplication, MoveApplication, NewApplication, SignalContainer, SubmitApplication,
     UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
-use crate::convert::refusal_to_rpc;
-use crate::refusal::Refusal;
-use crate::reports::ProxyTarget;
 
 pub fn routes() -> Router<WebContext> {
     Router::new()
@@ -761,11 +761,12 @@ async fn submit_inner(
     }
     let mut asc = submission_context(&value).map_err(bad)?;
     let rm = web.rm();
-    let submission = crate::client_service::submission_from_pb(&asc, rm.min_allocation)
+    let submission = crate::model::convert::submission_from_pb(&asc, rm.min_allocation)
         .map_err(|e| bad(e.message))?;
     let id = submission.id;
-    let launch =
-        crate::convert::launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
+    let launch = crate::model::convert::launch_context_from_pb(
+        asc.am_container_spec.take().unwrap_or_default(),
+    );
     let groups = rm.groups.groups(&user).await;
     let submit = SubmitApplication {
         submission,
@@ -788,7 +789,7 @@ async fn submit_inner(
             }
             Ok(resp)
         }
-        Ok(Err(refusal)) => Err(bad(crate::convert::refusal_to_rpc(refusal).message)),
+        Ok(Err(refusal)) => Err(bad(crate::model::convert::refusal_to_rpc(refusal).message)),
         Err(e) => Err(fail(WebError::unavailable(e.to_string()), &headers)),
     }
 }

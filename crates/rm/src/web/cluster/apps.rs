@@ -17,9 +17,9 @@ use super::{
     answer, dao, list_reply, now_ms, ok_body, parse_app_id, parse_attempt_id, parse_container_id,
     path_param, query, refused, unwrapped_reply,
 };
-use crate::reports::AppView;
+use crate::model::reports::AppView;
+use crate::model::tracking::WebAddresses;
 use crate::state::AppListEntry;
-use crate::tracking::WebAddresses;
 use crate::web::caller::read_caller;
 use crate::web::WebContext;
 
@@ -95,7 +95,7 @@ fn entry_tracking_url(e: &AppListEntry, addresses: &WebAddresses) -> String {
     match (&e.am_tracking, e.viewable) {
         (Some(am), true) => {
             let url = addresses.urls(&e.id, e.unmanaged_am, am).tracking;
-            if url == crate::tracking::UNAVAILABLE {
+            if url == crate::model::tracking::UNAVAILABLE {
                 String::new()
             } else {
                 url
@@ -158,7 +158,7 @@ pub(super) fn apps_body(
 /// RPC reports; empty while there is none).
 fn tracked(mut view: AppView, addresses: &WebAddresses) -> AppView {
     let urls = addresses.app_urls(&view.report);
-    view.report.app.tracking_url = if urls.tracking == crate::tracking::UNAVAILABLE {
+    view.report.app.tracking_url = if urls.tracking == crate::model::tracking::UNAVAILABLE {
         String::new()
     } else {
         urls.tracking
@@ -314,7 +314,7 @@ pub(super) async fn app_of(
     path: Result<Path<String>, PathRejection>,
     uri: &Uri,
     headers: &HeaderMap,
-) -> Result<crate::apps::App, WebError> {
+) -> Result<crate::model::apps::App, WebError> {
     let raw = path_param(path)?;
     let id = parse_app_id(&raw)?;
     let caller = read_caller(web, uri, headers).await?;

@@ -10,7 +10,7 @@ use spindle_common::resource::Resource;
 use spindle_common::states::AppState;
 
 use crate::cluster::nodes::NodeState;
-use crate::reports::{
+use crate::model::reports::{
     AppView, AttemptListing, AttemptReport, AttemptView, ClusterUsage, ContainerReport, NodeReport,
 };
 use crate::state::AppListEntry;

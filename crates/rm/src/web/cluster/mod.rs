@@ -45,10 +45,10 @@ use spindle_scheduler::SchedulerKind;
 use spindle_web::{reply, Format, WebError};
 
 use super::WebContext;
-use crate::access::Caller;
-use crate::active::ServiceState;
-use crate::convert::refusal_to_rpc;
-use crate::refusal::Refusal;
+use crate::model::access::Caller;
+use crate::model::convert::refusal_to_rpc;
+use crate::model::refusal::Refusal;
+use crate::runtime::active::ServiceState;
 use crate::state::RmState;
 use params::Params;
 

@@ -9,8 +9,8 @@ use spindle_common::states::{AppState, FinalStatus};
 use spindle_web::WebError;
 
 use super::dao::DeSelects;
-use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
+use crate::model::apps::{AppFilter, AppScope};
 use crate::web::caller::decode;
 
 /// A request's query parameters, decoded, in order; a name may repeat.

@@ -22,16 +22,16 @@ use super::apps::apps_body;
 use super::dao::{elapsed, running_log_url, with_scheme, DeSelects};
 use super::list_body;
 use super::params::{apps_query, AppsQuery, Params};
-use crate::access::Caller;
 use crate::acl::Acl;
-use crate::command::{KillApplication, NewApplication, RefreshAdminAcls, SubmitApplication};
-use crate::convert::launch_context_from_pb;
-use crate::keys::KeyRolling;
-use crate::reports::AppView;
+use crate::model::access::Caller;
+use crate::model::convert::launch_context_from_pb;
+use crate::model::keys::KeyRolling;
+use crate::model::reports::AppView;
+use crate::model::submission::Submission;
+use crate::model::tracking::{WebAddresses, UNAVAILABLE};
+use crate::state::command::{KillApplication, NewApplication, RefreshAdminAcls, SubmitApplication};
 use crate::state::test_support::{capacity_queues, state_with, submission, TestRm, TS};
 use crate::state::Settings;
-use crate::submission::Submission;
-use crate::tracking::{WebAddresses, UNAVAILABLE};
 
 /// `AppInfo` as a `Value` tree, as it was built before the typed DAO.
 fn reference_app_info(view: &AppView, cluster_id: i64, now: u64, deselects: DeSelects) -> Value {

@@ -11,7 +11,7 @@ use spindle_common::resource::Resource;
 use spindle_scheduler::{AppOrdering, SchedulerKind};
 
 use super::dao::resource;
-use crate::reports::{QueueInfo, QueueUser};
+use crate::model::reports::{QueueInfo, QueueUser};
 
 /// What the scheduler resource is built from.
 pub struct SchedulerView {

@@ -13,10 +13,12 @@ use spindle_common::states::{AppState, FinalStatus};
 use super::apps::attempt_ids;
 use super::dao::{self, DeSelects};
 use super::*;
-use crate::apps::App;
 use crate::cluster::nodes::NodeState;
-use crate::launch::AppAcls;
-use crate::reports::{AmContainer, AppReport, AppView, ClusterMetrics, ClusterUsage, NodeReport};
+use crate::model::apps::App;
+use crate::model::launch::AppAcls;
+use crate::model::reports::{
+    AmContainer, AppReport, AppView, ClusterMetrics, ClusterUsage, NodeReport,
+};
 
 fn app(state: AppState) -> App {
     App {

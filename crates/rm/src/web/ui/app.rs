@@ -12,8 +12,8 @@ use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
 use super::apps::tracking_link;
 use super::layout::{badge, elapsed, esc, linkable, progress, resource, time, time_cell, Frame};
 use super::{error_page, Page, Params, PathArg};
-use crate::refusal::Refusal;
-use crate::reports::{AttemptReport, ContainerReport};
+use crate::model::refusal::Refusal;
+use crate::model::reports::{AttemptReport, ContainerReport};
 use crate::state::AttemptOverview;
 use crate::web::WebContext;
 
@@ -236,7 +236,7 @@ fn refused(f: &Frame, refusal: Refusal) -> Response {
 
 /// The refusal's message, as its RPC twin words it.
 fn message(refusal: Refusal) -> String {
-    crate::convert::refusal_to_rpc(refusal).message
+    crate::model::convert::refusal_to_rpc(refusal).message
 }
 
 /// The NodeManager's page of a container's logs.

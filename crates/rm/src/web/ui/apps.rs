@@ -16,8 +16,8 @@ use spindle_common::ids::ApplicationId;
 
 use super::layout::{badge, esc, linkable, memory, progress, query_escape, time_cell};
 use super::{error_page, Page, Params, PathArg};
-use crate::apps::{AppFilter, AppState};
-use crate::reports::AppReport;
+use crate::model::apps::{AppFilter, AppState};
+use crate::model::reports::AppReport;
 use crate::web::WebContext;
 
 /// The table's columns: (key for `sort=`, header).

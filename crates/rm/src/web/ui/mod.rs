@@ -43,9 +43,9 @@ use axum::routing::get;
 use axum::Router;
 
 use super::WebContext;
-use crate::access::Caller;
-use crate::active::ServiceState;
-use crate::core::CoreStopped;
+use crate::model::access::Caller;
+use crate::runtime::active::ServiceState;
+use crate::runtime::core::CoreStopped;
 use crate::state::RmState;
 use layout::{esc, Frame};
 

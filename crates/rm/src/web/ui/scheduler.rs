@@ -12,7 +12,7 @@ use axum::response::Response;
 use super::layout::{bar, esc, memory, resource};
 use super::overview::scheduler_name;
 use super::{Page, Params};
-use crate::reports::QueueInfo;
+use crate::model::reports::QueueInfo;
 use crate::state::QueueUser;
 use crate::web::WebContext;
 

@@ -7,11 +7,11 @@ use std::sync::RwLock;
 use spindle_common::resource::Resource;
 use spindle_scheduler::SchedulerKind;
 
-use crate::access::Caller;
 use crate::acl::{Acl, GroupCache};
-use crate::core::CoreHandle;
+use crate::model::access::Caller;
+use crate::model::tracking::WebAddresses;
+use crate::runtime::core::CoreHandle;
 use crate::topology::Topology;
-use crate::tracking::WebAddresses;
 
 /// The handlers' context: the way to the state, and what they need to
 /// convert requests and answers without asking it.

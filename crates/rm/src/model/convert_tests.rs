@@ -4,7 +4,7 @@ use spindle_common::states::{AppState, AttemptState};
 use spindle_scheduler::SchedulerError;
 
 use super::*;
-use crate::launch::AppAccess;
+use crate::model::launch::AppAccess;
 
 #[test]
 fn missing_or_bad_ids_raise_the_java_exceptions_clients_expect() {

@@ -10,10 +10,10 @@ use spindle_common::ids::ApplicationId;
 use spindle_common::resource::Resource;
 pub use spindle_common::states::{AppState, FinalStatus};
 
-use crate::launch::AppAcls;
-use crate::limits::Limits;
-use crate::refusal::Refusal;
-use crate::submission::Submission;
+use crate::model::launch::AppAcls;
+use crate::model::limits::Limits;
+use crate::model::refusal::Refusal;
+use crate::model::submission::Submission;
 
 /// One application.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +30,7 @@ pub struct App {
     pub unmanaged_am: bool,
     pub keep_containers: bool,
     /// The application's own VIEW_APP/MODIFY_APP ACLs, from its AM launch
-    /// context (see [`crate::access`]).
+    /// context (see [`crate::model::access`]).
     pub acls: AppAcls,
     pub state: AppState,
     pub final_status: FinalStatus,
@@ -96,7 +96,7 @@ pub struct AppTable {
     changed: BTreeSet<ApplicationId>,
     max_allocation: Resource,
     global_max_attempts: i32,
-    /// Applications' diagnostics are kept to this (see [`crate::limits`]).
+    /// Applications' diagnostics are kept to this (see [`crate::model::limits`]).
     limits: Limits,
 }
 

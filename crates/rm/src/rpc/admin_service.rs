@@ -16,14 +16,14 @@ use tracing::info;
 
 use crate::acl::{admin_acl, groups_for_user};
 use crate::cluster::nodes::Decommission;
-use crate::command::{
+use crate::hosts::HostFiles;
+use crate::model::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
+use crate::model::refusal::Refusal;
+use crate::runtime::context::RmContext;
+use crate::runtime::core::CoreStopped;
+use crate::state::command::{
     RefreshAdminAcls, RefreshClusterMaxPriority, RefreshNodes, RefreshQueues, UpdateNodeResources,
 };
-use crate::context::RmContext;
-use crate::convert::{node_id_from_pb, node_id_to_pb, resource_from_pb};
-use crate::core::CoreStopped;
-use crate::hosts::HostFiles;
-use crate::refusal::Refusal;
 
 const NODE_LABELS_DISABLED: &str =
     "Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled";
@@ -242,7 +242,7 @@ async fn refresh_cluster_max_priority(
     authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
-    let max_priority = crate::limits::max_application_priority(&conf)
+    let max_priority = crate::model::limits::max_application_priority(&conf)
         .map_err(|e| RpcError::yarn(e.to_string()))?;
     ctx.core
         .call(RefreshClusterMaxPriority { max_priority })

@@ -6,8 +6,8 @@ use spindle_common::resource::Resource;
 use spindle_common::security::Token;
 use spindle_scheduler::ResourceAsk;
 
-use crate::attempts::Finished;
-use crate::reports::NodeReport;
+use crate::model::attempts::Finished;
+use crate::model::reports::NodeReport;
 
 /// A container granted to an AM, with the token its NodeManager will check.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,14 +24,14 @@ use tokio::sync::{oneshot, watch};
 use tracing::{info, warn};
 
 use crate::acl::Acl;
-use crate::context::RmContext;
-use crate::core::{CoreHandle, CoreInbox, Owner, StoreDriver};
 use crate::error::RmError;
-use crate::ha_conf::HaConf;
-use crate::keys::KeySlot;
-use crate::launcher::Launcher;
-use crate::log_retention::LogRetention;
-use crate::state_build::{Built, FromStore, StateConf};
+use crate::model::keys::KeySlot;
+use crate::runtime::context::RmContext;
+use crate::runtime::core::{CoreHandle, CoreInbox, Owner, StoreDriver};
+use crate::runtime::ha_conf::HaConf;
+use crate::runtime::launcher::Launcher;
+use crate::runtime::log_retention::LogRetention;
+use crate::state::build::{Built, FromStore, StateConf};
 use crate::store::{self, StoreConf, StoreStats};
 use crate::time::Clock;
 

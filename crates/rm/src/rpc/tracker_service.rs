@@ -9,13 +9,13 @@ use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
 use crate::cluster::nodes::{ContainerStatus, Heartbeat, HeartbeatReply, NodeAction, Registration};
-use crate::command::{
-    HeartbeatAnswer, NodeHeartbeat, NodeRegistration, RegisterNode, UnregisterNode,
-};
-use crate::context::RmContext;
-use crate::convert::{
+use crate::model::convert::{
     app_id_to_pb, app_log_report_from_pb, container_id_from_pb, container_id_to_pb,
     container_signal_to_pb, health_from_pb, node_id_from_pb, resource_from_pb,
+};
+use crate::runtime::context::RmContext;
+use crate::state::command::{
+    HeartbeatAnswer, NodeHeartbeat, NodeRegistration, RegisterNode, UnregisterNode,
 };
 
 pub fn service(ctx: Arc<RmContext>) -> Service {

@@ -14,8 +14,8 @@ use spindle_common::text::escaped;
 use spindle_ipc::{class, CallContext, RpcError, Service};
 use tracing::{info, warn};
 
-use crate::active::{RmControl, ServiceState};
-use crate::admin_service::authorize;
+use crate::rpc::admin_service::authorize;
+use crate::runtime::active::{RmControl, ServiceState};
 
 /// `HAServiceProtocolPB`'s protocol name.
 pub const HA_SERVICE_PROTOCOL: &str = "org.apache.hadoop.ha.HAServiceProtocol";

@@ -1,5 +1,5 @@
 //! What the RM checks about a queue: submit and administer ACLs (the rules
-//! that use them are in [`crate::access`]), stopped queues,
+//! that use them are in [`crate::model::access`]), stopped queues,
 //! `maximum-applications`, and the name an application report shows.
 //! Placement itself is in [`crate::queue_files`].
 

@@ -15,13 +15,14 @@ use spindle_common::security::Token;
 use spindle_ipc::{class, RpcError};
 
 use crate::cluster::nodes::{ContainerSignal, Health, NodeState};
-use crate::launch::LaunchSizes;
-use crate::launch::{AmLaunchContext, AppAccess};
-use crate::limits::LimitExceeded;
 use crate::log_aggregation::{AppLogReport, LogAggregationStatus};
-use crate::refusal::Refusal;
-use crate::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
-use crate::tracking::WebAddresses;
+use crate::model::launch::LaunchSizes;
+use crate::model::launch::{AmLaunchContext, AppAccess};
+use crate::model::limits::LimitExceeded;
+use crate::model::refusal::Refusal;
+use crate::model::reports::{AppReport, AttemptReport, ContainerReport, NodeReport};
+use crate::model::submission::Submission;
+use crate::model::tracking::WebAddresses;
 
 // Ids, resources and the application states are converted by
 // `spindle_common::proto`; the functions below only decide which Java
@@ -219,6 +220,52 @@ impl From<Refusal> for RpcError {
     fn from(refusal: Refusal) -> RpcError {
         refusal_to_rpc(refusal)
     }
+}
+
+/// A submission as `submitApplication` and the REST API's
+/// `POST /ws/v1/cluster/apps` carry it: the AM's resource from field 9, or
+/// from the AM resource request (field 17); no launch context refused
+/// unless the AM is unmanaged.
+pub fn submission_from_pb(
+    asc: &pb::ApplicationSubmissionContextProto,
+    min_allocation: Resource,
+) -> Result<Submission, RpcError> {
+    let id = app_id_from_pb(asc.application_id.as_ref())?;
+    // The AM's resource comes in field 9, or (with an AM node label) in field 17.
+    let am = match (&asc.resource, asc.am_container_resource_request.first()) {
+        (Some(r), _) => resource_from_pb(Some(r)),
+        (None, Some(rr)) => resource_from_pb(rr.capability.as_ref()),
+        (None, None) => min_allocation,
+    };
+    if asc.am_container_spec.is_none() && !asc.unmanaged_am.unwrap_or(false) {
+        return Err(RpcError::new(
+            class::INVALID_RESOURCE_REQUEST,
+            format!("Application {id} carries no AM container launch context"),
+        ));
+    }
+    Ok(Submission {
+        id,
+        name: asc.application_name.clone().unwrap_or_else(|| "N/A".into()),
+        queue: asc
+            .queue
+            .clone()
+            .filter(|q| !q.is_empty())
+            .unwrap_or_else(|| "default".into()),
+        app_type: asc
+            .application_type
+            .clone()
+            .unwrap_or_else(|| "YARN".into()),
+        tags: asc.application_tags.iter().cloned().collect(),
+        // Hadoop: an unset priority field means "none" (the queue's default
+        // applies); a PriorityProto without a value reads as 0.
+        priority: asc.priority.as_ref().map(|p| p.priority.unwrap_or(0)),
+        am_resource: am,
+        max_attempts: asc.max_app_attempts.unwrap_or(0),
+        unmanaged_am: asc.unmanaged_am.unwrap_or(false),
+        keep_containers: asc
+            .keep_containers_across_application_attempts
+            .unwrap_or(false),
+    })
 }
 
 // ---- ids -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ use spindle_common::resource::Resource;
 pub use spindle_common::states::AttemptState;
 use spindle_common::states::FinalStatus;
 
-use crate::launch::AmLaunchContext;
+use crate::model::launch::AmLaunchContext;
 use crate::time::Now;
 
 /// A container granted to the attempt, not yet handed to the AM.

@@ -26,18 +26,18 @@ use spindle_common::security::MasterKey;
 use spindle_common::states::FinalStatus;
 
 use crate::acl::Acl;
-use crate::amrm::{AllocateReply, AllocateRequest, RegisterReply};
 use crate::cluster::nodes::{
     ContainerSignal, ContainerStatus, Decommission, Heartbeat, HeartbeatReply, NodeWork,
     Registration,
 };
 use crate::hosts::HostLists;
-use crate::keys::NmMasterKeys;
-use crate::launch::AmLaunchContext;
 use crate::log_aggregation::AppLogReport;
+use crate::model::amrm::{AllocateReply, AllocateRequest, RegisterReply};
+use crate::model::keys::NmMasterKeys;
+use crate::model::launch::AmLaunchContext;
+use crate::model::refusal::Refusal;
+use crate::model::submission::Submission;
 use crate::queue_files::QueueFile;
-use crate::refusal::Refusal;
-use crate::submission::Submission;
 
 /// What can happen to the RM.
 ///

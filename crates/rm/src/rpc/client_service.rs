@@ -9,27 +9,24 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use prost::Message;
-use spindle_common::resource::Resource;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
 use tracing::warn;
 
-use crate::apps::{AppFilter, AppScope};
 use crate::cluster::nodes::NodeState;
-use crate::command::{
+use crate::model::apps::{AppFilter, AppScope};
+use crate::model::convert::{
+    app_id_from_pb, app_id_to_pb, app_report_to_pb, app_state_from_pb, attempt_id_from_pb,
+    attempt_report_to_pb, container_id_from_pb, container_report_to_pb, container_signal_from_pb,
+    launch_context_from_pb, node_report_to_pb, node_state_from_pb, resource_to_pb,
+};
+use crate::model::reports::{ClusterMetrics, QueueInfo};
+use crate::model::tracking::WebAddresses;
+use crate::runtime::context::RmContext;
+use crate::state::command::{
     FailApplicationAttempt, KillApplication, MoveApplication, NewApplication, SignalContainer,
     SubmitApplication, UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
-use crate::context::RmContext;
-use crate::convert::{
-    app_id_from_pb, app_id_to_pb, app_report_to_pb, app_state_from_pb, attempt_id_from_pb,
-    attempt_report_to_pb, container_id_from_pb, container_report_to_pb, container_signal_from_pb,
-    launch_context_from_pb, node_report_to_pb, node_state_from_pb, resource_from_pb,
-    resource_to_pb,
-};
-use crate::reports::{ClusterMetrics, QueueInfo};
-use crate::submission::Submission;
-use crate::tracking::WebAddresses;
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
@@ -103,7 +100,7 @@ async fn submit_application(
     let mut asc = req.application_submission_context.ok_or_else(|| {
         RpcError::yarn("submitApplication carries no application submission context")
     })?;
-    let submission = submission_from_pb(&asc, ctx.min_allocation)?;
+    let submission = crate::model::convert::submission_from_pb(&asc, ctx.min_allocation)?;
     let launch = launch_context_from_pb(asc.am_container_spec.take().unwrap_or_default());
     // Placement rules and ACLs may need the user's groups; the lookup runs
     // a process, so it happens here, off the core.
@@ -359,7 +356,7 @@ async fn get_queue_user_acls(
     // Reported from the queue ACLs whatever yarn.acl.enable says, as
     // Hadoop's schedulers do, so the groups are always looked up.
     let caller =
-        crate::access::Caller::new(call.user.as_str(), ctx.groups.groups(&call.user).await);
+        crate::model::access::Caller::new(call.user.as_str(), ctx.groups.groups(&call.user).await);
     let rights = ctx.core.query(move |s| s.queue_user_acls(&caller)).await?;
     let queue_user_acls = rights
         .into_iter()
@@ -504,7 +501,7 @@ async fn get_resource_type_info(
     _req: pb::GetAllResourceTypeInfoRequestProto,
 ) -> Result<pb::GetAllResourceTypeInfoResponseProto, RpcError> {
     Ok(pb::GetAllResourceTypeInfoResponseProto {
-        resource_type_info: crate::convert::resource_types(),
+        resource_type_info: crate::model::convert::resource_types(),
     })
 }
 
@@ -733,48 +730,6 @@ fn filter_from_pb(req: &pb::GetApplicationsRequestProto) -> AppFilter {
     }
 }
 
-pub(crate) fn submission_from_pb(
-    asc: &pb::ApplicationSubmissionContextProto,
-    min_allocation: Resource,
-) -> Result<Submission, RpcError> {
-    let id = app_id_from_pb(asc.application_id.as_ref())?;
-    // The AM's resource comes in field 9, or (with an AM node label) in field 17.
-    let am = match (&asc.resource, asc.am_container_resource_request.first()) {
-        (Some(r), _) => resource_from_pb(Some(r)),
-        (None, Some(rr)) => resource_from_pb(rr.capability.as_ref()),
-        (None, None) => min_allocation,
-    };
-    if asc.am_container_spec.is_none() && !asc.unmanaged_am.unwrap_or(false) {
-        return Err(RpcError::new(
-            class::INVALID_RESOURCE_REQUEST,
-            format!("Application {id} carries no AM container launch context"),
-        ));
-    }
-    Ok(Submission {
-        id,
-        name: asc.application_name.clone().unwrap_or_else(|| "N/A".into()),
-        queue: asc
-            .queue
-            .clone()
-            .filter(|q| !q.is_empty())
-            .unwrap_or_else(|| "default".into()),
-        app_type: asc
-            .application_type
-            .clone()
-            .unwrap_or_else(|| "YARN".into()),
-        tags: asc.application_tags.iter().cloned().collect(),
-        // Hadoop: an unset priority field means "none" (the queue's default
-        // applies); a PriorityProto without a value reads as 0.
-        priority: asc.priority.as_ref().map(|p| p.priority.unwrap_or(0)),
-        am_resource: am,
-        max_attempts: asc.max_app_attempts.unwrap_or(0),
-        unmanaged_am: asc.unmanaged_am.unwrap_or(false),
-        keep_containers: asc
-            .keep_containers_across_application_attempts
-            .unwrap_or(false),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -871,7 +826,7 @@ mod tests {
                     apps,
                     children,
                     recursive,
-                    &crate::access::Caller::user("alice"),
+                    &crate::model::access::Caller::user("alice"),
                 )
                 .unwrap_or_else(|| panic!("no queue {name}"));
             queue_info_to_pb(

@@ -28,9 +28,8 @@
 
 use spindle_common::conf::{ConfError, Configuration};
 
-use crate::error::RmError;
-use crate::launch::AmLaunchContext;
-use crate::submission::Submission;
+use crate::model::launch::AmLaunchContext;
+use crate::model::submission::Submission;
 
 /// Hadoop's `YarnConfiguration.APPLICATION_TYPE_LENGTH`: longer types are cut.
 pub const APPLICATION_TYPE_LENGTH: usize = 20;
@@ -107,10 +106,11 @@ impl Default for Limits {
 
 /// `yarn.cluster.max-application-priority`: the highest application
 /// priority (default 0), read at start-up and by `refreshClusterMaxPriority`.
-pub fn max_application_priority(conf: &Configuration) -> Result<i32, RmError> {
+/// The error names the key and the value.
+pub fn max_application_priority(conf: &Configuration) -> Result<i32, String> {
     let key = spindle_common::conf::keys::YARN_CLUSTER_MAX_APPLICATION_PRIORITY;
-    let v = conf.get_i64(key)?;
-    i32::try_from(v).map_err(|_| RmError::Invalid(format!("{key} = {v} is not a 32-bit integer")))
+    let v = conf.get_i64(key).map_err(|e| e.to_string())?;
+    i32::try_from(v).map_err(|_| format!("{key} = {v} is not a 32-bit integer"))
 }
 
 /// `key` as a non-negative count, Hadoop's `default` when unset.

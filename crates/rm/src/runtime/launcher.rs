@@ -17,10 +17,10 @@ use spindle_ipc::{protocols, yarn_conf, ProxyConfig, RpcProxy};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
-use crate::command::{AmLaunchFailed, AmLaunched};
-use crate::convert::start_containers_request;
-use crate::core::CoreHandle;
-use crate::launch::Effect;
+use crate::model::convert::start_containers_request;
+use crate::model::launch::Effect;
+use crate::runtime::core::CoreHandle;
+use crate::state::command::{AmLaunchFailed, AmLaunched};
 
 /// How the launcher reaches NodeManagers: the configuration the NMProxy
 /// settings are read from, checked once at start-up.

@@ -22,9 +22,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-use crate::active::{RmControl, ServiceState};
 use crate::error::RmError;
 use crate::ha::{Election, Elector, ElectorConf};
+use crate::runtime::active::{RmControl, ServiceState};
 
 /// The running election of this RM. Dropping it leaves the election (the
 /// ZooKeeper session is closed, so a lock this RM held goes at once).

@@ -11,8 +11,8 @@ use spindle_common::resource::Resource;
 use spindle_common::states::{AppState, AttemptState};
 use spindle_scheduler::SchedulerError;
 
-use crate::launch::AppAccess;
-use crate::limits::LimitExceeded;
+use crate::model::launch::AppAccess;
+use crate::model::limits::LimitExceeded;
 
 /// A refused command or an unanswerable query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub enum Refusal {
         queue: String,
     },
     /// The caller lacks `access` to the application (`yarn.acl.enable`; see
-    /// [`crate::access`]): a kill or priority change without MODIFY_APP.
+    /// [`crate::model::access`]): a kill or priority change without MODIFY_APP.
     AppAccessDenied {
         user: String,
         access: AppAccess,
@@ -115,7 +115,7 @@ pub enum Refusal {
     /// `updateNodeResource` named nodes that are not active.
     NodesNotRunning(Vec<NodeId>),
     /// A submission (`app`) or an AM call with a field past its bound (see
-    /// [`crate::limits`]).
+    /// [`crate::model::limits`]).
     LimitExceeded {
         app: Option<ApplicationId>,
         what: LimitExceeded,

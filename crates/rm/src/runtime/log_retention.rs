@@ -50,8 +50,8 @@ use spindle_fs::remote_logs::{self, BUCKET_PREFIX};
 use spindle_fs::{FileSystem, FileSystems, Location, Status};
 use tracing::{debug, info, warn};
 
-use crate::core::CoreHandle;
 use crate::error::RmError;
+use crate::runtime::core::CoreHandle;
 
 /// The shortest pause between two runs (Hadoop would refuse a zero period).
 const MIN_INTERVAL: Duration = Duration::from_secs(1);

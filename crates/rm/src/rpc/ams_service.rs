@@ -12,15 +12,15 @@ use spindle_common::security::AmRmTokenIdentifier;
 use spindle_ipc::{class, protocols, AuthMethod, CallContext, RpcError, Service};
 use spindle_scheduler::{ResourceAsk, ANY};
 
-use crate::amrm::{
+use crate::model::amrm::{
     AllocateReply, AllocateRequest, AllocatedContainer, NmTokenGrant, RegisterReply,
 };
-use crate::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
-use crate::context::RmContext;
-use crate::convert::{
+use crate::model::convert::{
     container_id_from_pb, container_id_to_pb, final_status_from_pb, node_id_to_pb,
     node_report_to_pb, resource_from_pb, resource_to_pb,
 };
+use crate::runtime::context::RmContext;
+use crate::state::command::{Allocate, FinishApplicationMaster, RegisterApplicationMaster};
 
 pub fn service(ctx: Arc<RmContext>) -> Service {
     Service::new(protocols::APPLICATION_MASTER)
@@ -162,7 +162,7 @@ fn register_reply_to_pb(r: RegisterReply) -> pb::RegisterApplicationMasterRespon
         maximum_capability: Some(resource_to_pb(r.maximum_capability)),
         queue: Some(r.queue),
         scheduler_resource_types: vec![pb::SchedulerResourceTypes::Memory as i32],
-        resource_types: crate::convert::resource_types(),
+        resource_types: crate::model::convert::resource_types(),
         containers_from_previous_attempts: r
             .previous_containers
             .into_iter()
@@ -218,7 +218,7 @@ mod tests {
     use spindle_common::security::Token;
 
     use super::*;
-    use crate::amrm::ClusterView;
+    use crate::model::amrm::ClusterView;
 
     fn attempt() -> ApplicationAttemptId {
         ApplicationAttemptId::new(ApplicationId::new(1_700_000_000_000, 1), 1)

@@ -1,6 +1,6 @@
 //! The one door into an [`RmState`]: built for an activation from the
 //! settings read at start-up and, with recovery on, from what the state
-//! store held. The RM's activation (`crate::active`) and the whole-RM
+//! store held. The RM's activation (`crate::runtime::active`) and the whole-RM
 //! simulation (`spindle-rm-sim`) both come in here, so a simulated restart
 //! or failover builds its state exactly as a real one does.
 //!
@@ -12,11 +12,11 @@ use std::sync::Arc;
 use spindle_scheduler::{Scheduler, SchedulerConfig};
 
 use crate::acl::Acl;
-use crate::apps::AppTable;
 use crate::cluster::nodes::{NodeConfig, NodeTable};
 use crate::cluster::Cluster;
 use crate::hosts::HostLists;
-use crate::keys::{KeyRing, KeyRolling, TokenIssuer};
+use crate::model::apps::AppTable;
+use crate::model::keys::{KeyRing, KeyRolling, TokenIssuer};
 use crate::queue_files::QueueFile;
 use crate::state::{RecoverySummary, RmState, Settings};
 use crate::store::Recovered;

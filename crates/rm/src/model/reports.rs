@@ -8,10 +8,10 @@ use spindle_common::security::Token;
 use spindle_common::states::AttemptState;
 use spindle_scheduler::{QueueReport, SchedulerKind};
 
-use crate::apps::{App, AppState};
-use crate::attempts::Attempt;
 use crate::cluster::nodes::{Node, NodeState};
 use crate::log_aggregation::LogAggregationStatus;
+use crate::model::apps::{App, AppState};
+use crate::model::attempts::Attempt;
 
 /// An application as `getApplicationReport` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +41,7 @@ pub struct AppReport {
     /// report is Hadoop's dummy one (every figure -1).
     pub viewable: bool,
     /// The current attempt's state and the URL its AM gave (what the
-    /// tracking URLs are made of, see [`crate::tracking`]); `None` without
+    /// tracking URLs are made of, see [`crate::model::tracking`]); `None` without
     /// an attempt or when not viewable.
     pub am_tracking: Option<AmTracking>,
     /// The log aggregation status (see [`crate::log_aggregation`]); as

@@ -19,7 +19,7 @@ use spindle_common::security::{
 use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
 use tracing::{info, warn};
 
-use crate::attempts::Granted;
+use crate::model::attempts::Granted;
 use crate::store::{StoredKeys, StoredSecret};
 
 /// The RM's token secret managers.
@@ -128,7 +128,7 @@ fn roll_to(lock: &RwLock<SecretManager>, next: MasterKey) {
     }
 }
 
-/// The keys of the RM's current activation (`crate::active`): none while
+/// The keys of the RM's current activation (`crate::runtime::active`): none while
 /// the RM is standby. The scheduler port's [`AmrmVerifier`] reads them.
 #[derive(Clone, Default)]
 pub struct KeySlot {

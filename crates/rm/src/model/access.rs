@@ -38,8 +38,8 @@
 //! `yarn.acl.enable` is set, as Hadoop's `AdminService` does.
 
 use crate::acl::Acl;
-use crate::apps::App;
-use crate::launch::AppAccess;
+use crate::model::apps::App;
+use crate::model::launch::AppAccess;
 use crate::queue_files::QueueFile;
 
 /// Who asks: the user the connection authenticated, and its groups (looked

@@ -15,9 +15,9 @@ use tracing::{debug, error, info};
 
 use spindle_ipc::{class, RpcError};
 
-use crate::command::{Command, Reply, Request, Tick};
-use crate::keys::{KeyIds, KeyRing};
-use crate::launch::Effect;
+use crate::model::keys::{KeyIds, KeyRing};
+use crate::model::launch::Effect;
+use crate::state::command::{Command, Reply, Request, Tick};
 use crate::state::RmState;
 use crate::store::{StateStore, StoreError, StoreOp, StoreStats};
 use crate::time::Clock;
@@ -33,7 +33,7 @@ enum Message {
 /// A handle to the task that owns the [`RmState`].
 ///
 /// The handle the protocol handlers share follows the RM's activations
-/// (`crate::active`): it reaches the owner task of the current activation,
+/// (`crate::runtime::active`): it reaches the owner task of the current activation,
 /// and while the RM is standby (no state exists) every call fails with
 /// [`CoreStopped::Standby`]. A handle [`CoreInbox::pinned`] to one activation
 /// (the ticker's, the launcher's) never reaches a later one.

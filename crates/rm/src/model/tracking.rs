@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use spindle_common::ids::ApplicationId;
 use spindle_common::states::AttemptState;
 
-use crate::reports::{AmTracking, AppReport, AttemptReport};
+use crate::model::reports::{AmTracking, AppReport, AttemptReport};
 
 /// Hadoop's word for a value a report does not have.
 pub const UNAVAILABLE: &str = "N/A";

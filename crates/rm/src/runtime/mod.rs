@@ -1,0 +1,14 @@
+//! The running RM: the task that owns the state and the handle every
+//! protocol handler uses ([`core`]), what the handlers share ([`context`]),
+//! the active/standby switch ([`active`]) with its HA configuration
+//! ([`ha_conf`]) and automatic failover ([`failover`]), the effects that
+//! need the network ([`launcher`]) and aggregated log retention
+//! ([`log_retention`]).
+
+pub mod active;
+pub mod context;
+pub mod core;
+pub mod failover;
+pub mod ha_conf;
+pub mod launcher;
+pub mod log_retention;
