@@ -21,7 +21,8 @@
 //!   [`store`]: the state store (redb, ZooKeeper);
 //! - below them, read by all: [`queue_files`], [`hosts`], [`topology`],
 //!   [`ha`] (ZooKeeper election), [`acl`], [`time`], [`iso8601`],
-//!   [`log_aggregation`], [`error`].
+//!   [`log_aggregation`], [`error`], [`web_host`] (the host name the RM
+//!   writes in its web addresses, resolved at start-up).
 
 pub mod acl;
 pub mod cluster;
@@ -40,6 +41,7 @@ pub mod store;
 pub mod time;
 pub mod topology;
 pub mod web;
+pub mod web_host;
 
 pub use crate::error::RmError;
 pub use crate::runtime::active::{RmControl, ServiceState};

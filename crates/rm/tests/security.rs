@@ -180,3 +180,49 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
     .await
     .expect("test timed out");
 }
+
+/// When the AMRMToken master key rolls, the AM gets a token under the new
+/// key in an allocate answer; a connection opened with it is accepted (the
+/// scheduler port's verifier has the new key before that answer leaves,
+/// as the state's owner publishes it), and the old token, under the key
+/// now previous, still is.
+#[tokio::test]
+async fn a_rolled_amrm_key_verifies_new_connections() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let rm = common::start_rm(&[(
+            "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+            "1",
+        )])
+        .await;
+        let client = common::client_as(&rm, "alice").await;
+        let app = common::submit(&client, true).await;
+        let first = common::report(&client, app)
+            .await
+            .am_rm_token
+            .expect("the owner's report carries the AMRMToken");
+        let am = common::am_client(&rm, &first).await;
+        register(&am).await.expect("register");
+        let mut response_id = 0;
+        let rolled = loop {
+            let answer = common::allocate(&am, &mut response_id, Vec::new()).await;
+            if let Some(token) = answer.am_rm_token {
+                break token;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let key_of = |t: &hadoop_protos::common::TokenProto| {
+            AmRmTokenIdentifier::decode(&t.identifier)
+                .expect("identifier")
+                .key_id
+        };
+        assert_ne!(key_of(&rolled), key_of(&first));
+        for token in [&rolled, &first] {
+            let fresh = common::am_client(&rm, token).await;
+            let mut id = response_id;
+            common::allocate(&fresh, &mut id, Vec::new()).await;
+            response_id = id;
+        }
+    })
+    .await
+    .expect("test timed out");
+}

@@ -16,7 +16,7 @@ use hadoop_protos::yarn as pb;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
 use spindle_ipc::IpcClient;
-use spindle_rm::model::tracking::resolved_host_port;
+use spindle_rm::web_host::resolved_host_port;
 use spindle_rm::ResourceManager;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -19,8 +19,9 @@ use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::ids::ApplicationId;
 use spindle_common::states::AppState;
 use spindle_common::Configuration;
-use spindle_rm::model::tracking::{host_of, resolved_host_port, PROXY_ADDRESS_KEY};
+use spindle_rm::model::tracking::{host_of, PROXY_ADDRESS_KEY};
 use spindle_rm::web::proxy::{self, AppSource, Lookup, ProxyApp, WebProxy};
+use spindle_rm::web_host::resolved_host_port;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 

@@ -282,6 +282,23 @@ impl NmTokenIdentifier {
 // ---------------------------------------------------------------------------------
 // ContainerToken
 
+/// Whether a container token is for an AM container or a task's (the
+/// identifier's `containerType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerKind {
+    ApplicationMaster,
+    Task,
+}
+
+impl From<ContainerKind> for ContainerTypeProto {
+    fn from(kind: ContainerKind) -> ContainerTypeProto {
+        match kind {
+            ContainerKind::ApplicationMaster => ContainerTypeProto::ApplicationMaster,
+            ContainerKind::Task => ContainerTypeProto::Task,
+        }
+    }
+}
+
 /// The identifier of a ContainerToken (`ContainerTokenIdentifierProto`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContainerTokenIdentifier {

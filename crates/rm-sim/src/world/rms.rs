@@ -47,7 +47,7 @@ impl World {
             built.recovery
         ));
         let mut active = Active {
-            persistence: Persistence::new(built.keys, built.keys_stored),
+            persistence: Persistence::new(&built.state, built.keys_stored),
             state: built.state,
             epoch,
             generation,

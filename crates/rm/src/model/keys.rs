@@ -3,31 +3,29 @@
 //! at a NodeManager) and container tokens (a NodeManager's proof that the RM
 //! granted a container).
 //!
-//! The keys live in a [`KeyRing`] shared by the state's owner (which mints
-//! and rolls) and the IPC servers' token verifiers (which check), so each
-//! sits behind a read-mostly lock: verifiers run on connection tasks and
-//! must not wait for the owner. Nothing else in the RM is locked.
+//! Pure: the [`KeyRing`] is plain data the state owns through its
+//! [`TokenIssuer`], rolled with time passed in and randomness from a seeded
+//! generator. The scheduler port's token verifier does not share it: the
+//! owner task publishes the AMRMToken keys to it after each change
+//! (`crate::runtime::amrm_verifier`).
 
-use std::sync::{Arc, RwLock};
-
-use hadoop_protos::yarn::ContainerTypeProto;
 use spindle_common::ids::{ApplicationAttemptId, NodeId};
+pub use spindle_common::security::ContainerKind;
 use spindle_common::security::{
     kind, AmRmTokenIdentifier, ContainerTokenIdentifier, MasterKey, NmTokenIdentifier,
     SecretManager, Token,
 };
-use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
 use tracing::{info, warn};
 
 use crate::model::attempts::Granted;
 use crate::store::{StoredKeys, StoredSecret};
 
 /// The RM's token secret managers.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct KeyRing {
-    pub amrm: RwLock<SecretManager>,
-    pub nm_token: RwLock<SecretManager>,
-    pub container_token: RwLock<SecretManager>,
+    pub amrm: SecretManager,
+    pub nm_token: SecretManager,
+    pub container_token: SecretManager,
 }
 
 impl KeyRing {
@@ -39,9 +37,9 @@ impl KeyRing {
             random_master_key(rng, id)
         };
         KeyRing {
-            amrm: RwLock::new(SecretManager::new(key())),
-            nm_token: RwLock::new(SecretManager::new(key())),
-            container_token: RwLock::new(SecretManager::new(key())),
+            amrm: SecretManager::new(key()),
+            nm_token: SecretManager::new(key()),
+            container_token: SecretManager::new(key()),
         }
     }
 }
@@ -49,22 +47,20 @@ impl KeyRing {
 /// The current and previous key ids of the three managers: what changes when a key rolls.
 pub type KeyIds = [(i32, Option<i32>); 3];
 
-fn stored_secret(lock: &RwLock<SecretManager>) -> StoredSecret {
-    let keys = read(lock);
+fn stored_secret(keys: &SecretManager) -> StoredSecret {
     StoredSecret {
         current: (keys.current_key().key_id, keys.current_key().bytes.clone()),
         previous: keys.previous_key().map(|k| (k.key_id, k.bytes.clone())),
     }
 }
 
-fn from_stored(s: &StoredSecret, what: &str) -> Result<RwLock<SecretManager>, String> {
+fn from_stored(s: &StoredSecret, what: &str) -> Result<SecretManager, String> {
     let current = MasterKey::new(s.current.0, s.current.1.clone());
     let previous = s
         .previous
         .as_ref()
         .map(|p| MasterKey::new(p.0, p.1.clone()));
     SecretManager::with_keys(current, previous)
-        .map(RwLock::new)
         .map_err(|e| format!("stored {what} master keys: {e}"))
 }
 
@@ -89,10 +85,7 @@ impl KeyRing {
 
     /// See [`KeyIds`].
     pub fn key_ids(&self) -> KeyIds {
-        let ids = |lock: &RwLock<SecretManager>| {
-            let k = read(lock);
-            (k.current_key().key_id, k.previous_key().map(|p| p.key_id))
-        };
+        let ids = |k: &SecretManager| (k.current_key().key_id, k.previous_key().map(|p| p.key_id));
         [
             ids(&self.amrm),
             ids(&self.container_token),
@@ -108,84 +101,17 @@ pub fn random_master_key(rng: &mut impl rand::RngCore, key_id: i32) -> MasterKey
     MasterKey::new(key_id, bytes)
 }
 
-/// Reads a lock, tolerating poisoning (a panicked reader cannot corrupt a key).
-pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|e| e.into_inner())
+/// Makes a fresh key from `rng` current in `keys`; the old one stays
+/// valid as the previous key.
+fn roll(keys: &mut SecretManager, rng: &mut impl rand::RngCore) {
+    let next = random_master_key(rng, keys.next_key_id());
+    roll_to(keys, next);
 }
 
-/// Makes a fresh key from `rng` current in `lock`; the old one stays valid
-/// as the previous key.
-fn roll(lock: &RwLock<SecretManager>, rng: &mut impl rand::RngCore) {
-    let next = random_master_key(rng, read(lock).next_key_id());
-    roll_to(lock, next);
-}
-
-/// Makes `next` current in `lock`; the old one stays valid as the previous key.
-fn roll_to(lock: &RwLock<SecretManager>, next: MasterKey) {
-    let mut keys = lock.write().unwrap_or_else(|e| e.into_inner());
+/// Makes `next` current in `keys`; the old one stays valid as the previous key.
+fn roll_to(keys: &mut SecretManager, next: MasterKey) {
     if let Err(e) = keys.roll(next) {
         warn!(error = %e, "master key roll failed");
-    }
-}
-
-/// The keys of the RM's current activation (`crate::runtime::active`): none while
-/// the RM is standby. The scheduler port's [`AmrmVerifier`] reads them.
-#[derive(Clone, Default)]
-pub struct KeySlot {
-    keys: Arc<RwLock<Option<Arc<KeyRing>>>>,
-    /// The standby refusal.
-    standby_message: Arc<str>,
-}
-
-impl KeySlot {
-    /// An empty slot; `standby_message` is what a standby answers.
-    pub fn new(standby_message: String) -> KeySlot {
-        KeySlot {
-            keys: Arc::default(),
-            standby_message: Arc::from(standby_message),
-        }
-    }
-
-    /// Installs (or, with `None`, removes) the activation's keys.
-    pub fn set(&self, keys: Option<Arc<KeyRing>>) {
-        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys;
-    }
-
-    pub fn get(&self) -> Option<Arc<KeyRing>> {
-        read(&self.keys).clone()
-    }
-}
-
-/// Checks AMRMTokens on the scheduler port; the connection's user becomes the
-/// attempt. A standby (no keys) refuses with a StandbyException.
-pub struct AmrmVerifier(pub KeySlot);
-
-impl TokenVerifier for AmrmVerifier {
-    fn kind(&self) -> &str {
-        kind::AM_RM
-    }
-
-    fn standby(&self) -> Option<String> {
-        if self.0.get().is_none() {
-            Some(self.0.standby_message.to_string())
-        } else {
-            None
-        }
-    }
-
-    fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
-        let ident = AmRmTokenIdentifier::decode(identifier).map_err(|e| e.to_string())?;
-        let keys = self
-            .0
-            .get()
-            .ok_or_else(|| self.0.standby_message.to_string())?;
-        let password = read(&keys.amrm)
-            .retrieve_password(identifier, ident.key_id)
-            .map_err(|e| format!("AMRMToken for {} refused: {e}", ident.attempt))?;
-        Ok(VerifiedToken {
-            password,
-            user: ident.user(),
-        })
     }
 }
 
@@ -235,17 +161,10 @@ pub struct NmMasterKeys {
     pub nm_token: MasterKey,
 }
 
-/// Whether a container token is for an AM container or a task's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContainerKind {
-    ApplicationMaster,
-    Task,
-}
-
 /// Mints the RM's tokens and rolls their keys.
 #[derive(Debug)]
 pub struct TokenIssuer {
-    keys: Arc<KeyRing>,
+    keys: KeyRing,
     rolling: KeyRolling,
     /// The scheduler address as a token service (`ip:port`), AMRMTokens' service.
     scheduler_service: String,
@@ -265,7 +184,7 @@ pub struct TokenIssuer {
 impl TokenIssuer {
     /// `key_seed` seeds the keys that later rolls make.
     pub fn new(
-        keys: Arc<KeyRing>,
+        keys: KeyRing,
         rolling: KeyRolling,
         scheduler_service: String,
         rm_identifier: i64,
@@ -287,7 +206,7 @@ impl TokenIssuer {
 
     /// The AMRMToken of `attempt` under the current key.
     pub fn amrm(&self, attempt: ApplicationAttemptId) -> Token {
-        let keys = read(&self.keys.amrm);
+        let keys = &self.keys.amrm;
         let id = AmRmTokenIdentifier::new(attempt, keys.current_key().key_id).encode();
         let password = keys.create_password(&id);
         Token::new(id, password, kind::AM_RM, self.scheduler_service.clone())
@@ -296,12 +215,12 @@ impl TokenIssuer {
     /// The id of the current AMRMToken key: an AM authenticated under another
     /// gets a fresh token in its next allocate answer.
     pub fn current_amrm_key_id(&self) -> i32 {
-        read(&self.keys.amrm).current_key().key_id
+        self.keys.amrm.current_key().key_id
     }
 
     /// An NMToken for `attempt` at `node`, submitted by `user`.
     pub fn nm(&self, attempt: ApplicationAttemptId, node: &NodeId, user: &str) -> Token {
-        let keys = read(&self.keys.nm_token);
+        let keys = &self.keys.nm_token;
         let key_id = keys.current_key().key_id;
         let id = NmTokenIdentifier::new(attempt, node.clone(), user, key_id).encode();
         let password = keys.create_password(&id);
@@ -318,7 +237,7 @@ impl TokenIssuer {
         kind: ContainerKind,
         wall_ms: u64,
     ) -> Token {
-        let keys = read(&self.keys.container_token);
+        let keys = &self.keys.container_token;
         let key_id = keys.current_key().key_id;
         let ident = ContainerTokenIdentifier::new(
             container.container,
@@ -330,10 +249,7 @@ impl TokenIssuer {
             self.rm_identifier,
             container.priority,
             wall_ms as i64,
-            match kind {
-                ContainerKind::ApplicationMaster => ContainerTypeProto::ApplicationMaster,
-                ContainerKind::Task => ContainerTypeProto::Task,
-            },
+            kind.into(),
         );
         let id = ident.encode();
         let password = keys.create_password(&id);
@@ -343,8 +259,8 @@ impl TokenIssuer {
     /// The current keys NodeManagers need: what a registering node gets.
     pub fn nm_master_keys(&self) -> NmMasterKeys {
         NmMasterKeys {
-            container_token: read(&self.keys.container_token).current_key().clone(),
-            nm_token: read(&self.keys.nm_token).current_key().clone(),
+            container_token: self.keys.container_token.current_key().clone(),
+            nm_token: self.keys.nm_token.current_key().clone(),
         }
     }
 
@@ -375,14 +291,14 @@ impl TokenIssuer {
         let r = &mut self.rolling;
         if now_ms.saturating_sub(r.amrm_rolled_ms) >= r.amrm_interval_ms {
             r.amrm_rolled_ms = now_ms;
-            roll(&self.keys.amrm, &mut self.rng);
+            roll(&mut self.keys.amrm, &mut self.rng);
             info!("AMRMToken master key rolled");
         }
         let activate_at = now_ms.saturating_add(r.activation_delay_ms);
         if now_ms.saturating_sub(r.container_rolled_ms) >= r.container_interval_ms {
             r.container_rolled_ms = now_ms;
             if self.next_container_key.is_none() {
-                let id = read(&self.keys.container_token).next_key_id();
+                let id = self.keys.container_token.next_key_id();
                 let next = random_master_key(&mut self.rng, id);
                 info!(
                     key_id = next.key_id,
@@ -395,7 +311,7 @@ impl TokenIssuer {
         if now_ms.saturating_sub(r.nm_rolled_ms) >= r.nm_interval_ms {
             r.nm_rolled_ms = now_ms;
             if self.next_nm_key.is_none() {
-                let id = read(&self.keys.nm_token).next_key_id();
+                let id = self.keys.nm_token.next_key_id();
                 let next = random_master_key(&mut self.rng, id);
                 info!(
                     key_id = next.key_id,
@@ -407,16 +323,16 @@ impl TokenIssuer {
         }
         if let Some((next, _)) = self.next_container_key.take_if(|(_, at)| now_ms >= *at) {
             info!(key_id = next.key_id, "container-token master key activated");
-            roll_to(&self.keys.container_token, next);
+            roll_to(&mut self.keys.container_token, next);
         }
         if let Some((next, _)) = self.next_nm_key.take_if(|(_, at)| now_ms >= *at) {
             info!(key_id = next.key_id, "NMToken master key activated");
-            roll_to(&self.keys.nm_token, next);
+            roll_to(&mut self.keys.nm_token, next);
         }
     }
 
-    /// The key ring, for tests that check which keys are valid.
-    #[cfg(test)]
+    /// The key ring: what the store keeps, and what the scheduler port's
+    /// verifier is given of it.
     pub fn keys(&self) -> &KeyRing {
         &self.keys
     }

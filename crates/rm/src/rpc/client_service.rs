@@ -829,10 +829,7 @@ mod tests {
                     &crate::model::access::Caller::user("alice"),
                 )
                 .unwrap_or_else(|| panic!("no queue {name}"));
-            queue_info_to_pb(
-                &q,
-                &WebAddresses::new("rm", "127.0.0.1:8088".parse().expect("addr"), None),
-            )
+            queue_info_to_pb(&q, &WebAddresses::new("rm:8088".into(), None))
         };
         let etl = info("etl", true, false, false);
         assert_eq!(etl.queue_name.as_deref(), Some("etl"));

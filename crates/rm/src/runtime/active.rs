@@ -25,7 +25,7 @@ use tracing::{info, warn};
 
 use crate::acl::Acl;
 use crate::error::RmError;
-use crate::model::keys::KeySlot;
+use crate::runtime::amrm_verifier::KeySlot;
 use crate::runtime::context::RmContext;
 use crate::runtime::core::{CoreHandle, CoreInbox, Owner, StoreDriver};
 use crate::runtime::ha_conf::HaConf;
@@ -268,7 +268,6 @@ impl RmControl {
             })?;
         let Built {
             state,
-            keys,
             keys_stored,
             cluster_ts,
             recovery,
@@ -284,7 +283,7 @@ impl RmControl {
                     stats: Some(stats.clone()),
                     epoch,
                 };
-                Some(StoreDriver::new(db, keys.clone(), stats, keys_stored))
+                Some(StoreDriver::new(db, &state, stats, keys_stored))
             }
             None => None,
         };
@@ -306,15 +305,18 @@ impl RmControl {
         self.ctx
             .cluster_ts
             .store(cluster_ts, std::sync::atomic::Ordering::Relaxed);
-        self.keys.set(Some(keys));
+        self.keys.set(Some(state.keys().amrm.clone()));
         self.ctx.core.serve(&inbox);
         let owner = inbox.spawn(
             state,
             clock,
             c.tick,
-            effects_tx,
-            store_driver,
-            Some(failed_tx),
+            crate::runtime::core::OwnerOutputs {
+                effects: effects_tx,
+                store: store_driver,
+                store_failed: Some(failed_tx),
+                keys: self.keys.clone(),
+            },
         );
         tokio::spawn(c.launcher.clone().run(pinned.clone(), effects_rx));
         if let Some(retention) = &c.log_retention {

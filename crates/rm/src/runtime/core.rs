@@ -15,8 +15,9 @@ use tracing::{debug, error, info};
 
 use spindle_ipc::{class, RpcError};
 
-use crate::model::keys::{KeyIds, KeyRing};
+use crate::model::keys::KeyIds;
 use crate::model::launch::Effect;
+use crate::runtime::amrm_verifier::KeySlot;
 use crate::state::command::{Command, Reply, Request, Tick};
 use crate::state::RmState;
 use crate::store::{StateStore, StoreError, StoreOp, StoreStats};
@@ -42,6 +43,18 @@ pub struct CoreHandle {
     slot: Arc<RwLock<Option<mpsc::Sender<Message>>>>,
     /// `yarn.resourcemanager.ha.rm-id` with HA (for the standby message).
     rm_id: Arc<str>,
+}
+
+/// Where an owner task's results go besides its replies.
+pub struct OwnerOutputs {
+    /// The effects the state asks for (the launcher).
+    pub effects: mpsc::UnboundedSender<Effect>,
+    /// The state store's writer, with recovery on.
+    pub store: Option<StoreDriver>,
+    /// Told when a store write fails (the task has ended then).
+    pub store_failed: Option<oneshot::Sender<()>>,
+    /// The scheduler port's AMRMToken keys, published when they roll.
+    pub keys: KeySlot,
 }
 
 /// The receiving end of one activation's channel, until its owner task starts.
@@ -203,7 +216,6 @@ impl CoreHandle {
 /// write what it says, and tell it when a write succeeded.
 #[derive(Debug)]
 pub struct Persistence {
-    keys: Arc<KeyRing>,
     written_keys: Option<KeyIds>,
 }
 
@@ -216,19 +228,19 @@ pub struct Due {
 }
 
 impl Persistence {
-    /// Over the activation's `keys`; `keys_stored` when the store already
-    /// holds the ring's current keys (they came from it).
-    pub fn new(keys: Arc<KeyRing>, keys_stored: bool) -> Persistence {
-        let written_keys = keys_stored.then(|| keys.key_ids());
-        Persistence { keys, written_keys }
+    /// Over the activation's `state`; `keys_stored` when the store already
+    /// holds its current keys (they came from it).
+    pub fn new(state: &RmState, keys_stored: bool) -> Persistence {
+        let written_keys = keys_stored.then(|| state.keys().key_ids());
+        Persistence { written_keys }
     }
 
     /// What changed since the last call, with the keys if they rolled.
     pub fn due(&self, state: &mut RmState) -> Due {
         let mut ops = state.take_store_ops();
-        let key_ids = self.keys.key_ids();
+        let key_ids = state.keys().key_ids();
         if self.written_keys != Some(key_ids) {
-            ops.push(StoreOp::PutKeys(self.keys.snapshot()));
+            ops.push(StoreOp::PutKeys(state.keys().snapshot()));
         }
         Due { ops, key_ids }
     }
@@ -250,17 +262,17 @@ pub struct StoreDriver {
 }
 
 impl StoreDriver {
-    /// A writer to `store`; `keys_stored` when the store already holds the
-    /// ring's current keys (they came from it).
+    /// A writer to `store` for `state`; `keys_stored` when the store
+    /// already holds the state's current keys (they came from it).
     pub fn new(
         store: Box<dyn StateStore>,
-        keys: Arc<KeyRing>,
+        state: &RmState,
         stats: Arc<StoreStats>,
         keys_stored: bool,
     ) -> StoreDriver {
         StoreDriver {
             store: Some(store),
-            persistence: Persistence::new(keys, keys_stored),
+            persistence: Persistence::new(state, keys_stored),
             stats,
         }
     }
@@ -357,18 +369,15 @@ impl CoreInbox {
     }
 
     /// Starts the owner task on `state`, and a ticker that sends a [`Tick`]
-    /// every `tick`. Effects the state asks for go to `effects`. When a
-    /// store write fails, `store_failed` is told (the task has ended then).
-    pub fn spawn(
-        self,
-        state: RmState,
-        clock: Clock,
-        tick: Duration,
-        effects: mpsc::UnboundedSender<Effect>,
-        mut store: Option<StoreDriver>,
-        store_failed: Option<oneshot::Sender<()>>,
-    ) -> Owner {
+    /// every `tick`; see [`OwnerOutputs`] for where its results go.
+    pub fn spawn(self, state: RmState, clock: Clock, tick: Duration, out: OwnerOutputs) -> Owner {
         let CoreInbox { mut rx, pinned } = self;
+        let OwnerOutputs {
+            effects,
+            mut store,
+            store_failed,
+            keys,
+        } = out;
         let (stop_tx, mut stop) = watch::channel(false);
         let mut ticker_stop = stop.clone();
         let task = tokio::spawn(async move {
@@ -410,6 +419,7 @@ impl CoreInbox {
                 // commands, and before any later one.
                 let mut answered = Vec::new();
                 let mut next = Some(message);
+                let amrm_key = state.keys().amrm.current_key().key_id;
                 while let Some(message) = next.take() {
                     match message {
                         Message::Command(command, reply_to) => {
@@ -425,6 +435,11 @@ impl CoreInbox {
                     if store.is_some() && answered.len() < GROUP_COMMIT_MAX {
                         next = rx.try_recv().ok();
                     }
+                }
+                // A rolled AMRMToken key reaches the scheduler port's
+                // verifier before any reply carries a token under it.
+                if state.keys().amrm.current_key().key_id != amrm_key {
+                    keys.publish(&state.keys().amrm);
                 }
                 if let Some(store) = &mut store {
                     // Durable before answered: a change the store could

@@ -6,6 +6,7 @@
 //! ([`log_retention`]).
 
 pub mod active;
+pub mod amrm_verifier;
 pub mod context;
 pub mod core;
 pub mod failover;

@@ -20,10 +20,10 @@ use tracing::info;
 use crate::acl::GroupCache;
 use crate::cluster::nodes::NodeConfig;
 use crate::error::RmError;
-use crate::model::keys::{AmrmVerifier, KeySlot};
 use crate::model::tracking;
 use crate::rpc::{admin_service, ams_service, client_service, haservice, tracker_service};
 use crate::runtime::active::{self, RmControl, ServiceState};
+use crate::runtime::amrm_verifier::{AmrmVerifier, KeySlot};
 use crate::runtime::context::RmContext;
 use crate::runtime::core::CoreHandle;
 use crate::runtime::{failover, ha_conf};
@@ -313,8 +313,7 @@ async fn bind_web(
         .map_err(|e| bind_error(key, addr, e))?;
     let (host, _) = conf.get_socket_addr(key)?;
     let addresses = tracking::WebAddresses::new(
-        &host,
-        bound,
+        crate::web_host::resolved_host_port(&host, bound.port()),
         conf.get(tracking::PROXY_ADDRESS_KEY).as_deref(),
     );
     Ok((listener, bound, addresses))

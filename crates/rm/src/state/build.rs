@@ -7,8 +7,6 @@
 //! Nothing here does I/O or reads a clock: the store has been opened, the
 //! time read and the key seed drawn by the caller.
 
-use std::sync::Arc;
-
 use spindle_scheduler::{Scheduler, SchedulerConfig};
 
 use crate::acl::Acl;
@@ -54,8 +52,6 @@ pub struct FromStore {
 #[derive(Debug)]
 pub struct Built {
     pub state: RmState,
-    /// The master keys, shared with the IPC servers' token verifiers.
-    pub keys: Arc<KeyRing>,
     /// The store already holds these keys (they came from it).
     pub keys_stored: bool,
     /// The activation's cluster timestamp.
@@ -90,10 +86,10 @@ impl StateConf {
         .map_err(|e| e.to_string())?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(key_seed);
         let stored_keys = store.as_ref().and_then(|s| s.recovered.keys.as_ref());
-        let keys = Arc::new(match stored_keys {
+        let keys = match stored_keys {
             Some(k) => KeyRing::from_stored(k)?,
             None => KeyRing::generate(&mut rng),
-        });
+        };
         let keys_stored = stored_keys.is_some();
         let mut state = RmState::new(
             Settings {
@@ -114,7 +110,7 @@ impl StateConf {
             self.queue_file.clone(),
             admin_acl,
             TokenIssuer::new(
-                keys.clone(),
+                keys,
                 KeyRolling {
                     amrm_interval_ms: self.key_rolling.amrm_interval_ms,
                     container_interval_ms: self.key_rolling.container_interval_ms,
@@ -134,7 +130,6 @@ impl StateConf {
         });
         Ok(Built {
             state,
-            keys,
             keys_stored,
             cluster_ts,
             recovery,

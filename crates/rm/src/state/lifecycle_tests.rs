@@ -628,9 +628,7 @@ fn rolled_amrm_key_hands_the_am_a_new_token() {
     let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
     assert_eq!((ident.attempt, ident.key_id), (a1, amrm_key(&s)));
     // The old key is still accepted as the previous one.
-    assert!(crate::model::keys::read(&s.tokens.keys().amrm)
-        .key(old_key)
-        .is_ok());
+    assert!(s.tokens.keys().amrm.key(old_key).is_ok());
 }
 
 /// As Hadoop's RM: a rolled container-token or NMToken key goes to the
@@ -648,12 +646,8 @@ fn rolled_node_keys_reach_the_nodes_before_they_sign_tokens() {
     let current = |s: &TestRm| {
         let keys = s.tokens.keys();
         (
-            crate::model::keys::read(&keys.container_token)
-                .current_key()
-                .key_id,
-            crate::model::keys::read(&keys.nm_token)
-                .current_key()
-                .key_id,
+            keys.container_token.current_key().key_id,
+            keys.nm_token.current_key().key_id,
         )
     };
     let (container_key, nm_key) = current(&s);
@@ -674,10 +668,8 @@ fn rolled_node_keys_reach_the_nodes_before_they_sign_tokens() {
     assert_eq!(current(&s), (next_container, next_nm));
     // The old keys stay valid as the previous ones.
     let keys = s.tokens.keys();
-    assert!(crate::model::keys::read(&keys.container_token)
-        .key(container_key)
-        .is_ok());
-    assert!(crate::model::keys::read(&keys.nm_token).key(nm_key).is_ok());
+    assert!(keys.container_token.key(container_key).is_ok());
+    assert!(keys.nm_token.key(nm_key).is_ok());
 }
 
 #[test]

@@ -15,6 +15,7 @@ use crate::cluster::nodes::NodeState;
 use crate::model::access::Caller;
 use crate::model::apps::{App, AppFilter, AppScope, AppState};
 use crate::model::attempts::AttemptState;
+use crate::model::keys::KeyRing;
 use crate::model::launch::AppAccess;
 use crate::model::refusal::Refusal;
 use crate::model::reports::{
@@ -277,6 +278,12 @@ impl RmState {
                 (q.name, submit, administer)
             })
             .collect()
+    }
+
+    /// The token master keys: what the store keeps and the scheduler
+    /// port's verifier checks AMRMTokens with.
+    pub fn keys(&self) -> &KeyRing {
+        self.tokens.keys()
     }
 
     /// `yarn.admin.acl` as in force.

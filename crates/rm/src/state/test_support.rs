@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
@@ -102,7 +101,7 @@ impl TestRm {
         })
         .unwrap_or_else(|e| panic!("scheduler: {e}"));
         let tokens = TokenIssuer::new(
-            Arc::new(KeyRing::generate(&mut rand::rng())),
+            KeyRing::generate(&mut rand::rng()),
             rolling,
             "127.0.0.1:8030".into(),
             TS,

@@ -184,7 +184,7 @@ fn reference_body(
 }
 
 fn addresses() -> WebAddresses {
-    WebAddresses::new("rm", "127.0.0.1:8088".parse().expect("address"), None)
+    WebAddresses::new("rm:8088".into(), None)
 }
 
 fn query(q: &str) -> AppsQuery {
