@@ -6,23 +6,18 @@
 //! No decision is made here: which task runs where, when workers start,
 //! stop, move or scale, where inputs come from, when a group goes, all
 //! come from the core. What this module adds is the wire: DAG files
-//! become DAG specs, attempts and outcomes travel as [`AttemptRef`] and
-//! [`WireOutcome`], a task's inputs become URLs of the workers' output
-//! servers, and the core's report becomes the [`StatusReport`] of
-//! `spindle dag status`.
+//! become DAG specs, effects for workers become [`AmToWorker`] messages,
+//! and the core's values travel in their wire forms (attempts as
+//! [`AttemptRef`], outcomes as [`WireOutcome`], assignments with their
+//! inputs' URLs, the [`StatusReport`] of `spindle dag status`), converted
+//! by `protocol/convert.rs`.
 
-use spindle_dag::session::{
-    Assignment, CoreName, DagEnd, Notice, Session as Core, SessionCounters, SessionEffect,
-    SessionReport, WorkerOutcome,
-};
+use spindle_dag::session::{CoreName, DagEnd, Notice, Session as Core, SessionEffect};
 use spindle_dag::{DagId, Resource, WorkerId};
 use tracing::{debug, error, info, warn};
 
 use crate::dagfile::DagFile;
-use crate::protocol::{
-    AmToWorker, AttemptRef, Counters, DagStatusReport, GroupStatus, StatusReport, TaskAssignment,
-    TaskInput, WireOutcome, WorkerStatus,
-};
+use crate::protocol::{AmToWorker, AttemptRef, Counters, StatusReport, WireOutcome};
 
 pub use spindle_dag::session::{keys, Reply, SessionConfig, SessionInput};
 
@@ -69,7 +64,7 @@ impl Session {
     }
 
     pub fn counters(&self) -> Counters {
-        counters(self.core.counters())
+        Counters::from(self.core.counters())
     }
 
     /// Hands one event to the session core and translates its effects;
@@ -87,7 +82,7 @@ impl Session {
 
     /// What `spindle dag status` shows.
     pub fn status(&self, application: &str, dag: Option<DagId>) -> Result<StatusReport, String> {
-        Ok(status_report(application, self.core.report(dag)?))
+        Ok(StatusReport::from_core(application, self.core.report(dag)?))
     }
 
     fn translate(&mut self, effect: SessionEffect) {
@@ -111,14 +106,13 @@ impl Session {
                 resource,
             },
             SessionEffect::ReleaseContainer { container } => Effect::ReleaseContainer { container },
-            SessionEffect::Assign { worker, assignment } => send(
-                worker,
-                AmToWorker::Assign(Box::new(task_assignment(*assignment))),
-            ),
+            SessionEffect::Assign { worker, assignment } => {
+                send(worker, AmToWorker::Assign(Box::new((*assignment).into())))
+            }
             SessionEffect::KillAttempt { worker, attempt } => send(
                 worker,
                 AmToWorker::Kill {
-                    attempt: AttemptRef::from_id(attempt),
+                    attempt: attempt.into(),
                 },
             ),
             SessionEffect::DagDone { worker, dag } => {
@@ -163,16 +157,10 @@ pub fn submission(client: &str, file: &DagFile, queue: Option<String>) -> Sessio
 
 /// A worker's report of the end of an attempt.
 pub fn attempt_end(worker: &WorkerId, attempt: AttemptRef, outcome: WireOutcome) -> SessionInput {
-    let outcome = match outcome {
-        WireOutcome::Succeeded => WorkerOutcome::Succeeded,
-        WireOutcome::Failed { reason } => WorkerOutcome::Failed { reason },
-        WireOutcome::Killed { reason } => WorkerOutcome::Killed { reason },
-        WireOutcome::InputLost { reason } => WorkerOutcome::InputLost { reason },
-    };
     SessionInput::AttemptFinished {
         worker: worker.clone(),
-        attempt: attempt.to_id(),
-        outcome,
+        attempt: attempt.into(),
+        outcome: outcome.into(),
     }
 }
 
@@ -181,111 +169,6 @@ pub fn refusal(reply: Option<Reply>) -> String {
     match reply {
         Some(Reply::Refused(reason)) => reason,
         other => format!("the session answered {other:?}"),
-    }
-}
-
-/// The assignment on the wire: each input is the URL of the output server
-/// of the worker holding it (an address nobody serves when that worker is
-/// gone: the fetch fails and the attempt is retried, or the DAG fails).
-fn task_assignment(a: Assignment) -> TaskAssignment {
-    let dag = a.attempt.task.dag.0;
-    let inputs = a
-        .inputs
-        .into_iter()
-        .map(|i| {
-            let (producer, t) = (i.vertex_index, i.task);
-            let url = match i.from {
-                Some(addr) => format!("http://{addr}/outputs/{dag}/{producer}/{t}"),
-                None => format!("unavailable://{dag}/{producer}/{t}"),
-            };
-            TaskInput {
-                vertex: i.vertex,
-                task: t,
-                url,
-            }
-        })
-        .collect();
-    TaskAssignment {
-        attempt: AttemptRef::from_id(a.attempt),
-        dag_name: a.dag_name,
-        vertex: a.vertex,
-        vertex_tasks: a.vertex_tasks,
-        partitions: a.partitions,
-        command: a.command,
-        inputs,
-        memory_mb: a.resource.memory_mb,
-        vcores: a.resource.vcores,
-    }
-}
-
-fn status_report(application: &str, r: SessionReport) -> StatusReport {
-    StatusReport {
-        application: application.to_string(),
-        groups: r
-            .groups
-            .into_iter()
-            .map(|g| GroupStatus {
-                name: g.name,
-                worker_memory_mb: g.worker_resource.memory_mb,
-                worker_vcores: g.worker_resource.vcores,
-                status_line: g.status_line,
-                workers: g.workers,
-                requested_workers: g.requested_workers,
-                autoscale_state: g.autoscale_state.map(|s| s.to_string()),
-                usage_bp: g.usage_bp,
-            })
-            .collect(),
-        workers: r
-            .workers
-            .into_iter()
-            .map(|w| WorkerStatus {
-                worker: w.worker.to_string(),
-                host: w.host,
-                group: w.group,
-                capacity_mb: w.capacity.memory_mb,
-                used_mb: w.used.memory_mb,
-                running_attempts: w.running_attempts,
-                draining: w.draining,
-            })
-            .collect(),
-        dags: r
-            .dags
-            .into_iter()
-            .map(|d| DagStatusReport {
-                id: d.id.0,
-                name: d.name,
-                client: d.client,
-                group: d.group,
-                queue: d.queue,
-                state: d.state.to_string(),
-                reason: d.reason,
-                total_tasks: d.total_tasks,
-                succeeded_tasks: d.succeeded_tasks,
-                running_attempts: d.running_attempts,
-                pending_tasks: d.pending_tasks,
-                elapsed_ms: d.elapsed_ms,
-            })
-            .collect(),
-        counters: counters(&r.counters),
-    }
-}
-
-fn counters(c: &SessionCounters) -> Counters {
-    Counters {
-        containers_requested: c.containers_requested,
-        scale_out_requested: c.scale_out_requested,
-        initial_requested: c.initial_requested,
-        requests_cancelled: c.requests_cancelled,
-        workers_started: c.workers_started,
-        scale_in_released: c.scale_in_released,
-        workers_stopped: c.workers_stopped,
-        workers_lost: c.workers_lost,
-        workers_recycled: c.workers_recycled,
-        scale_outs: c.scale_outs,
-        scale_ins: c.scale_ins,
-        attempts_started: c.attempts_started,
-        attempts_failed: c.attempts_failed,
-        inputs_lost: c.inputs_lost,
     }
 }
 
@@ -473,6 +356,7 @@ mod tests {
 
     use super::*;
     use crate::dagfile::{EdgeFile, EdgeKindFile, VertexFile};
+    use crate::protocol::TaskAssignment;
 
     fn config(pairs: &[(&str, &str)]) -> SessionConfig {
         let map: BTreeMap<String, String> = pairs
