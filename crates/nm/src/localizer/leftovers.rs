@@ -124,6 +124,45 @@ fn dirs_named(roots: &[PathBuf], wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> 
     found
 }
 
+/// The start's step for what the previous run left in the local and log
+/// dirs, once the executor reaped its containers by their pid files.
+/// Without recovery its caches and private dir are not taken over
+/// (Hadoop's `cleanUpLocalDirs`), nor its application log dirs (Hadoop's
+/// `cleanupLogDirs`): they are moved aside now and deleted on a background
+/// thread, so that a big cache does not slow the start. With recovery only
+/// what an earlier start moved aside and did not delete goes.
+pub async fn clean_up_previous_run(
+    local_dirs: Vec<PathBuf>,
+    log_dirs: Vec<PathBuf>,
+    recovery_enabled: bool,
+) {
+    let doomed = tokio::task::spawn_blocking(move || {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        if recovery_enabled {
+            let mut doomed = moved_aside_leftovers(&local_dirs);
+            doomed.extend(moved_aside_app_logs(&log_dirs));
+            doomed
+        } else {
+            let mut doomed = move_aside_local_dirs(&local_dirs, now_ms);
+            doomed.extend(move_aside_app_logs(&log_dirs, now_ms));
+            doomed
+        }
+    })
+    .await
+    .unwrap_or_default();
+    if !doomed.is_empty() {
+        let spawned = std::thread::Builder::new()
+            .name("nm-local-dir-cleanup".into())
+            .spawn(move || delete_moved_aside(doomed));
+        if let Err(e) = spawned {
+            warn!(error = %e, "cannot start deleting the previous run's local directories");
+        }
+    }
+}
+
 /// Deletes the directories [`move_aside_local_dirs`] answered, read-only
 /// ones (localized copies) included; failures are logged.
 pub fn delete_moved_aside(dirs: Vec<PathBuf>) {

@@ -89,8 +89,8 @@ mod test_support;
 pub use crate::cache_entry::{CachedResource, Fingerprint, ResourceType, Scope};
 pub use cache::{Localized, Localizer};
 pub use leftovers::{
-    delete_moved_aside, move_aside_app_logs, move_aside_local_dirs, moved_aside_app_logs,
-    moved_aside_leftovers, CLEANED_AT_START,
+    clean_up_previous_run, delete_moved_aside, move_aside_app_logs, move_aside_local_dirs,
+    moved_aside_app_logs, moved_aside_leftovers, CLEANED_AT_START,
 };
 pub use resource::{LocalResource, Visibility};
 pub use retention::{Cleanup, Lease};
