@@ -5,6 +5,7 @@
 //! the value and the file it came from.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -753,6 +754,22 @@ fn disk_health_config(conf: &Configuration) -> Result<DiskHealthConfig, NmError>
         min_free_space_high_mb: min_free_high,
     }
     .normalized())
+}
+
+/// A configured `host` and `port` resolved to the address a server binds
+/// (the first one); `shown` names the setting's value in errors.
+pub(crate) async fn resolve(host: &str, port: u16, shown: &str) -> Result<SocketAddr, NmError> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let mut addrs = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| NmError::Resolve {
+            addr: shown.to_string(),
+            detail: e.to_string(),
+        })?;
+    addrs.next().ok_or_else(|| NmError::Resolve {
+        addr: shown.to_string(),
+        detail: "the name has no addresses".to_string(),
+    })
 }
 
 #[cfg(test)]

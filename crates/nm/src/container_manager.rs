@@ -21,11 +21,13 @@ use hadoop_protos::yarn::{
     SignalContainerRequestProto, SignalContainerResponseProto, StartContainersRequestProto,
     StartContainersResponseProto, StopContainersRequestProto, StopContainersResponseProto,
 };
-use spindle_ipc::{protocols, CallContext, RpcError, Service};
+use spindle_ipc::{protocols, CallContext, Mechanism, RpcError, RpcServer, Service};
 use tracing::debug;
 
+use crate::config::{resolve, NmConfig};
 use crate::containers::ContainerManager;
-use crate::security::NmTokenCaller;
+use crate::error::NmError;
+use crate::security::{NmTokenCaller, SharedNodeId, TokenSecrets};
 
 #[doc(no_inline)]
 pub use crate::security::NmTokenVerifier;
@@ -54,6 +56,36 @@ pub const SERVED: [&str; 4] = [
     "getContainerStatuses",
     "signalToContainer",
 ];
+
+/// The start's step that binds the server on `yarn.nodemanager.address`
+/// (before the node registers: the NodeId carries the port bound), serving
+/// `containers`, with TOKEN (an NMToken for the node `node_id` will name,
+/// its password from `secrets`) offered before SIMPLE.
+pub async fn bind(
+    cfg: &NmConfig,
+    containers: &ContainerManager,
+    node_id: SharedNodeId,
+    secrets: Arc<dyn TokenSecrets>,
+) -> Result<RpcServer, NmError> {
+    let shown = format!("{}:{}", cfg.bind_host, cfg.bind_port);
+    let addr = resolve(&cfg.bind_host, cfg.bind_port, &shown).await?;
+    RpcServer::bind(
+        addr,
+        vec![service(containers.clone())],
+        cfg.ipc_limits.server_config(
+            "nm-container-manager",
+            vec![
+                Mechanism::token(NmTokenVerifier::new(node_id, secrets)),
+                Mechanism::Simple,
+            ],
+        ),
+    )
+    .await
+    .map_err(|source| NmError::Bind {
+        addr: shown,
+        source,
+    })
+}
 
 fn caller(ctx: &CallContext) -> Result<NmTokenCaller, RpcError> {
     let c = NmTokenCaller::from_context(ctx);

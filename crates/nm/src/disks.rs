@@ -28,6 +28,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
+use crate::error::NmError;
+
 /// Size of the file system holding a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DiskUsage {
@@ -386,6 +388,17 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
         .create(dir)
 }
 
+/// The start's first step: creates the node's missing local and log dirs.
+/// One that cannot be created is logged and left: the health check marks
+/// it bad and reports it to the ResourceManager.
+pub fn create_node_dirs(local_dirs: &[PathBuf], log_dirs: &[PathBuf]) {
+    for dir in local_dirs.iter().chain(log_dirs) {
+        if let Err(e) = create_dir(dir) {
+            warn!(dir = %dir.display(), error = %e, "cannot create a NodeManager directory");
+        }
+    }
+}
+
 /// Checks one directory. `was_good` picks the watermark: a good dir is held
 /// to the high utilization / low free-space limits, a bad one to the others.
 pub fn check_dir<S: SpaceSource + ?Sized>(
@@ -511,6 +524,30 @@ pub(crate) async fn monitor<S: SpaceSource>(
             None => warn!("the disk health check did not complete; keeping the previous health"),
         }
     }
+}
+
+/// The checker of the node's dirs after its first check, made at start
+/// before the node serves or registers, and that first health.
+pub(crate) async fn first_check<S: SpaceSource>(
+    config: &DiskHealthConfig,
+    local_dirs: &[PathBuf],
+    log_dirs: &[PathBuf],
+    space: S,
+) -> Result<(Arc<Mutex<DiskHealthChecker<S>>>, NodeHealth), NmError> {
+    let checker = Arc::new(Mutex::new(DiskHealthChecker::new(
+        config.clone(),
+        local_dirs.to_vec(),
+        log_dirs.to_vec(),
+        space,
+        now_ms(),
+    )));
+    let health = run_check(checker.clone())
+        .await
+        .ok_or_else(|| NmError::Internal("the first disk health check panicked".into()))?;
+    if !health.healthy {
+        warn!(report = %health.report, "the node starts unhealthy");
+    }
+    Ok((checker, health))
 }
 
 /// One check on a blocking thread; `None` if that thread panicked.

@@ -37,6 +37,7 @@
 //! lost (its processes are killed at start-up, as without recovery), the
 //! others are recovered.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Write as _};
@@ -47,7 +48,7 @@ use prost::Message;
 use spindle_common::conf::keys::{NM_RECOVERY_DIR, NM_RECOVERY_ENABLED};
 use spindle_common::security::ContainerTokenIdentifier;
 use spindle_common::{ApplicationId, Configuration, ContainerId};
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::cache_entry::{CachedResource, Fingerprint, ResourceType, Scope};
 use crate::containers::ContainerPhase;
@@ -139,6 +140,46 @@ pub struct Recovered {
     pub containers: Vec<ContainerRecord>,
     pub apps: Vec<(ApplicationId, AppRecord)>,
     pub resources: Vec<CachedResource>,
+}
+
+impl Recovered {
+    /// The recorded containers that had not completed, by id: the node
+    /// takes them back, so the executor's start-up reaper leaves them.
+    pub fn live_container_ids(&self) -> HashSet<String> {
+        self.containers
+            .iter()
+            .filter(|c| c.phase != ContainerPhase::Done)
+            .map(|c| c.grant.container.to_string())
+            .collect()
+    }
+}
+
+/// The start's step that reads what a previous run recorded, with recovery
+/// on (its containers are taken back, not killed): the store this run
+/// records in, and the records. With recovery off, neither.
+pub async fn read_previous_run(
+    cfg: &RecoveryConfig,
+) -> Result<(Option<StateStore>, Recovered), NmError> {
+    if !cfg.enabled {
+        return Ok((None, Recovered::default()));
+    }
+    let dir = cfg.dir.clone();
+    let (store, recovered) = tokio::task::spawn_blocking(move || {
+        StateStore::open(&dir).map(|s| {
+            let r = s.load();
+            (s, r)
+        })
+    })
+    .await
+    .map_err(|e| NmError::Internal(format!("reading the recovery records failed: {e}")))??;
+    info!(
+        dir = %store.dir().display(),
+        containers = recovered.containers.len(),
+        applications = recovered.apps.len(),
+        localized_resources = recovered.resources.len(),
+        "NodeManager recovery is on: recovering the containers a previous run recorded"
+    );
+    Ok((Some(store), recovered))
 }
 
 /// The records under the recovery dir.

@@ -17,7 +17,8 @@ pub const AUX_SERVICES: &str = "yarn.nodemanager.aux-services";
 pub const MANIFEST_ENABLED: &str = "yarn.nodemanager.aux-services.manifest.enabled";
 /// `yarn.nodemanager.aux-services.manifest`: a local JSON file.
 pub const MANIFEST: &str = "yarn.nodemanager.aux-services.manifest";
-/// The class that selects the native `mapreduce_shuffle`.
+/// The class that selects the native `mapreduce_shuffle` (see
+/// [`super::native`]).
 pub const SHUFFLE_HANDLER_CLASS: &str = "org.apache.hadoop.mapred.ShuffleHandler";
 
 /// The directory holding the built Java host (`aux-host.jar` and `lib/`);
@@ -63,9 +64,11 @@ pub struct ServiceSpec {
 }
 
 impl ServiceSpec {
-    /// Whether the native shuffle serves it.
-    pub fn is_native_shuffle(&self) -> bool {
-        self.class == SHUFFLE_HANDLER_CLASS && self.classpath.is_none() && !self.java_hosted
+    /// Whether a native implementation of its class may serve it: not
+    /// when it has a class path of its own or is marked `java-hosted`
+    /// (which native classes there are: [`super::native`]).
+    pub fn may_run_natively(&self) -> bool {
+        self.classpath.is_none() && !self.java_hosted
     }
 }
 
@@ -465,7 +468,8 @@ mod tests {
         ]);
         let a = AuxConfig::from_conf(&c, &[]).expect("valid");
         assert_eq!(a.services.len(), 2);
-        assert!(a.services[0].is_native_shuffle());
+        assert_eq!(a.services[0].class, SHUFFLE_HANDLER_CLASS);
+        assert!(a.services[0].may_run_natively());
         assert_eq!(a.services[1].name, "spark_shuffle");
         assert_eq!(
             a.services[1].classpath.as_deref(),
@@ -475,7 +479,7 @@ mod tests {
             a.services[1].system_classes.as_deref(),
             Some("java.,org.apache.hadoop.")
         );
-        assert!(!a.services[1].is_native_shuffle());
+        assert!(!a.services[1].may_run_natively());
         assert!(a.properties.iter().any(|(k, _)| k == AUX_SERVICES));
 
         let none = AuxConfig::from_conf(&conf(&[]), &[]).expect("valid");

@@ -20,13 +20,16 @@
 //! Hadoop's `logWarningWhenAuxServiceThrowExceptions`.
 //!
 //! Services, by class:
-//! - `org.apache.hadoop.mapred.ShuffleHandler` (without a `.classpath`):
-//!   the native shuffle ([`shuffle`], `spindle_shuffle`);
+//! - a class the NodeManager implements natively ([`native`], without a
+//!   `.classpath` and not marked `java-hosted`): run in its process;
+//!   there is one, `org.apache.hadoop.mapred.ShuffleHandler`, the native
+//!   shuffle ([`shuffle`], `spindle_shuffle`);
 //! - any other class: hosted in one JVM per node ([`java`]).
 
 pub mod config;
 pub mod frame;
 pub mod java;
+pub mod native;
 pub mod shuffle;
 
 use std::collections::BTreeMap;
@@ -169,11 +172,15 @@ impl AuxServices {
         let java_specs: Vec<ServiceSpec> = cfg
             .services
             .iter()
-            .filter(|s| !native(s))
+            .filter(|s| native::native_for(s).is_none())
             .cloned()
             .collect();
-        for s in cfg.services.iter().filter(|s| native(s)) {
-            let (svc, meta) = start_native(s, cfg).await?;
+        for (s, n) in cfg
+            .services
+            .iter()
+            .filter_map(|s| native::native_for(s).map(|n| (s, n)))
+        {
+            let (svc, meta) = (n.start)(s, cfg).await?;
             info!(service = %s.name, class = %s.class, "auxiliary service started (native)");
             started.push((s.name.clone(), svc, meta));
         }
@@ -338,18 +345,6 @@ impl MetaData {
             }
         }
     }
-}
-
-/// Whether a service runs natively (not in the Java host).
-fn native(s: &ServiceSpec) -> bool {
-    s.is_native_shuffle()
-}
-
-async fn start_native(
-    s: &ServiceSpec,
-    cfg: &AuxConfig,
-) -> Result<(Arc<dyn AuxService>, Option<Vec<u8>>), NmError> {
-    shuffle::NativeShuffle::start(s, cfg).await
 }
 
 async fn dispatch(

@@ -1,4 +1,5 @@
-//! The native `mapreduce_shuffle`: a service whose class is Hadoop's
+//! The native `mapreduce_shuffle` (the entry of [`super::native`] for its
+//! class): a service whose class is Hadoop's
 //! `org.apache.hadoop.mapred.ShuffleHandler` (without a `.classpath`, and not
 //! marked `spindle.nodemanager.aux-services.<name>.java-hosted`) is served by
 //! `spindle_shuffle` in the NodeManager's process. Its settings are the

@@ -309,6 +309,23 @@ impl ExecutorConfig {
         self.runtime.as_ref().and_then(|r| r.cgroup.as_ref())
     }
 
+    /// The start's step that prepares the executor ([`prepare`](Self::prepare))
+    /// on a blocking thread, before anything is served; answers it prepared.
+    pub async fn prepare_at_start(
+        mut self,
+        local_dirs: Vec<PathBuf>,
+        log_dirs: Vec<PathBuf>,
+        keep: HashSet<String>,
+        tie_to_node: bool,
+    ) -> Result<ExecutorConfig, NmError> {
+        tokio::task::spawn_blocking(move || {
+            self.prepare(&local_dirs, &log_dirs, &keep, tie_to_node)
+                .map(|()| self)
+        })
+        .await
+        .map_err(|e| NmError::Internal(format!("the container executor's start-up failed: {e}")))?
+    }
+
     /// Start-up: refuses the LinuxContainerExecutor without root, finds the
     /// cgroup hierarchy, logs in one line what is contained and what is
     /// not, and kills what a previous NodeManager on these local dirs left

@@ -26,6 +26,7 @@ pub mod logs;
 pub mod ops;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -38,11 +39,86 @@ use serde_json::{json, Value};
 use spindle_common::{ApplicationId, ContainerId, NodeId};
 use spindle_web::{reply, WebError};
 use tokio::sync::watch;
+use tracing::info;
 
-use crate::config::NmConfig;
+use crate::config::{resolve, NmConfig};
 use crate::containers::{ContainerManager, ContainerReport};
-use crate::disks::NodeHealth;
+use crate::disks::{self, NodeHealth};
+use crate::error::NmError;
 use dao::NodeView;
+
+/// The web server's listener, bound at start before anything reports the
+/// node's HTTP port: the RM (registration) and containers (`NM_HTTP_PORT`)
+/// get the port actually bound.
+#[derive(Debug)]
+pub struct WebListener {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+    /// `yarn.nodemanager.webapp.address` as configured, for errors.
+    shown: String,
+}
+
+impl WebListener {
+    /// The address bound.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// The start's step that binds `yarn.nodemanager.webapp.address`.
+pub async fn bind(cfg: &NmConfig) -> Result<WebListener, NmError> {
+    let shown = format!("{}:{}", cfg.webapp_bind_host, cfg.http_port);
+    let port = u16::try_from(cfg.http_port).unwrap_or(0);
+    let addr = resolve(&cfg.webapp_bind_host, port, &shown).await?;
+    let listener = std::net::TcpListener::bind(addr).map_err(|source| NmError::Bind {
+        addr: shown.clone(),
+        source,
+    })?;
+    let addr = listener.local_addr().map_err(|source| NmError::Bind {
+        addr: shown.clone(),
+        source,
+    })?;
+    Ok(WebListener {
+        listener,
+        addr,
+        shown,
+    })
+}
+
+/// The start's step that serves the node's web pages on `listener`
+/// (bound to `cfg.http_port`): Hadoop's `NMWebServices` and the container
+/// log pages ([`router`]), and the NM's `/jmx`, `/conf` and `/stacks`
+/// ([`ops::router`]).
+pub fn serve(
+    listener: WebListener,
+    cfg: &NmConfig,
+    node_id: NodeId,
+    containers: &ContainerManager,
+    health: watch::Receiver<NodeHealth>,
+) -> Result<spindle_web::WebServer, NmError> {
+    let routes = router(NmWeb::new(
+        cfg,
+        node_id,
+        containers.clone(),
+        health,
+        disks::now_ms(),
+    ))
+    .merge(ops::router(ops::NmOps::new(
+        containers.clone(),
+        cfg.resource,
+        cfg.node_host.clone(),
+        cfg.conf_properties.clone(),
+    )));
+    let web =
+        spindle_web::WebServer::serve(listener.listener, routes, "nm-web").map_err(|source| {
+            NmError::Bind {
+                addr: listener.shown,
+                source,
+            }
+        })?;
+    info!(web = %listener.addr, "NodeManager web server listening (yarn.nodemanager.webapp.address)");
+    Ok(web)
+}
 
 /// What the handlers share.
 #[derive(Clone)]
