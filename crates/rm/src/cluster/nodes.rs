@@ -231,7 +231,13 @@ impl NodeTable {
     ) -> RegisterOutcome {
         let host = reg.id.host.clone();
         let port = reg.id.port;
-        if !self.hosts.is_valid(&host, port) {
+        // A node being gracefully decommissioned is excluded by the host
+        // lists but still registers (Hadoop's `isNodeInDecommissioning`).
+        let decommissioning = self
+            .active
+            .get(&reg.id)
+            .is_some_and(|n| n.state == NodeState::Decommissioning);
+        if !self.hosts.is_valid(&host, port) && !decommissioning {
             return RegisterOutcome::Rejected(format!(
                 "Disallowed NodeManager from {host}, Sending SHUTDOWN signal to the NodeManager."
             ));
@@ -262,6 +268,14 @@ impl NodeTable {
                 node.last_reply = None;
                 return RegisterOutcome::Accepted;
             }
+        }
+        if decommissioning {
+            // Back with no running applications, a decommissioning node has
+            // nothing left to wait for: it is decommissioned, as Hadoop's
+            // ReconnectNodeTransition does (its next heartbeat is told to
+            // shut down).
+            self.deactivate(&reg.id, NodeState::Decommissioned);
+            return RegisterOutcome::Accepted;
         }
         // A re-registering node (restart, RESYNC) replaces its old record.
         self.inactive.remove(&reg.id);
@@ -713,6 +727,38 @@ mod tests {
             t.get(&id("a")).map(|n| n.state),
             Some(NodeState::Decommissioned)
         );
+    }
+
+    /// As Hadoop's ReconnectNodeTransition: a decommissioning node that
+    /// registers again (it restarted) keeps decommissioning while it
+    /// reports running applications, and is decommissioned when it reports
+    /// none; the host lists that exclude it do not refuse it meanwhile.
+    #[test]
+    fn a_decommissioning_node_registering_again_without_applications_is_decommissioned() {
+        let mut t = NodeTable::new(config(), HostLists::default());
+        t.register(reg("a"), false, 0);
+        let mut busy = hb("a", 0);
+        busy.num_containers = 1;
+        t.heartbeat(busy, 1);
+        let lists = HostLists {
+            include: Default::default(),
+            exclude: parse_list("a"),
+        };
+        t.refresh(lists, Decommission::Graceful { timeout_ms: None }, 2);
+        let state = |t: &NodeTable| t.get(&id("a")).map(|n| n.state);
+        assert_eq!(state(&t), Some(NodeState::Decommissioning));
+        // With running applications: a reconnect, still decommissioning.
+        assert_eq!(t.register(reg("a"), true, 3), RegisterOutcome::Accepted);
+        assert_eq!(state(&t), Some(NodeState::Decommissioning));
+        // Without: decommissioned, and its next heartbeat is told to stop.
+        assert_eq!(t.register(reg("a"), false, 4), RegisterOutcome::Accepted);
+        assert_eq!(state(&t), Some(NodeState::Decommissioned));
+        assert_eq!(t.heartbeat(hb("a", 0), 5).action, NodeAction::Shutdown);
+        // Once decommissioned, the exclude list refuses it.
+        assert!(matches!(
+            t.register(reg("a"), false, 6),
+            RegisterOutcome::Rejected(_)
+        ));
     }
 
     #[test]
