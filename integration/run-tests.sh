@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# The project's test command: installs the real Hadoop client (idempotent), builds the
-# spindle binary the integration tests start, then runs every unit and integration test
-# of the workspace. Extra arguments go to `cargo test` before the `--`.
+# The project's test command. In order, each phase timed:
+#   1. installs the real Hadoop client (integration/setup-clients.sh) and the test runner,
+#      cargo-nextest (integration/setup-nextest.sh); both are no-ops once installed;
+#   2. clippy on every target with warnings as errors (and so the bans of the crates'
+#      clippy.toml files);
+#   3. builds every target once, in one cargo invocation: the spindle binary the
+#      integration tests start, every test binary, and the criterion benchmarks (compiled,
+#      not run: they are measurements);
+#   4. runs every unit and integration test with cargo-nextest, two at a time across all
+#      test binaries, each in a process of its own (.config/nextest.toml), then the doc
+#      tests with `cargo test --doc` (nextest does not run those);
+#   5. prints the slowest tests, the test binaries by time, the skipped and the failed
+#      tests, the time of each phase, and the closing line
+#      `run-tests: N passed, N failed, N skipped` (integration/test-summary.py).
+# Extra arguments select what every cargo step covers (e.g. `-p spindle-rm`); without
+# any, the whole workspace.
 #
 #   integration/run-tests.sh                # everything
-#   integration/run-tests.sh -p spindle-rm  # one crate (the client install still runs)
+#   integration/run-tests.sh -p spindle-rm  # one crate (the installs still run)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,40 +29,79 @@ step() { printf '\n==> run-tests: %s\n' "$*"; }
 # it must exercise them: it always runs the tests as CI does.
 export CI="${CI:-true}"
 
-step "installing the Hadoop 3.3.4 client (integration/setup-clients.sh)"
+# The time of each phase, for the summary; .ci/run passes the time it started
+# (SPINDLE_RUN_START, in seconds since the epoch) so that the total counts its set-up too.
+run_start="${SPINDLE_RUN_START:-$(date +%s)}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/spindle-tests.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+phases="$work/phases"
+: >"$phases"
+phase_name=""
+phase_start=0
+begin() {
+    phase_name="$1"
+    phase_start=$(date +%s)
+    step "$2"
+}
+end() { printf '%s\t%s\n' "$phase_name" "$(($(date +%s) - phase_start))" >>"$phases"; }
+disk_left() { df -h . | awk 'NR == 2 {print $4 " free of " $2}'; }
+
+begin "set-up: Hadoop clients" "installing the Hadoop 3.3.4 client (integration/setup-clients.sh)"
 jar_dir="$(bash integration/setup-clients.sh)"
 printf 'Hadoop client jars: %s\n' "$jar_dir"
+end
 
-step "building the spindle binary (cargo build -p spindle)"
-cargo build -p spindle
+begin "set-up: cargo-nextest" "installing the test runner (integration/setup-nextest.sh)"
+bash integration/setup-nextest.sh
+end
 
-# Two test threads: each integration test starts JVMs (about a second of CPU each) and
-# spindle daemons, and the machines this runs on have two cores.
 if [ $# -eq 0 ]; then
     set -- --workspace
 fi
-step "running the tests (cargo test $* --no-fail-fast -- --test-threads=2)"
-log="$(mktemp "${TMPDIR:-/tmp}/spindle-tests.XXXXXX")"
-trap 'rm -f "$log"' EXIT
+
+begin "clippy" "clippy, warnings as errors (cargo clippy $* --all-targets -- -D warnings)"
+cargo clippy "$@" --all-targets -- -D warnings
+end
+
+# One build of everything, so that no crate is built twice with different features; the
+# benchmarks are built in the test profile, which is quick. With a package selection the
+# spindle binary the integration tests start may not be among the targets: build it too.
+begin "build" "building every target (cargo test $* --all-targets --no-run)"
 status=0
-cargo test "$@" --no-fail-fast -- --test-threads=2 2>&1 | tee "$log" || status=$?
-# One line for the whole run: the sum of every test binary's "test result:" line.
-awk '/^test result:/ {
-        for (i = 1; i <= NF; i++) {
-            if ($(i) ~ /^passed/) passed += $(i - 1)
-            if ($(i) ~ /^failed/) failed += $(i - 1)
-            if ($(i) ~ /^ignored/) ignored += $(i - 1)
-        }
-    }
-    END { printf "\n==> run-tests: %d passed, %d failed, %d ignored\n", passed, failed, ignored }' "$log"
+cargo test "$@" --all-targets --no-run || status=$?
+if [ "$status" -eq 0 ] && [ "$*" != "--workspace" ]; then
+    cargo build -p spindle || status=$?
+fi
+end
 if [ "$status" -ne 0 ]; then
     # A link that fails for want of disk names no cause in cargo's summary: print the room left.
-    printf '==> run-tests: disk after the run: %s\n' "$(df -h . | awk 'NR == 2 {print $4 " free of " $2}')"
+    printf '==> run-tests: the build failed; disk left: %s\n' "$(disk_left)"
     exit "$status"
 fi
 
-# The criterion benchmarks are not run here (they are measurements), but they must
-# keep compiling: build them in the test profile, which is quick.
-step "compiling the benchmarks (cargo test $* --benches --no-run)"
-cargo test "$@" --benches --no-run
-step "all tests passed"
+target_dir="$(cargo metadata --no-deps --format-version 1 |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+junit="$target_dir/nextest/default/junit.xml"
+rm -f "$junit"
+
+begin "tests (cargo nextest run)" "running the tests (cargo nextest run $* --no-fail-fast)"
+nextest_status=0
+cargo nextest run "$@" --no-fail-fast 2>&1 | tee "$work/nextest.log" || nextest_status=$?
+end
+
+begin "doc tests (cargo test --doc)" "running the doc tests (cargo test $* --doc -- --test-threads=2)"
+doc_status=0
+cargo test "$@" --doc -- --test-threads=2 2>&1 | tee "$work/doc.log" || doc_status=$?
+end
+
+printf 'total\t%s\n' "$(($(date +%s) - run_start))" >>"$phases"
+summary_status=0
+python3 integration/test-summary.py \
+    --junit "$junit" \
+    --nextest-status "$nextest_status" --nextest-log "$work/nextest.log" \
+    --doc-status "$doc_status" --doc-log "$work/doc.log" \
+    --phases "$phases" --timings-out "$target_dir/test-timings.txt" || summary_status=$?
+if [ "$summary_status" -ne 0 ]; then
+    printf '==> run-tests: disk after the run: %s\n' "$(disk_left)"
+    exit "$summary_status"
+fi

@@ -2,6 +2,7 @@
 //! processes on loopback, each with its own configuration directory in a temp dir.
 
 use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,6 +11,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 
 use crate::clients::{HadoopClients, YarnCommand};
 use crate::conf::{fast_failing_client_settings, HadoopConf};
@@ -61,14 +64,56 @@ pub fn spindle_binary() -> anyhow::Result<PathBuf> {
 /// same port even before either daemon has bound it.
 static HANDED_OUT: Mutex<Option<HashSet<SocketAddr>>> = Mutex::new(None);
 
-/// A port on `ip` that is free right now and was not handed out before by this process.
+/// The reservations of [`free_port`] across processes: an exclusive `flock` on one file
+/// per address, held until this process exits (the kernel releases it then, however the
+/// process ends). A test runner that runs each test in its own process (cargo-nextest)
+/// runs two tests at once in two processes, which the in-process set above cannot see.
+static RESERVED: Mutex<Vec<Flock<File>>> = Mutex::new(Vec::new());
+
+/// The folder of the reservation files: `$TMPDIR/spindle-test-ports` (shared by every
+/// test process of the machine's user; the files are empty and stay, since removing a
+/// file another process may be locking would let a third lock a new one).
+fn reservation_dir() -> PathBuf {
+    std::env::temp_dir().join("spindle-test-ports")
+}
+
+/// Takes `addr` for this process unless another live process holds it. `Ok(false)` when
+/// one does.
+fn reserve_across_processes(addr: SocketAddr) -> anyhow::Result<bool> {
+    let dir = reservation_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("{}-{}", addr.ip(), addr.port()));
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening the port reservation {}", path.display()))?;
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => {
+            RESERVED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(lock);
+            Ok(true)
+        }
+        Err((_, Errno::EWOULDBLOCK)) => Ok(false),
+        Err((_, e)) => {
+            Err(e).with_context(|| format!("locking the port reservation {}", path.display()))
+        }
+    }
+}
+
+/// A port on `ip` that is free right now, was not handed out before by this process, and
+/// is not held by another process's `free_port` (a `flock`ed file per address): tests that run at
+/// the same time, in one process or in several, never get the same port.
 pub fn free_port(ip: IpAddr) -> anyhow::Result<u16> {
     for _ in 0..100 {
         let listener = TcpListener::bind(SocketAddr::new(ip, 0))
             .with_context(|| format!("binding an ephemeral port on {ip}"))?;
         let addr = listener.local_addr().context("reading the bound address")?;
         let mut guard = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
-        if guard.get_or_insert_with(HashSet::new).insert(addr) {
+        if guard.get_or_insert_with(HashSet::new).insert(addr) && reserve_across_processes(addr)? {
             return Ok(addr.port());
         }
     }
@@ -1292,6 +1337,22 @@ mod tests {
         for _ in 0..50 {
             assert!(seen.insert(free_port(ip)?));
         }
+        Ok(())
+    }
+
+    #[test]
+    fn a_port_reserved_by_another_process_is_not_handed_out() -> anyhow::Result<()> {
+        let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let port = free_port(ip)?;
+        // A second open file description of the reservation conflicts with this
+        // process's lock exactly as another process's would.
+        let path = reservation_dir().join(format!("{ip}-{port}"));
+        let file = OpenOptions::new().write(true).open(&path)?;
+        assert!(
+            Flock::lock(file, FlockArg::LockExclusiveNonblock).is_err(),
+            "{} is not locked",
+            path.display()
+        );
         Ok(())
     }
 

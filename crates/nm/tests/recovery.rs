@@ -125,13 +125,20 @@ async fn a_restarted_node_manager_reacquires_its_running_containers() {
         return;
     };
     // With a cgroup per container where there is one, and without.
-    if cgroups_available() {
-        reacquires(&bin, 150, &[]).await;
+    match cgroups_available() {
+        Ok(()) => reacquires(&bin, 150, &[]).await,
+        Err(why) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "cgroup v2 is not available here ({why}), and CI's machines have it"
+            );
+            eprintln!("SKIP: cgroup v2 is not available here ({why}): only the reacquisition without cgroups is tested");
+        }
     }
     reacquires(&bin, 152, &[(ekeys::CGROUPS_ENABLED, "false")]).await;
 }
 
-fn cgroups_available() -> bool {
+fn cgroups_available() -> Result<(), String> {
     let conf = spindle_common::Configuration::with_defaults();
     let cfg = spindle_nm::executor::ExecutorConfig::from_conf(&conf).expect("defaults");
     CgroupRoot::detect(&CgroupSettings {
@@ -139,7 +146,7 @@ fn cgroups_available() -> bool {
         cpu: false,
         ..cfg.cgroups
     })
-    .is_ok()
+    .map(|_| ())
 }
 
 async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {

@@ -38,7 +38,7 @@ pub fn binary_or_skip(test: &str) -> Option<PathBuf> {
             std::env::var_os("CI").is_none(),
             "{test}: the spindle binary is missing (cargo build -p spindle)"
         );
-        eprintln!("SKIP {test}: the spindle binary is missing; run `cargo build -p spindle`");
+        eprintln!("SKIP: {test}: the spindle binary is missing; run `cargo build -p spindle`");
     }
     bin
 }
