@@ -10,17 +10,20 @@ use prost::Message;
 
 use super::CallContext;
 use crate::error::RpcError;
+use crate::methods::Method;
 
 pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, RpcError>> + Send>>;
 pub(crate) type Handler = Arc<dyn Fn(CallContext, Bytes) -> HandlerFuture + Send + Sync>;
 
-/// One protocol's methods.
+/// One protocol's methods: a handler per method name, which the server finds
+/// by the protocol and method names of each call's request header.
 pub struct Service {
     protocol: String,
     pub(crate) methods: HashMap<String, Handler>,
 }
 
 impl Service {
+    /// A service of `protocol` (see [`crate::protocols`]) with no method yet.
     pub fn new(protocol: impl Into<String>) -> Self {
         Service {
             protocol: protocol.into(),
@@ -28,13 +31,36 @@ impl Service {
         }
     }
 
+    /// The protocol name calls must carry to reach this service.
     pub fn protocol(&self) -> &str {
         &self.protocol
     }
 
-    /// Registers a typed handler. The request body is decoded as `Req` before the
-    /// handler runs; a body that does not decode is answered with an error naming the
-    /// message type, and the connection stays open.
+    /// Registers `handler` for `method`, a method of the table
+    /// ([`crate::methods`]) of this service's protocol: the handler must
+    /// take the method's request and answer its response, or this does not
+    /// compile. Decoding and errors as for [`Service::method`].
+    pub fn handle<Req, Resp, F, Fut>(self, method: &Method<Req, Resp>, handler: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        F: Fn(CallContext, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Resp, RpcError>> + Send + 'static,
+    {
+        debug_assert_eq!(
+            method.protocol, self.protocol,
+            "{} registered on a service of another protocol",
+            method.name
+        );
+        self.method(method.name, handler)
+    }
+
+    /// Registers a handler for the method named `name`, its message types
+    /// taken from the handler: the raw form of [`Service::handle`], for a
+    /// method outside the table (the wire tests serve Java's captures). The
+    /// request body is decoded as `Req` before the handler runs; a body that
+    /// does not decode is answered with an error naming the message type, and
+    /// the connection stays open.
     pub fn method<Req, Resp, F, Fut>(mut self, name: &str, handler: F) -> Self
     where
         Req: Message + Default + 'static,
@@ -64,6 +90,8 @@ impl Service {
 
     /// Registers methods that exist in Hadoop's protocol but that Spindle does not
     /// serve: they answer a clear YarnException naming the method (never a hang).
+    /// Spindle's servers name them by the table's constants
+    /// (`methods::application_client::GET_DELEGATION_TOKEN.name`).
     pub fn unsupported(mut self, names: &[&str]) -> Self {
         for name in names {
             let protocol = self.protocol.clone();
@@ -85,7 +113,8 @@ impl Service {
 ///
 /// ```
 /// # use std::sync::Arc;
-/// # use spindle_ipc::{CallContext, RpcError, Service};
+/// # use spindle_ipc::methods::application_client::GET_NEW_APPLICATION;
+/// # use spindle_ipc::{protocols, CallContext, RpcError, Service};
 /// # use hadoop_protos::yarn as pb;
 /// struct Daemon;
 /// async fn get_new_application(
@@ -95,9 +124,9 @@ impl Service {
 /// ) -> Result<pb::GetNewApplicationResponseProto, RpcError> {
 ///     Ok(Default::default())
 /// }
-/// let service: Service = Service::new("proto")
+/// let service: Service = Service::new(protocols::APPLICATION_CLIENT)
 ///     .with_state(Arc::new(Daemon))
-///     .method("getNewApplication", get_new_application)
+///     .handle(&GET_NEW_APPLICATION, get_new_application)
 ///     .into();
 /// ```
 pub struct StatefulService<S> {
@@ -116,7 +145,22 @@ impl Service {
 }
 
 impl<S: Send + Sync + 'static> StatefulService<S> {
-    /// Registers a handler (see [`Service::method`] for decoding and errors).
+    /// Registers `handler` for `method` (see [`Service::handle`]).
+    pub fn handle<Req, Resp, F, Fut>(mut self, method: &Method<Req, Resp>, handler: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        F: Fn(Arc<S>, CallContext, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Resp, RpcError>> + Send + 'static,
+    {
+        let state = self.state.clone();
+        self.service = self
+            .service
+            .handle(method, move |call, req| handler(state.clone(), call, req));
+        self
+    }
+
+    /// Registers a handler by method name (see [`Service::method`]).
     pub fn method<Req, Resp, F, Fut>(mut self, name: &str, handler: F) -> Self
     where
         Req: Message + Default + 'static,
