@@ -79,7 +79,8 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
 
 /// Checks the caller against `yarn.admin.acl`; `op` names the operation in
 /// the refusal, as Hadoop's `AdminService` names it (the method's name, but
-/// `getServiceState` for `getServiceStatus`). A standby checks the ACL it keeps while no state exists.
+/// `getServiceState` for `getServiceStatus`). A standby checks the ACL it
+/// keeps while no state exists.
 pub(crate) async fn authorize(
     ctx: &RmContext,
     call: &CallContext,

@@ -136,7 +136,8 @@ async fn get_service_status(
     call: CallContext,
     _req: pb::GetServiceStatusRequestProto,
 ) -> Result<pb::GetServiceStatusResponseProto, RpcError> {
-    // Hadoop's AdminService names the operation after the Java method.
+    // Hadoop's AdminService checks this call as `getServiceState`, not by
+    // the method's name.
     authorize(control.context(), &call, "getServiceState").await?;
     let state = match control.service_state() {
         ServiceState::Active => pb::HaServiceStateProto::Active,
