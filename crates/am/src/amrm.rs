@@ -488,7 +488,7 @@ impl AmRmClient {
 
     // ---- calls -----------------------------------------------------------------
 
-    async fn call<Req, Resp>(&self, method: Method, req: &Req) -> Result<Resp, AmError>
+    async fn call<Req, Resp>(&self, method: &Method<Req, Resp>, req: &Req) -> Result<Resp, AmError>
     where
         Req: prost::Message,
         Resp: prost::Message + Default,
@@ -522,7 +522,7 @@ impl AmRmClient {
             tracking_url: Some(args.tracking_url.clone()),
             placement_constraints: Vec::new(),
         };
-        let resp: pb::RegisterApplicationMasterResponseProto = self.call(REGISTER, &req).await?;
+        let resp = self.call(&REGISTER, &req).await?;
         self.response_id = 0;
         self.in_flight = None;
         self.store_nm_tokens(&resp.nm_tokens_from_previous_attempts);
@@ -669,10 +669,7 @@ impl AmRmClient {
                     f
                 }
             };
-            match self
-                .call::<_, pb::AllocateResponseProto>(ALLOCATE, &in_flight.request)
-                .await
-            {
+            match self.call(&ALLOCATE, &in_flight.request).await {
                 Ok(resp) => {
                     self.in_flight = None;
                     return self.absorb(resp).await;
@@ -780,10 +777,7 @@ impl AmRmClient {
         let started = Instant::now();
         let mut reregistered = false;
         loop {
-            match self
-                .call::<_, pb::FinishApplicationMasterResponseProto>(FINISH, &req)
-                .await
-            {
+            match self.call(&FINISH, &req).await {
                 Ok(resp) if resp.is_unregistered.unwrap_or(false) => {
                     info!(attempt = %self.config.attempt, %status, "unregistered from the ResourceManager");
                     self.registered_with = None;

@@ -166,7 +166,7 @@ impl NmClient {
     async fn call<Req, Resp>(
         &self,
         node: &NodeId,
-        method: Method,
+        method: &Method<Req, Resp>,
         req: &Req,
     ) -> Result<Resp, AmError>
     where
@@ -193,8 +193,7 @@ impl NmClient {
                 container_token: Some(token.to_proto()),
             }],
         };
-        let resp: pb::StartContainersResponseProto =
-            self.call(&container.node, START_CONTAINERS, &req).await?;
+        let resp = self.call(&container.node, &START_CONTAINERS, &req).await?;
         check_outcome(
             "start",
             &container.id,
@@ -216,7 +215,7 @@ impl NmClient {
         let req = pb::StopContainersRequestProto {
             container_id: vec![container_id_to_pb(&id)],
         };
-        let resp: pb::StopContainersResponseProto = self.call(node, STOP_CONTAINERS, &req).await?;
+        let resp = self.call(node, &STOP_CONTAINERS, &req).await?;
         check_outcome(
             "stop",
             &id,
@@ -235,8 +234,7 @@ impl NmClient {
         let req = pb::GetContainerStatusesRequestProto {
             container_id: vec![container_id_to_pb(&id)],
         };
-        let resp: pb::GetContainerStatusesResponseProto =
-            self.call(node, GET_CONTAINER_STATUSES, &req).await?;
+        let resp = self.call(node, &GET_CONTAINER_STATUSES, &req).await?;
         if let Some(e) = failure_of(&id, &resp.failed_requests) {
             return Err(container_error("status query", &id, node, e));
         }

@@ -188,7 +188,7 @@ impl YarnClient {
         self.ipc.addr()
     }
 
-    async fn call<Req, Resp>(&self, method: Method, req: &Req) -> Result<Resp, AmError>
+    async fn call<Req, Resp>(&self, method: &Method<Req, Resp>, req: &Req) -> Result<Resp, AmError>
     where
         Req: prost::Message,
         Resp: prost::Message + Default,
@@ -199,8 +199,8 @@ impl YarnClient {
     /// `getNewApplication`: a fresh application id and the largest container
     /// the cluster grants.
     pub async fn create_application(&self) -> Result<(ApplicationId, Resource), AmError> {
-        let resp: pb::GetNewApplicationResponseProto = self
-            .call(GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
+        let resp = self
+            .call(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
             .await?;
         let id = app_id_from_pb(
             resp.application_id.as_ref(),
@@ -227,7 +227,7 @@ impl YarnClient {
         let req = pb::SubmitApplicationRequestProto {
             application_submission_context: Some(submission.to_pb(id)),
         };
-        let _: pb::SubmitApplicationResponseProto = self.call(SUBMIT_APPLICATION, &req).await?;
+        self.call(&SUBMIT_APPLICATION, &req).await?;
         info!(app = %id, queue = %submission.queue, "submitted application");
         let started = Instant::now();
         loop {
@@ -246,8 +246,7 @@ impl YarnClient {
                 },
                 Err(e) if e.remote_class() == Some(class::APPLICATION_NOT_FOUND) => {
                     info!(app = %id, "the ResourceManager does not know the application; submitting it again");
-                    let _: pb::SubmitApplicationResponseProto =
-                        self.call(SUBMIT_APPLICATION, &req).await?;
+                    self.call(&SUBMIT_APPLICATION, &req).await?;
                 }
                 Err(e) => return Err(e),
             }
@@ -265,9 +264,9 @@ impl YarnClient {
 
     /// `getApplicationReport`.
     pub async fn report(&self, id: ApplicationId) -> Result<AppReport, AmError> {
-        let resp: pb::GetApplicationReportResponseProto = self
+        let resp = self
             .call(
-                GET_APPLICATION_REPORT,
+                &GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(app_id_to_pb(&id)),
                 },
@@ -289,8 +288,7 @@ impl YarnClient {
         };
         let started = Instant::now();
         loop {
-            let resp: pb::KillApplicationResponseProto =
-                self.call(FORCE_KILL_APPLICATION, &req).await?;
+            let resp = self.call(&FORCE_KILL_APPLICATION, &req).await?;
             if resp.is_kill_completed.unwrap_or(false) {
                 info!(app = %id, "killed application");
                 return Ok(());
@@ -317,7 +315,7 @@ impl YarnClient {
                 .collect(),
             ..Default::default()
         };
-        let resp: pb::GetApplicationsResponseProto = self.call(GET_APPLICATIONS, &req).await?;
+        let resp = self.call(&GET_APPLICATIONS, &req).await?;
         resp.applications.iter().map(AppReport::from_pb).collect()
     }
 }

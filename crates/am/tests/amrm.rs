@@ -18,6 +18,9 @@ use spindle_am::{
 };
 use spindle_common::security::{kind, AmRmTokenIdentifier, MasterKey, SecretManager, Token};
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
+use spindle_ipc::methods::application_master::{
+    ALLOCATE, FINISH_APPLICATION_MASTER, REGISTER_APPLICATION_MASTER,
+};
 use spindle_ipc::{
     class, protocols, CallContext, Mechanism, RpcError, RpcServer, ServerConfig, Service,
     TokenVerifier, VerifiedToken,
@@ -209,22 +212,22 @@ impl FakeScheduler {
     async fn serve_with_idle_timeout(&self, idle: Duration) -> RpcServer {
         let (a, b, c) = (self.clone(), self.clone(), self.clone());
         let service = Service::new(protocols::APPLICATION_MASTER)
-            .method(
-                "registerApplicationMaster",
+            .handle(
+                &REGISTER_APPLICATION_MASTER,
                 move |ctx: CallContext, req: pb::RegisterApplicationMasterRequestProto| {
                     let a = a.clone();
                     async move { a.register(ctx, req) }
                 },
             )
-            .method(
-                "allocate",
+            .handle(
+                &ALLOCATE,
                 move |ctx: CallContext, req: pb::AllocateRequestProto| {
                     let b = b.clone();
                     async move { b.allocate(ctx, req).await }
                 },
             )
-            .method(
-                "finishApplicationMaster",
+            .handle(
+                &FINISH_APPLICATION_MASTER,
                 move |_ctx: CallContext, req: pb::FinishApplicationMasterRequestProto| {
                     let c = c.clone();
                     async move { c.finish(req) }

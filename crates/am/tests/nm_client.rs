@@ -13,6 +13,9 @@ use spindle_am::convert::{container_id_from_pb, container_id_to_pb};
 use spindle_am::{AmError, Container, ContainerState, LaunchContext, NmClient, NmTokenCache};
 use spindle_common::security::{kind, MasterKey, NmTokenIdentifier, SecretManager, Token};
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
+use spindle_ipc::methods::container_management::{
+    GET_CONTAINER_STATUSES, START_CONTAINERS, STOP_CONTAINERS,
+};
 use spindle_ipc::{
     protocols, AuthMethod, CallContext, Mechanism, RpcError, RpcServer, ServerConfig, Service,
     TokenVerifier, VerifiedToken,
@@ -79,8 +82,8 @@ async fn fake_nm(idle_timeout: Duration) -> (RpcServer, Arc<Mutex<Seen>>, Arc<At
         )),
     };
     let service = Service::new(protocols::CONTAINER_MANAGEMENT)
-        .method(
-            "startContainers",
+        .handle(
+            &START_CONTAINERS,
             move |ctx: CallContext, req: pb::StartContainersRequestProto| {
                 let seen = s1.clone();
                 async move {
@@ -120,8 +123,8 @@ async fn fake_nm(idle_timeout: Duration) -> (RpcServer, Arc<Mutex<Seen>>, Arc<At
                 }
             },
         )
-        .method(
-            "stopContainers",
+        .handle(
+            &STOP_CONTAINERS,
             move |ctx: CallContext, req: pb::StopContainersRequestProto| {
                 let seen = s2.clone();
                 async move {
@@ -137,8 +140,8 @@ async fn fake_nm(idle_timeout: Duration) -> (RpcServer, Arc<Mutex<Seen>>, Arc<At
                 }
             },
         )
-        .method(
-            "getContainerStatuses",
+        .handle(
+            &GET_CONTAINER_STATUSES,
             move |ctx: CallContext, req: pb::GetContainerStatusesRequestProto| {
                 let _seen = s3.clone();
                 async move {

@@ -53,8 +53,8 @@ pub async fn submit(
     name: String,
     settings: &AmSettings,
 ) -> Result<ApplicationId, String> {
-    let new: pb::GetNewApplicationResponseProto = client
-        .call(GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
+    let new = client
+        .call(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
         .map_err(|e| e.to_string())?;
     let id_pb = new
@@ -74,9 +74,9 @@ pub async fn submit(
         am_container_spec: Some(pb::ContainerLaunchContextProto::default()),
         ..Default::default()
     };
-    let _: pb::SubmitApplicationResponseProto = client
+    client
         .call(
-            SUBMIT_APPLICATION,
+            &SUBMIT_APPLICATION,
             &pb::SubmitApplicationRequestProto {
                 application_submission_context: Some(ctx),
             },
@@ -96,9 +96,9 @@ pub async fn submit_unmanaged(
     let app = submit(client, format!("spindle-bench-am-{index}"), settings).await?;
     let deadline = Instant::now() + settings.setup_timeout;
     loop {
-        let resp: pb::GetApplicationReportResponseProto = client
+        let resp = client
             .call(
-                GET_APPLICATION_REPORT,
+                &GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(app_id_to_pb(&app)),
                 },

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use spindle_ipc::methods::application_master::ALLOCATE;
 
 use crate::RpcBenchReport;
 use crate::{progress, run_against, start_target, BenchError, RmTarget, RpcBenchOptions};
@@ -259,7 +260,7 @@ pub fn breach_of(
     }
     for (call, p99) in [
         ("heartbeat", s.heartbeat_ms_p99),
-        ("allocate", s.allocate_ms_p99),
+        (ALLOCATE.name, s.allocate_ms_p99),
     ] {
         if let Some(p99) = p99.filter(|p| *p > p99_limit_ms) {
             return Some(Breach::Latency { call, p99_ms: p99 });
@@ -470,7 +471,7 @@ mod tests {
             Some((
                 2,
                 Breach::Latency {
-                    call: "allocate",
+                    call: ALLOCATE.name,
                     p99_ms: 12.5
                 }
             ))

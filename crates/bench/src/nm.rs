@@ -220,8 +220,8 @@ async fn register(
         }),
         ..Default::default()
     };
-    let resp: pb::RegisterNodeManagerResponseProto = client
-        .call(REGISTER_NODE_MANAGER, &req)
+    let resp = client
+        .call(&REGISTER_NODE_MANAGER, &req)
         .await
         .map_err(|e| format!("{}: {e}", node.id))?;
     if resp.node_action != Some(pb::NodeActionProto::Normal as i32) {
@@ -284,8 +284,7 @@ async fn leave(client: &RpcProxy, node: &SimNode, timeout: Duration) {
     let req = pb::UnRegisterNodeManagerRequestProto {
         node_id: Some(node_id_to_pb(&node.id)),
     };
-    let call =
-        client.call::<_, pb::UnRegisterNodeManagerResponseProto>(UN_REGISTER_NODE_MANAGER, &req);
+    let call = client.call(&UN_REGISTER_NODE_MANAGER, &req);
     let _ = tokio::time::timeout(timeout, call).await;
 }
 
@@ -350,8 +349,7 @@ pub async fn run_node(
             last_known_nm_token_master_key: session.nm_key.clone(),
             ..Default::default()
         };
-        let result: Result<pb::NodeHeartbeatResponseProto, _> =
-            session.client.call(NODE_HEARTBEAT, &req).await;
+        let result = session.client.call(&NODE_HEARTBEAT, &req).await;
         let elapsed = started.elapsed();
         match result {
             Ok(resp) => {

@@ -16,7 +16,11 @@ use hadoop_protos::common::{
 use hadoop_protos::yarn as pb;
 use prost::Message;
 use spindle_ipc::frame::{AUTH_NONE, AUTH_SASL};
-use spindle_ipc::protocols;
+use spindle_ipc::methods::{
+    application_client as ac, application_master as am, container_management as cm,
+    resource_manager_administration as admin, resource_tracker as rt,
+};
+use spindle_ipc::{protocols, Method};
 
 use crate::Stream;
 
@@ -94,10 +98,11 @@ fn context(user: &str, protocol: &str) -> Vec<u8> {
     frame(&[header(-3).encode_to_vec(), ctx.encode_to_vec()])
 }
 
-fn call(call_id: i32, protocol: &str, method: &str, body: &impl Message) -> Vec<u8> {
+/// A call frame of `method` with its request, as a Java client encodes it.
+fn call<Req: Message, Resp>(call_id: i32, method: &Method<Req, Resp>, body: &Req) -> Vec<u8> {
     let req = RequestHeaderProto {
-        method_name: method.into(),
-        declaring_class_protocol_name: protocol.into(),
+        method_name: method.name.into(),
+        declaring_class_protocol_name: method.protocol.into(),
         client_protocol_version: 1,
     };
     frame(&[
@@ -213,16 +218,14 @@ fn client() -> Vec<Stream> {
             context("alice", p),
             call(
                 0,
-                p,
-                "getApplicationReport",
+                &ac::GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(app_id()),
                 },
             ),
             call(
                 1,
-                p,
-                "forceKillApplication",
+                &ac::FORCE_KILL_APPLICATION,
                 &pb::KillApplicationRequestProto {
                     application_id: Some(app_id()),
                     diagnostics: Some("killed by the fuzzer".into()),
@@ -230,8 +233,7 @@ fn client() -> Vec<Stream> {
             ),
             call(
                 2,
-                p,
-                "getClusterMetrics",
+                &ac::GET_CLUSTER_METRICS,
                 &pb::GetClusterMetricsRequestProto {},
             ),
         ],
@@ -249,14 +251,12 @@ fn admin() -> Vec<Stream> {
             context("root", p),
             call(
                 0,
-                p,
-                "refreshQueues",
+                &admin::REFRESH_QUEUES,
                 &pb::RefreshQueuesRequestProto::default(),
             ),
             call(
                 1,
-                p,
-                "refreshNodes",
+                &admin::REFRESH_NODES,
                 &pb::RefreshNodesRequestProto {
                     decommission_type: Some(0),
                     ..Default::default()
@@ -264,16 +264,14 @@ fn admin() -> Vec<Stream> {
             ),
             call(
                 2,
-                p,
-                "getGroupsForUser",
+                &admin::GET_GROUPS_FOR_USER,
                 &pb::GetGroupsForUserRequestProto {
                     user: "alice".into(),
                 },
             ),
             call(
                 3,
-                p,
-                "refreshAdminAcls",
+                &admin::REFRESH_ADMIN_ACLS,
                 &pb::RefreshAdminAclsRequestProto::default(),
             ),
         ],
@@ -307,8 +305,7 @@ fn tracker() -> Vec<Stream> {
             context("yarn", p),
             call(
                 0,
-                p,
-                "registerNodeManager",
+                &rt::REGISTER_NODE_MANAGER,
                 &pb::RegisterNodeManagerRequestProto {
                     node_id: Some(node_id()),
                     http_port: Some(8042),
@@ -320,8 +317,7 @@ fn tracker() -> Vec<Stream> {
             ),
             call(
                 1,
-                p,
-                "nodeHeartbeat",
+                &rt::NODE_HEARTBEAT,
                 &pb::NodeHeartbeatRequestProto {
                     node_status: Some(status.clone()),
                     ..Default::default()
@@ -329,8 +325,7 @@ fn tracker() -> Vec<Stream> {
             ),
             call(
                 2,
-                p,
-                "unRegisterNodeManager",
+                &rt::UN_REGISTER_NODE_MANAGER,
                 &pb::UnRegisterNodeManagerRequestProto {
                     node_id: Some(node_id()),
                 },
@@ -371,8 +366,7 @@ digest-uri=\"/default\",maxbuf=65536,response=6a9d1bcb3a5e4d4f5a3b2c1d0e9f8a7b,q
             context("appattempt_1795326004599_0001_000001", p),
             call(
                 0,
-                p,
-                "registerApplicationMaster",
+                &am::REGISTER_APPLICATION_MASTER,
                 &pb::RegisterApplicationMasterRequestProto {
                     host: Some("am-host".into()),
                     rpc_port: Some(0),
@@ -382,8 +376,7 @@ digest-uri=\"/default\",maxbuf=65536,response=6a9d1bcb3a5e4d4f5a3b2c1d0e9f8a7b,q
             ),
             call(
                 1,
-                p,
-                "allocate",
+                &am::ALLOCATE,
                 &pb::AllocateRequestProto {
                     ask: vec![pb::ResourceRequestProto {
                         priority: Some(pb::PriorityProto { priority: Some(1) }),
@@ -425,8 +418,7 @@ fn container_manager() -> Vec<Stream> {
             context("appattempt_1795326004599_0001_000001", p),
             call(
                 0,
-                p,
-                "startContainers",
+                &cm::START_CONTAINERS,
                 &pb::StartContainersRequestProto {
                     start_container_request: vec![pb::StartContainerRequestProto {
                         container_launch_context: Some(launch),
@@ -436,16 +428,14 @@ fn container_manager() -> Vec<Stream> {
             ),
             call(
                 1,
-                p,
-                "getContainerStatuses",
+                &cm::GET_CONTAINER_STATUSES,
                 &pb::GetContainerStatusesRequestProto {
                     container_id: vec![container_id()],
                 },
             ),
             call(
                 2,
-                p,
-                "stopContainers",
+                &cm::STOP_CONTAINERS,
                 &pb::StopContainersRequestProto {
                     container_id: vec![container_id()],
                 },

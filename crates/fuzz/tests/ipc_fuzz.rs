@@ -29,6 +29,13 @@ use spindle_common::conf::{keys, Configuration};
 use spindle_fuzz::seeds::{self, Port};
 use spindle_fuzz::{mutate, play, rss_mib, Case, Outcome, Rng, Stream};
 use spindle_ipc::client::ClientToken;
+use spindle_ipc::methods::application_client::{
+    GET_APPLICATION_REPORT, GET_CLUSTER_METRICS, GET_CLUSTER_NODES, GET_NEW_APPLICATION,
+    SUBMIT_APPLICATION,
+};
+use spindle_ipc::methods::application_master::ALLOCATE;
+use spindle_ipc::methods::container_management::GET_CONTAINER_STATUSES;
+use spindle_ipc::methods::resource_manager_administration::GET_GROUPS_FOR_USER;
 use spindle_ipc::{protocols, ClientOptions, IpcClient, IpcError};
 use spindle_nm::{NodeManager, NodeManagerHandle};
 use spindle_rm::ResourceManager;
@@ -153,7 +160,7 @@ async fn client(addr: SocketAddr, user: &str, protocol: &str) -> IpcClient {
 async fn unmanaged_am_token(rm: &ResourceManager) -> (ClientToken, String) {
     let c = client(rm.addresses().client, "fuzz", protocols::APPLICATION_CLIENT).await;
     let new: pb::GetNewApplicationResponseProto = c
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
         .expect("a new application");
     let id = new.application_id.expect("an application id");
@@ -169,8 +176,8 @@ async fn unmanaged_am_token(rm: &ResourceManager) -> (ClientToken, String) {
         ..Default::default()
     };
     let _: pb::SubmitApplicationResponseProto = c
-        .call(
-            "submitApplication",
+        .call_method(
+            &SUBMIT_APPLICATION,
             &pb::SubmitApplicationRequestProto {
                 application_submission_context: Some(ctx),
             },
@@ -180,8 +187,8 @@ async fn unmanaged_am_token(rm: &ResourceManager) -> (ClientToken, String) {
     let deadline = Instant::now() + CHECK_LIMIT;
     loop {
         let report: pb::GetApplicationReportResponseProto = c
-            .call(
-                "getApplicationReport",
+            .call_method(
+                &GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(id),
                 },
@@ -232,7 +239,7 @@ async fn still_serves(cluster: &Cluster, after: &str) {
     .await;
     let metrics: pb::GetClusterMetricsResponseProto = tokio::time::timeout(
         CHECK_LIMIT,
-        c.call("getClusterMetrics", &pb::GetClusterMetricsRequestProto {}),
+        c.call_method(&GET_CLUSTER_METRICS, &pb::GetClusterMetricsRequestProto {}),
     )
     .await
     .unwrap_or_else(|_| panic!("getClusterMetrics {after}: no answer"))
@@ -240,8 +247,8 @@ async fn still_serves(cluster: &Cluster, after: &str) {
     assert!(metrics.cluster_metrics.is_some(), "{after}");
     let nodes: pb::GetClusterNodesResponseProto = tokio::time::timeout(
         CHECK_LIMIT,
-        c.call(
-            "getClusterNodes",
+        c.call_method(
+            &GET_CLUSTER_NODES,
             &pb::GetClusterNodesRequestProto {
                 node_states: vec![pb::NodeStateProto::NsRunning as i32],
             },
@@ -273,8 +280,8 @@ async fn still_serves(cluster: &Cluster, after: &str) {
         &format!("getGroupsForUser {after}"),
         tokio::time::timeout(
             CHECK_LIMIT,
-            admin.call(
-                "getGroupsForUser",
+            admin.call_method(
+                &GET_GROUPS_FOR_USER,
                 &pb::GetGroupsForUserRequestProto {
                     user: "checker".into(),
                 },
@@ -298,8 +305,8 @@ async fn still_serves(cluster: &Cluster, after: &str) {
         &format!("allocate {after}"),
         tokio::time::timeout(
             CHECK_LIMIT,
-            am.call(
-                "allocate",
+            am.call_method(
+                &ALLOCATE,
                 &pb::AllocateRequestProto {
                     response_id: Some(0),
                     progress: Some(0.0),
@@ -320,8 +327,8 @@ async fn still_serves(cluster: &Cluster, after: &str) {
         &format!("getContainerStatuses {after}"),
         tokio::time::timeout(
             CHECK_LIMIT,
-            nm.call(
-                "getContainerStatuses",
+            nm.call_method(
+                &GET_CONTAINER_STATUSES,
                 &pb::GetContainerStatusesRequestProto::default(),
             ),
         )

@@ -34,6 +34,7 @@ use hadoop_protos::yarn::{
     ApplicationReportProto, GetApplicationsRequestProto, GetApplicationsResponseProto,
 };
 use spindle_ipc::frame::{encode_frame, Preamble, AUTH_NONE};
+use spindle_ipc::methods::application_client::GET_APPLICATIONS;
 use spindle_ipc::{protocols, RpcError, RpcServer, ServerConfig, Service};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpSocket, TcpStream};
@@ -102,8 +103,8 @@ async fn serve() -> Res<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let service = Service::new(protocols::APPLICATION_CLIENT).method(
-        "getApplications",
+    let service = Service::new(protocols::APPLICATION_CLIENT).handle(
+        &GET_APPLICATIONS,
         |call, _req: GetApplicationsRequestProto| async move {
             Ok::<_, RpcError>(GetApplicationsResponseProto {
                 applications: vec![ApplicationReportProto {
@@ -212,7 +213,7 @@ fn call(call_id: i32) -> Vec<u8> {
 /// tag costs the server the frame and a decoded copy).
 fn call_with_tag(call_id: i32, tag: String) -> Vec<u8> {
     let header = RequestHeaderProto {
-        method_name: "getApplications".into(),
+        method_name: GET_APPLICATIONS.name.into(),
         declaring_class_protocol_name: protocols::APPLICATION_CLIENT.into(),
         client_protocol_version: 1,
     };

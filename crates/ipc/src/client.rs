@@ -36,6 +36,7 @@ use crate::error::{CloseCause, IpcError};
 use crate::frame::{
     self, call_id, decode_delimited, read_frame, FrameError, Preamble, AUTH_NONE, AUTH_SASL,
 };
+use crate::methods::Method;
 use crate::sasl::{METHOD_SIMPLE, METHOD_TOKEN};
 
 /// A token to authenticate with (Hadoop's `Token`: identifier, password, kind, service).
@@ -309,7 +310,31 @@ impl IpcClient {
         !self.inner.closed.load(Ordering::SeqCst)
     }
 
-    /// Calls `method` of this client's protocol.
+    /// Calls `method`, a method of the table ([`crate::methods`]) of this
+    /// client's protocol, with the request it types, and answers the response
+    /// it types. One attempt on this connection: [`crate::RpcProxy`] is the
+    /// client that retries.
+    pub async fn call_method<Req, Resp>(
+        &self,
+        method: &Method<Req, Resp>,
+        req: &Req,
+    ) -> Result<Resp, IpcError>
+    where
+        Req: Message,
+        Resp: Message + Default,
+    {
+        debug_assert_eq!(
+            method.protocol, self.inner.options.protocol,
+            "{} called on a connection of another protocol",
+            method.name
+        );
+        self.call(method.name, req).await
+    }
+
+    /// Calls the method named `method` of this client's protocol, the types
+    /// of its messages chosen by the caller: the raw form of
+    /// [`IpcClient::call_method`], for names outside the table (the wire
+    /// tests replay Java's captures and send unknown methods on purpose).
     pub async fn call<Req, Resp>(&self, method: &str, req: &Req) -> Result<Resp, IpcError>
     where
         Req: Message,

@@ -9,7 +9,9 @@
 //!   frames, and the server's counters;
 //! - [`client`]: one pipelined client connection;
 //! - [`retry`]: Hadoop's retry rules as data (failures, policies, idempotence);
-//! - [`methods`]: the methods Spindle's clients call, marked as Hadoop marks them;
+//! - [`methods`]: the table of protocol methods, each one constant with its
+//!   request and response types and Hadoop's idempotence mark, used by clients
+//!   and servers alike;
 //! - [`proxy`]: the client proxy every Spindle client uses: connect,
 //!   authenticate, reconnect, retry and fail over in one layer;
 //! - [`yarn_conf`]: the proxies of YARN's clients from Hadoop's configuration keys;
@@ -31,8 +33,9 @@ pub mod yarn_conf;
 pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
 pub use error::{class, CloseCause, IpcError, RpcError};
 pub use limits::ServerStats;
+pub use methods::Method;
 pub use proxy::{CallError, ProxyConfig, RpcProxy};
-pub use retry::{ConnectRetry, Failure, Limit, Method, RetryPolicy, Sleep};
+pub use retry::{ConnectRetry, Failure, Idempotence, Limit, RetryPolicy, Sleep};
 pub use sasl::{AuthMethod, Mechanism, TokenVerifier, VerifiedToken};
 pub use server::{CallContext, RpcServer, ServerConfig, Service, StatefulService};
 
@@ -45,4 +48,7 @@ pub mod protocols {
     pub const RESOURCE_MANAGER_ADMINISTRATION: &str =
         "org.apache.hadoop.yarn.server.api.ResourceManagerAdministrationProtocolPB";
     pub const RESOURCE_TRACKER: &str = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB";
+    /// `HAServiceProtocolPB`'s name: a ResourceManager with HA serves it on its
+    /// admin port.
+    pub const HA_SERVICE: &str = "org.apache.hadoop.ha.HAServiceProtocol";
 }

@@ -3,7 +3,8 @@
 //!
 //! An [`RpcProxy`] stands for one protocol on one server, or on a list of
 //! servers tried in turn (the ResourceManagers of an HA pair). Each call
-//! takes a [`Method`], which says whether it may be sent twice. The proxy
+//! takes a [`Method`] of the table ([`crate::methods`]), which types its
+//! request and answer and says whether it may be sent twice. The proxy
 //! keeps one pipelined connection ([`IpcClient`]) and:
 //!
 //! - opens it on first use and whenever the last one closed, with the
@@ -32,7 +33,8 @@ use tracing::{debug, info, warn};
 use crate::client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
 use crate::error::IpcError;
 use crate::frame;
-use crate::retry::{Attempts, ConnectRetry, Decision, Failure, Method, RetryPolicy};
+use crate::methods::Method;
+use crate::retry::{Attempts, ConnectRetry, Decision, Failure, Idempotence, RetryPolicy};
 
 /// Everything an [`RpcProxy`] needs.
 #[derive(Debug, Clone)]
@@ -242,26 +244,44 @@ impl RpcProxy {
 
     /// Opens the connection now (if none is open), retrying as a call would.
     pub async fn connect(&self) -> Result<ClientAuth, CallError> {
-        self.run(Method::idempotent("connect"), |client| async move {
+        // Opening a connection changes nothing on the server: safe to repeat.
+        self.run("connect", Idempotence::Idempotent, |client| async move {
             Ok(client.auth())
         })
         .await
     }
 
-    /// Calls `method` with `req`.
-    pub async fn call<Req, Resp>(&self, method: Method, req: &Req) -> Result<Resp, CallError>
+    /// Calls `method` with `req` and answers its response, retrying and
+    /// failing over as the policy and the method's [`Idempotence`] allow.
+    /// `method` must belong to the proxy's protocol.
+    pub async fn call<Req, Resp>(
+        &self,
+        method: &Method<Req, Resp>,
+        req: &Req,
+    ) -> Result<Resp, CallError>
     where
         Req: Message,
         Resp: Message + Default,
     {
-        self.run(method, |client| async move {
-            client.call(method.name, req).await
+        debug_assert_eq!(
+            method.protocol, self.inner.config.protocol,
+            "{} called through a proxy of another protocol",
+            method.name
+        );
+        let name = method.name;
+        self.run(name, method.idempotence, |client| async move {
+            client.call(name, req).await
         })
         .await
     }
 
-    /// One call under the retry policy.
-    async fn run<T, F, Fut>(&self, method: Method, attempt: F) -> Result<T, CallError>
+    /// One call of the method `name` under the retry policy.
+    async fn run<T, F, Fut>(
+        &self,
+        name: &'static str,
+        idempotence: Idempotence,
+        attempt: F,
+    ) -> Result<T, CallError>
     where
         F: Fn(IpcClient) -> Fut,
         Fut: std::future::Future<Output = Result<T, IpcError>>,
@@ -288,7 +308,7 @@ impl RpcProxy {
                         info!(
                             server = %addr,
                             "{} succeeded after {} attempts",
-                            method.name,
+                            name,
                             at.retries + 1
                         );
                     }
@@ -304,16 +324,16 @@ impl RpcProxy {
             // policy decide.
             if reused && !resent_on_stale && matches!(failure, Failure::Eof | Failure::Connect) {
                 resent_on_stale = true;
-                debug!(server = %addr, error = %escaped(&e.to_string()), "{}: the connection had been closed; sending again on a new one", method.name);
+                debug!(server = %addr, error = %escaped(&e.to_string()), "{}: the connection had been closed; sending again on a new one", name);
                 continue;
             }
             at.elapsed = started.elapsed();
-            let decision = self.inner.config.policy.decide(failure, method, at);
+            let decision = self.inner.config.policy.decide(failure, idempotence, at);
             let attempts = at.retries + 1;
             match decision {
                 Decision::Fail(gave_up) => {
                     return Err(CallError {
-                        method: method.name.to_string(),
+                        method: name.to_string(),
                         addr,
                         attempts,
                         failovers: at.failovers,
@@ -327,7 +347,7 @@ impl RpcProxy {
                         attempts,
                         retry_in_ms = pause.as_millis() as u64,
                         "{} failed ({failure}): {}; retrying after {} ms",
-                        method.name,
+                        name,
                         escaped(&e.to_string()),
                         pause.as_millis()
                     );
@@ -342,7 +362,7 @@ impl RpcProxy {
                         failovers = at.failovers + 1,
                         retry_in_ms = pause.as_millis() as u64,
                         "{} failed ({failure}): {}; failing over to {next} after {} ms",
-                        method.name,
+                        name,
                         escaped(&e.to_string()),
                         pause.as_millis()
                     );

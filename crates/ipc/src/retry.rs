@@ -11,7 +11,7 @@
 //! - the call layer (`org.apache.hadoop.io.retry.RetryInvocationHandler`): a
 //!   [`RetryPolicy`] looks at what went wrong ([`Failure`]), at how often the
 //!   call was retried and failed over, and at whether the method may run twice
-//!   ([`Method`]), and answers with a [`Decision`]: fail, retry the same
+//!   ([`Idempotence`]), and answers with a [`Decision`]: fail, retry the same
 //!   server, or fail over to the next one and retry.
 //!
 //! The policies are those of Hadoop's `RetryPolicies` that YARN's proxies
@@ -113,42 +113,28 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// A method of a protocol with what its caller declares about repeating it,
-/// as Hadoop's `@Idempotent` and `@AtMostOnce` annotations do. A call whose
+/// What a protocol declares about running one of its methods twice, as
+/// Hadoop's `@Idempotent` and `@AtMostOnce` annotations do. A call whose
 /// connection broke after it was sent ([`Failure::maybe_invoked`]) is sent
-/// again only when `retry_safe`.
+/// again only when it is [`Idempotence::retry_safe`]. Each method of the
+/// table ([`crate::methods`]) carries one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Method {
-    pub name: &'static str,
-    /// Running it twice has the effect of running it once (`@Idempotent`), or
-    /// the server recognises a repeat and answers it without acting again
-    /// (`@AtMostOnce`, e.g. `allocate` with its response id).
-    pub retry_safe: bool,
+pub enum Idempotence {
+    /// Hadoop's `@Idempotent`: running it twice has the effect of running it
+    /// once.
+    Idempotent,
+    /// Hadoop's `@AtMostOnce`: the server recognises a repeat and answers it
+    /// without acting again (e.g. `allocate` by its response id).
+    AtMostOnce,
+    /// Neither annotation: never sent again once it may have run.
+    NotIdempotent,
 }
 
-impl Method {
-    /// Hadoop's `@Idempotent`.
-    pub const fn idempotent(name: &'static str) -> Method {
-        Method {
-            name,
-            retry_safe: true,
-        }
-    }
-
-    /// Hadoop's `@AtMostOnce`: the server detects a repeated call.
-    pub const fn at_most_once(name: &'static str) -> Method {
-        Method {
-            name,
-            retry_safe: true,
-        }
-    }
-
-    /// A method with neither annotation: never repeated once it may have run.
-    pub const fn not_idempotent(name: &'static str) -> Method {
-        Method {
-            name,
-            retry_safe: false,
-        }
+impl Idempotence {
+    /// True when the call may be sent again after it may have reached the
+    /// server.
+    pub const fn retry_safe(self) -> bool {
+        matches!(self, Idempotence::Idempotent | Idempotence::AtMostOnce)
     }
 }
 
@@ -258,7 +244,7 @@ pub enum RetryPolicy {
     /// within `limit`, anything else fails at once. Unlike Hadoop's maps, a
     /// failure after which the server may have acted
     /// ([`Failure::maybe_invoked`]) is retried only for a retry-safe
-    /// [`Method`], the rule Hadoop applies with HA: a method that must not
+    /// method ([`Idempotence::retry_safe`]), the rule Hadoop applies with HA: a method that must not
     /// run twice never does.
     OnNetworkFailures {
         on: &'static [Failure],
@@ -315,15 +301,15 @@ const NOT_IDEMPOTENT: &str =
     "the invoked method is not idempotent, and unable to determine whether it was invoked";
 
 impl RetryPolicy {
-    /// Decides after `failure` of a call to `method`.
-    pub fn decide(&self, failure: Failure, method: Method, at: Attempts) -> Decision {
+    /// Decides after `failure` of a call to a method declared `idempotence`.
+    pub fn decide(&self, failure: Failure, idempotence: Idempotence, at: Attempts) -> Decision {
         match self {
             RetryPolicy::TryOnceThenFail => Decision::Fail(None),
             RetryPolicy::OnNetworkFailures { on, limit, sleep } => {
                 if !on.contains(&failure) {
                     return Decision::Fail(None);
                 }
-                if failure.maybe_invoked() && !method.retry_safe {
+                if failure.maybe_invoked() && !idempotence.retry_safe() {
                     return Decision::Fail(Some(NOT_IDEMPOTENT.to_string()));
                 }
                 let pause = sleep.before_retry(at.retries);
@@ -365,7 +351,7 @@ impl RetryPolicy {
                     | Failure::Standby => Decision::FailoverAndRetry(pause(at.failovers)),
                     Failure::Retriable => Decision::Retry(pause(at.retries)),
                     Failure::Denied => Decision::Fail(None),
-                    Failure::Socket | Failure::CallTimeout if method.retry_safe => {
+                    Failure::Socket | Failure::CallTimeout if idempotence.retry_safe() => {
                         Decision::FailoverAndRetry(pause(at.retries))
                     }
                     Failure::Socket | Failure::CallTimeout => {
@@ -396,8 +382,8 @@ fn failover_sleep(times: u32, base: Duration, max: Duration) -> Duration {
 mod tests {
     use super::*;
 
-    const RETRY_SAFE: Method = Method::idempotent("get");
-    const UNSAFE: Method = Method::not_idempotent("start");
+    const RETRY_SAFE: Idempotence = Idempotence::Idempotent;
+    const UNSAFE: Idempotence = Idempotence::NotIdempotent;
 
     fn at(retries: u32, failovers: u32) -> Attempts {
         Attempts {
@@ -412,6 +398,13 @@ mod tests {
             class_name: class_name.into(),
             message: String::new(),
         }
+    }
+
+    #[test]
+    fn idempotent_and_at_most_once_methods_may_be_sent_again() {
+        assert!(Idempotence::Idempotent.retry_safe());
+        assert!(Idempotence::AtMostOnce.retry_safe());
+        assert!(!Idempotence::NotIdempotent.retry_safe());
     }
 
     #[test]

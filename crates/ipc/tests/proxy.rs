@@ -19,7 +19,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 const PROTOCOL: &str = "org.apache.spindle.test.ProxyTestProtocol";
-const WHOAMI: Method = Method::idempotent("whoami");
+/// The test protocol's methods, outside Spindle's table as its protocol is.
+type Echo = Method<UserInformationProto, UserInformationProto>;
+const WHOAMI: Echo = Method::idempotent(PROTOCOL, "whoami");
+const HANG_AT_MOST_ONCE: Echo = Method::at_most_once(PROTOCOL, "hang");
+const HANG_NOT_IDEMPOTENT: Echo = Method::not_idempotent(PROTOCOL, "hang");
 
 async fn bounded<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(60), f)
@@ -127,8 +131,8 @@ struct Behaviour {
 async fn server_on(addr: SocketAddr, b: &Behaviour, idle: Duration) -> RpcServer {
     let (w, h) = (b.clone(), b.clone());
     let service = Service::new(PROTOCOL)
-        .method(
-            "whoami",
+        .handle(
+            &WHOAMI,
             move |ctx: CallContext, _req: UserInformationProto| {
                 let b = w.clone();
                 async move {
@@ -147,8 +151,8 @@ async fn server_on(addr: SocketAddr, b: &Behaviour, idle: Duration) -> RpcServer
                 }
             },
         )
-        .method(
-            "hang",
+        .handle(
+            &HANG_AT_MOST_ONCE,
             move |_ctx: CallContext, req: UserInformationProto| {
                 let b = h.clone();
                 async move {
@@ -191,7 +195,9 @@ fn config(servers: &[String], policy: RetryPolicy) -> ProxyConfig {
 }
 
 async fn whoami(proxy: &RpcProxy) -> Result<(String, String), CallError> {
-    let r: UserInformationProto = proxy.call(WHOAMI, &UserInformationProto::default()).await?;
+    let r: UserInformationProto = proxy
+        .call(&WHOAMI, &UserInformationProto::default())
+        .await?;
     Ok((
         r.effective_user.unwrap_or_default(),
         r.real_user.unwrap_or_default(),
@@ -407,17 +413,15 @@ async fn a_connection_broken_mid_call_repeats_only_retry_safe_methods() {
             let relay = Relay::start(srv.local_addr()).await;
             let proxy = RpcProxy::new(config(&[relay.addr.to_string()], retry_every(10, 5)));
             let method = if retry_safe {
-                Method::at_most_once("hang")
+                HANG_AT_MOST_ONCE
             } else {
-                Method::not_idempotent("hang")
+                HANG_NOT_IDEMPOTENT
             };
             let call = {
                 let proxy = proxy.clone();
-                tokio::spawn(async move {
-                    proxy
-                        .call::<_, UserInformationProto>(method, &UserInformationProto::default())
-                        .await
-                })
+                tokio::spawn(
+                    async move { proxy.call(&method, &UserInformationProto::default()).await },
+                )
             };
             wait_until("the server holds the call", || {
                 b.calls.load(Ordering::SeqCst) == 1

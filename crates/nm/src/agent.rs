@@ -31,7 +31,7 @@ use std::time::Duration;
 use hadoop_protos::yarn::{
     NodeActionProto, NodeHeartbeatRequestProto, NodeHeartbeatResponseProto,
     RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
-    UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
+    UnRegisterNodeManagerRequestProto,
 };
 use spindle_common::text::escaped;
 use spindle_common::NodeId;
@@ -258,7 +258,7 @@ impl Agent {
         }
         let req = self.register_request();
         let result = tokio::select! {
-            r = self.tracker.call::<_, RegisterNodeManagerResponseProto>(REGISTER, &req) => r,
+            r = self.tracker.call(&REGISTER, &req) => r,
             _ = self.stop.requested() => return Err(NmExit::Stopped),
         };
         match result {
@@ -346,7 +346,7 @@ impl Agent {
         loop {
             let req = self.heartbeat_request(response_id);
             let result = tokio::select! {
-                r = self.tracker.call::<_, NodeHeartbeatResponseProto>(HEARTBEAT, &req) => r,
+                r = self.tracker.call(&HEARTBEAT, &req) => r,
                 _ = self.stop.requested() => return HeartbeatEnd::Exit(self.unregister().await),
             };
             match result {
@@ -471,9 +471,7 @@ impl Agent {
         let req = UnRegisterNodeManagerRequestProto {
             node_id: Some(wire::node_id_proto(&self.node_id)),
         };
-        let call = self
-            .tracker
-            .call::<_, UnRegisterNodeManagerResponseProto>(UNREGISTER, &req);
+        let call = self.tracker.call(&UNREGISTER, &req);
         match tokio::time::timeout(self.cfg.unregister_timeout, call).await {
             Ok(Ok(_)) => {
                 info!(rm = %self.tracker.addr(), node = %self.node_id, "unregistered from the ResourceManager")

@@ -21,6 +21,7 @@ use hadoop_protos::yarn::{
     SignalContainerRequestProto, SignalContainerResponseProto, StartContainersRequestProto,
     StartContainersResponseProto, StopContainersRequestProto, StopContainersResponseProto,
 };
+use spindle_ipc::methods::container_management as cm;
 use spindle_ipc::{protocols, CallContext, Mechanism, RpcError, RpcServer, Service};
 use tracing::debug;
 
@@ -31,31 +32,6 @@ use crate::security::{NmTokenCaller, SharedNodeId, TokenSecrets};
 
 #[doc(no_inline)]
 pub use crate::security::NmTokenVerifier;
-
-/// Every rpc of Hadoop's `ContainerManagementProtocolService`, in the order
-/// of `containermanagement_protocol.proto`.
-pub const METHODS: [&str; 12] = [
-    "startContainers",
-    "stopContainers",
-    "getContainerStatuses",
-    "increaseContainersResource",
-    "updateContainer",
-    "signalToContainer",
-    "localize",
-    "reInitializeContainer",
-    "restartContainer",
-    "rollbackLastReInitialization",
-    "commitLastReInitialization",
-    "getLocalizationStatuses",
-];
-
-/// The methods served; the rest of [`METHODS`] answer "not supported".
-pub const SERVED: [&str; 4] = [
-    "startContainers",
-    "stopContainers",
-    "getContainerStatuses",
-    "signalToContainer",
-];
 
 /// The start's step that binds the server on `yarn.nodemanager.address`
 /// (before the node registers: the NodeId carries the port bound), serving
@@ -97,18 +73,22 @@ fn caller(ctx: &CallContext) -> Result<NmTokenCaller, RpcError> {
 
 /// The container-management service backed by `manager`.
 pub fn service(manager: ContainerManager) -> Service {
-    let unsupported: Vec<&str> = METHODS
-        .iter()
-        .copied()
-        .filter(|m| !SERVED.contains(m))
-        .collect();
     Service::new(protocols::CONTAINER_MANAGEMENT)
         .with_state(Arc::new(manager))
-        .method("startContainers", start_containers)
-        .method("stopContainers", stop_containers)
-        .method("getContainerStatuses", get_container_statuses)
-        .method("signalToContainer", signal_to_container)
-        .unsupported(&unsupported)
+        .handle(&cm::START_CONTAINERS, start_containers)
+        .handle(&cm::STOP_CONTAINERS, stop_containers)
+        .handle(&cm::GET_CONTAINER_STATUSES, get_container_statuses)
+        .handle(&cm::SIGNAL_TO_CONTAINER, signal_to_container)
+        .unsupported(&[
+            cm::INCREASE_CONTAINERS_RESOURCE.name,
+            cm::UPDATE_CONTAINER.name,
+            cm::LOCALIZE.name,
+            cm::RE_INITIALIZE_CONTAINER.name,
+            cm::RESTART_CONTAINER.name,
+            cm::ROLLBACK_LAST_RE_INITIALIZATION.name,
+            cm::COMMIT_LAST_RE_INITIALIZATION.name,
+            cm::GET_LOCALIZATION_STATUSES.name,
+        ])
         .into()
 }
 

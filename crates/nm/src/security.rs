@@ -626,7 +626,9 @@ pub(crate) mod tests {
             real_user: None,
             auth,
             protocol: spindle_ipc::protocols::CONTAINER_MANAGEMENT.into(),
-            method: "startContainers".into(),
+            method: spindle_ipc::methods::container_management::START_CONTAINERS
+                .name
+                .into(),
             peer: "127.0.0.1:1".parse().expect("addr"),
             call_id: 0,
         }

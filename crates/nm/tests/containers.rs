@@ -28,6 +28,9 @@ use hadoop_protos::yarn::{
 };
 use spindle_common::conf::keys;
 use spindle_common::{Configuration, ContainerId};
+use spindle_ipc::methods::container_management::{
+    GET_CONTAINER_STATUSES, START_CONTAINERS, STOP_CONTAINERS,
+};
 use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
 use spindle_nm::security::INVALID_TOKEN_CLASS;
 use spindle_nm::{exit_status, ContainerPhase, MasterKey};
@@ -242,8 +245,8 @@ async fn a_container_runs_with_the_launch_contract_and_reports_its_exit() {
     .await
     .expect("connect");
     let err = client
-        .call::<_, GetContainerStatusesResponseProto>(
-            "getContainerStatuses",
+        .call_method(
+            &GET_CONTAINER_STATUSES,
             &GetContainerStatusesRequestProto::default(),
         )
         .await
@@ -820,8 +823,8 @@ async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
     let refused = match IpcClient::connect(&addr, token_client(&attempt_user, &wrong)).await {
         Err(e) => Err(e),
         Ok(c) => {
-            c.call::<_, GetContainerStatusesResponseProto>(
-                "getContainerStatuses",
+            c.call_method(
+                &GET_CONTAINER_STATUSES,
                 &GetContainerStatusesRequestProto::default(),
             )
             .await
@@ -834,8 +837,8 @@ async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
         .expect("NMToken login");
     let id = container(1, 2);
     let resp: hadoop_protos::yarn::StartContainersResponseProto = conn
-        .call(
-            "startContainers",
+        .call_method(
+            &START_CONTAINERS,
             &StartContainersRequestProto {
                 start_container_request: vec![StartContainerRequestProto {
                     container_launch_context: Some(clc(&["exec sleep 100"])),
@@ -853,8 +856,8 @@ async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
     node.wait_phase(&id, ContainerPhase::Running).await;
 
     let statuses: GetContainerStatusesResponseProto = conn
-        .call(
-            "getContainerStatuses",
+        .call_method(
+            &GET_CONTAINER_STATUSES,
             &GetContainerStatusesRequestProto {
                 container_id: vec![spindle_nm::wire::container_id_proto(&id)],
             },
@@ -866,8 +869,8 @@ async fn an_nm_token_client_starts_and_stops_containers_over_ipc() {
     assert_eq!(s.capability.as_ref().and_then(|c| c.memory), Some(128));
 
     let stopped: hadoop_protos::yarn::StopContainersResponseProto = conn
-        .call(
-            "stopContainers",
+        .call_method(
+            &STOP_CONTAINERS,
             &StopContainersRequestProto {
                 container_id: vec![spindle_nm::wire::container_id_proto(&id)],
             },

@@ -26,6 +26,7 @@ use hadoop_protos::yarn::{
 };
 use spindle_common::conf::keys;
 use spindle_common::{Configuration, ContainerId};
+use spindle_ipc::methods::container_management::SIGNAL_TO_CONTAINER;
 use spindle_nm::executor::{keys as ekeys, CgroupRoot, CgroupSettings};
 use spindle_nm::{exit_status, ContainerPhase};
 
@@ -500,8 +501,8 @@ async fn a_sigkilled_node_managers_containers_die_with_it_and_the_next_one_kills
             .parse()
             .expect("pid");
         let _: SignalContainerResponseProto = client
-            .call(
-                "signalToContainer",
+            .call_method(
+                &SIGNAL_TO_CONTAINER,
                 &SignalContainerRequestProto {
                     container_id: spindle_nm::wire::container_id_proto(&id),
                     command: SignalContainerCommandProto::OutputThreadDump as i32,
@@ -585,8 +586,8 @@ async fn a_node_manager_started_with_sigquit_ignored_still_signals_its_container
     let work = work_dir(tmp.path(), &id);
     wait_file(&work.join("ready"), WAIT).await;
     let _: SignalContainerResponseProto = client
-        .call(
-            "signalToContainer",
+        .call_method(
+            &SIGNAL_TO_CONTAINER,
             &SignalContainerRequestProto {
                 container_id: spindle_nm::wire::container_id_proto(&id),
                 command: SignalContainerCommandProto::OutputThreadDump as i32,

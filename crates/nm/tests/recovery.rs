@@ -24,6 +24,7 @@ use hadoop_protos::yarn::{
 };
 use spindle_common::conf::keys;
 use spindle_common::ContainerId;
+use spindle_ipc::methods::container_management::{SIGNAL_TO_CONTAINER, STOP_CONTAINERS};
 use spindle_nm::executor::{keys as ekeys, CgroupRoot, CgroupSettings};
 use spindle_nm::exit_status;
 
@@ -233,8 +234,8 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     // Stopped by its application master through the new NodeManager.
     let client = nm_client(&node, app_n, "alice").await;
     let resp: StopContainersResponseProto = client
-        .call(
-            "stopContainers",
+        .call_method(
+            &STOP_CONTAINERS,
             &StopContainersRequestProto {
                 container_id: vec![spindle_nm::wire::container_id_proto(&stopped)],
             },
@@ -251,8 +252,8 @@ async fn reacquires(bin: &Path, app_n: i32, extra: &[(&str, &str)]) {
     // Signalled through the new NodeManager (a thread dump), and still
     // watched: its own exit reaches the RM with its code.
     let _: SignalContainerResponseProto = client
-        .call(
-            "signalToContainer",
+        .call_method(
+            &SIGNAL_TO_CONTAINER,
             &SignalContainerRequestProto {
                 container_id: spindle_nm::wire::container_id_proto(&runs_on),
                 command: SignalContainerCommandProto::OutputThreadDump as i32,

@@ -15,12 +15,16 @@ use std::time::{Duration, Instant};
 use common::bind_tracker;
 use hadoop_protos::yarn::{
     MasterKeyProto, NodeActionProto, NodeHeartbeatRequestProto, NodeHeartbeatResponseProto,
-    RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto, ResourceProto,
-    StartContainersRequestProto, StartContainersResponseProto, UnRegisterNodeManagerRequestProto,
-    UnRegisterNodeManagerResponseProto,
+    RegisterNodeManagerRequestProto, RegisterNodeManagerResponseProto,
+    ResourceLocalizationRequestProto, ResourceProto, StartContainersRequestProto,
+    UnRegisterNodeManagerRequestProto, UnRegisterNodeManagerResponseProto,
 };
 use spindle_common::conf::keys;
 use spindle_common::{Configuration, Resource};
+use spindle_ipc::methods::container_management::{LOCALIZE, START_CONTAINERS};
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT, REGISTER_NODE_MANAGER, UN_REGISTER_NODE_MANAGER,
+};
 use spindle_ipc::yarn_conf::{Failover, RmRetry};
 use spindle_ipc::{
     class, protocols, ClientOptions, ConnectRetry, IpcClient, IpcError, RpcError, RpcServer,
@@ -109,22 +113,22 @@ impl FakeRm {
         };
         let (r1, r2, r3) = (rm.clone(), rm.clone(), rm.clone());
         let service = Service::new(protocols::RESOURCE_TRACKER)
-            .method(
-                "registerNodeManager",
+            .handle(
+                &REGISTER_NODE_MANAGER,
                 move |_ctx, req: RegisterNodeManagerRequestProto| {
                     let rm = r1.clone();
                     async move { rm.register(req) }
                 },
             )
-            .method(
-                "nodeHeartbeat",
+            .handle(
+                &NODE_HEARTBEAT,
                 move |_ctx, req: NodeHeartbeatRequestProto| {
                     let rm = r2.clone();
                     async move { Ok::<_, RpcError>(rm.heartbeat(req)) }
                 },
             )
-            .method(
-                "unRegisterNodeManager",
+            .handle(
+                &UN_REGISTER_NODE_MANAGER,
                 move |_ctx, req: UnRegisterNodeManagerRequestProto| {
                     let rm = r3.clone();
                     async move {
@@ -768,10 +772,7 @@ async fn container_methods_need_an_nm_token_or_are_unsupported() {
     .await
     .expect("connect to the container manager");
     let err = client
-        .call::<_, StartContainersResponseProto>(
-            "startContainers",
-            &StartContainersRequestProto::default(),
-        )
+        .call_method(&START_CONTAINERS, &StartContainersRequestProto::default())
         .await
         .expect_err("a SIMPLE caller has no NMToken");
     match &err {
@@ -785,14 +786,11 @@ async fn container_methods_need_an_nm_token_or_are_unsupported() {
         other => panic!("expected a remote YarnException, got {other:?}"),
     }
     let err = client
-        .call::<_, StartContainersResponseProto>(
-            "localize",
-            &StartContainersRequestProto::default(),
-        )
+        .call_method(&LOCALIZE, &ResourceLocalizationRequestProto::default())
         .await
         .expect_err("not served");
     match &err {
-        IpcError::Remote { message, .. } => assert!(message.contains("localize"), "{message}"),
+        IpcError::Remote { message, .. } => assert!(message.contains(LOCALIZE.name), "{message}"),
         other => panic!("expected a remote exception, got {other:?}"),
     }
     assert_eq!(nm.stop().await, NmExit::Stopped);

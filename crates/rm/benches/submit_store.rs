@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId};
+use spindle_ipc::methods::application_client::{
+    GET_CLUSTER_METRICS, GET_NEW_APPLICATION, SUBMIT_APPLICATION,
+};
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::store::{RedbStore, StateStore, StoreOp, StoredApp, StoredAttempt};
 use spindle_rm::ResourceManager;
@@ -36,7 +39,7 @@ async fn submitter(addr: String, n: usize) -> Result<Vec<Duration>, String> {
     let mut took = Vec::with_capacity(n);
     for i in 0..n + n / 10 {
         let new: pb::GetNewApplicationResponseProto = client
-            .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+            .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
             .await
             .map_err(|e| e.to_string())?;
         let ctx = pb::ApplicationSubmissionContextProto {
@@ -55,8 +58,8 @@ async fn submitter(addr: String, n: usize) -> Result<Vec<Duration>, String> {
         };
         let started = Instant::now();
         let _: pb::SubmitApplicationResponseProto = client
-            .call(
-                "submitApplication",
+            .call_method(
+                &SUBMIT_APPLICATION,
                 &pb::SubmitApplicationRequestProto {
                     application_submission_context: Some(ctx),
                 },
@@ -217,7 +220,7 @@ async fn restart(path: &std::path::Path, n: usize) -> Result<(), String> {
     .await
     .map_err(|e| e.to_string())?;
     let _: pb::GetClusterMetricsResponseProto = client
-        .call("getClusterMetrics", &pb::GetClusterMetricsRequestProto {})
+        .call_method(&GET_CLUSTER_METRICS, &pb::GetClusterMetricsRequestProto {})
         .await
         .map_err(|e| e.to_string())?;
     println!(

@@ -7,6 +7,8 @@
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
+use spindle_ipc::methods::application_client::UPDATE_APPLICATION_PRIORITY;
+use spindle_ipc::methods::resource_manager_administration::REFRESH_CLUSTER_MAX_PRIORITY;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
@@ -37,8 +39,8 @@ async fn update(
     priority: i32,
 ) -> Result<pb::UpdateApplicationPriorityResponseProto, spindle_ipc::IpcError> {
     client
-        .call(
-            "updateApplicationPriority",
+        .call_method(
+            &UPDATE_APPLICATION_PRIORITY,
             &pb::UpdateApplicationPriorityRequestProto {
                 application_id: app_id_to_pb(&id),
                 application_priority: pb::PriorityProto {
@@ -114,8 +116,8 @@ async fn refresh_cluster_max_priority_applies_the_new_maximum() {
     .expect("admin connection");
     let refresh = || async {
         admin
-            .call::<_, pb::RefreshClusterMaxPriorityResponseProto>(
-                "refreshClusterMaxPriority",
+            .call_method(
+                &REFRESH_CLUSTER_MAX_PRIORITY,
                 &pb::RefreshClusterMaxPriorityRequestProto::default(),
             )
             .await

@@ -10,6 +10,8 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
+use spindle_ipc::methods::application_client::{GET_APPLICATION_ATTEMPTS, GET_CLUSTER_NODES};
+use spindle_ipc::methods::resource_manager_administration::REFRESH_NODES;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
@@ -52,15 +54,15 @@ async fn refresh_nodes(admin: &IpcClient, graceful_timeout_s: Option<i32>) {
         sub_cluster_id: None,
     };
     let _: pb::RefreshNodesResponseProto = admin
-        .call("refreshNodes", &req)
+        .call_method(&REFRESH_NODES, &req)
         .await
         .expect("refreshNodes");
 }
 
 async fn node_state(client: &IpcClient, host: &str) -> Option<pb::NodeStateProto> {
     let resp: pb::GetClusterNodesResponseProto = client
-        .call(
-            "getClusterNodes",
+        .call_method(
+            &GET_CLUSTER_NODES,
             &pb::GetClusterNodesRequestProto::default(),
         )
         .await
@@ -77,8 +79,8 @@ async fn attempts(
     app: ApplicationId,
 ) -> Vec<pb::ApplicationAttemptReportProto> {
     let resp: pb::GetApplicationAttemptsResponseProto = client
-        .call(
-            "getApplicationAttempts",
+        .call_method(
+            &GET_APPLICATION_ATTEMPTS,
             &pb::GetApplicationAttemptsRequestProto {
                 application_id: Some(app_id_to_pb(&app)),
             },

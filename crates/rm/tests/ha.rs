@@ -12,8 +12,15 @@ use hadoop_protos::common as hc;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_ipc::client::ClientToken;
+use spindle_ipc::methods::application_client::{GET_APPLICATIONS, GET_NEW_APPLICATION};
+use spindle_ipc::methods::application_master::ALLOCATE;
+use spindle_ipc::methods::ha_service::{
+    GET_SERVICE_STATUS, MONITOR_HEALTH, TRANSITION_TO_ACTIVE, TRANSITION_TO_OBSERVER,
+    TRANSITION_TO_STANDBY,
+};
+use spindle_ipc::methods::resource_manager_administration::REFRESH_QUEUES;
 use spindle_ipc::{protocols, ClientOptions, IpcClient, IpcError};
-use spindle_rm::rpc::haservice::HA_SERVICE_PROTOCOL;
+
 use spindle_rm::{ResourceManager, ServiceState};
 
 mod common;
@@ -58,14 +65,14 @@ fn remote_class(e: &IpcError) -> Option<&str> {
 
 async fn new_app(client: &IpcClient) -> Result<pb::GetNewApplicationResponseProto, IpcError> {
     client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
 }
 
 async fn apps(client: &IpcClient) -> Vec<pb::ApplicationReportProto> {
     let r: pb::GetApplicationsResponseProto = client
-        .call(
-            "getApplications",
+        .call_method(
+            &GET_APPLICATIONS,
             &pb::GetApplicationsRequestProto::default(),
         )
         .await
@@ -75,7 +82,7 @@ async fn apps(client: &IpcClient) -> Vec<pb::ApplicationReportProto> {
 
 async fn status(admin: &IpcClient) -> hc::HaServiceStateProto {
     let r: hc::GetServiceStatusResponseProto = admin
-        .call("getServiceStatus", &hc::GetServiceStatusRequestProto {})
+        .call_method(&GET_SERVICE_STATUS, &hc::GetServiceStatusRequestProto {})
         .await
         .expect("status");
     hc::HaServiceStateProto::try_from(r.state).expect("a state")
@@ -89,8 +96,8 @@ fn req_info(source: hc::HaRequestSource) -> hc::HaStateChangeRequestInfoProto {
 
 async fn to_active(admin: &IpcClient, source: hc::HaRequestSource) -> Result<(), IpcError> {
     admin
-        .call::<_, hc::TransitionToActiveResponseProto>(
-            "transitionToActive",
+        .call_method(
+            &TRANSITION_TO_ACTIVE,
             &hc::TransitionToActiveRequestProto {
                 req_info: req_info(source),
             },
@@ -101,8 +108,8 @@ async fn to_active(admin: &IpcClient, source: hc::HaRequestSource) -> Result<(),
 
 async fn to_standby(admin: &IpcClient, source: hc::HaRequestSource) -> Result<(), IpcError> {
     admin
-        .call::<_, hc::TransitionToStandbyResponseProto>(
-            "transitionToStandby",
+        .call_method(
+            &TRANSITION_TO_STANDBY,
             &hc::TransitionToStandbyRequestProto {
                 req_info: req_info(source),
             },
@@ -148,10 +155,7 @@ async fn standby_refuses_active_serves_and_stepping_down_hands_the_store_over() 
         .await;
         let am_err = match am {
             Ok(c) => c
-                .call::<_, pb::AllocateResponseProto>(
-                    "allocate",
-                    &pb::AllocateRequestProto::default(),
-                )
+                .call_method(&ALLOCATE, &pb::AllocateRequestProto::default())
                 .await
                 .map(|_| ())
                 .expect_err("a standby serves no AM"),
@@ -166,16 +170,13 @@ async fn standby_refuses_active_serves_and_stepping_down_hands_the_store_over() 
         )
         .await;
         let refresh = rmadmin
-            .call::<_, pb::RefreshQueuesResponseProto>(
-                "refreshQueues",
-                &pb::RefreshQueuesRequestProto::default(),
-            )
+            .call_method(&REFRESH_QUEUES, &pb::RefreshQueuesRequestProto::default())
             .await
             .expect_err("a standby refreshes nothing");
         assert_eq!(remote_class(&refresh), Some(STANDBY), "{refresh}");
 
         // HAServiceProtocol on the admin port.
-        let ha1 = connect(rm1.addresses().admin, HA_SERVICE_PROTOCOL).await;
+        let ha1 = connect(rm1.addresses().admin, protocols::HA_SERVICE).await;
         assert_eq!(status(&ha1).await, hc::HaServiceStateProto::Standby);
         to_active(&ha1, hc::HaRequestSource::RequestByUser)
             .await
@@ -252,7 +253,7 @@ async fn automatic_failover_refuses_manual_transitions_unless_forced() {
         let mut c = conf(&store, "rm1", true);
         c.set("yarn.resourcemanager.ha.automatic-failover.embedded", "false");
         let rm = ResourceManager::start(&c, None).await.expect("rm starts");
-        let ha = connect(rm.addresses().admin, HA_SERVICE_PROTOCOL).await;
+        let ha = connect(rm.addresses().admin, protocols::HA_SERVICE).await;
         let refused = to_active(&ha, hc::HaRequestSource::RequestByUser)
             .await
             .expect_err("manual failover refused");
@@ -273,12 +274,12 @@ async fn automatic_failover_refuses_manual_transitions_unless_forced() {
             .expect("forced");
         assert_eq!(rm.service_state(), ServiceState::Active);
         let _: hc::MonitorHealthResponseProto = ha
-            .call("monitorHealth", &hc::MonitorHealthRequestProto {})
+            .call_method(&MONITOR_HEALTH, &hc::MonitorHealthRequestProto {})
             .await
             .expect("healthy");
         let observer = ha
-            .call::<_, hc::TransitionToObserverResponseProto>(
-                "transitionToObserver",
+            .call_method(
+                &TRANSITION_TO_OBSERVER,
                 &hc::TransitionToObserverRequestProto {
                     req_info: req_info(hc::HaRequestSource::RequestByUserForced),
                 },
@@ -309,12 +310,9 @@ async fn without_ha_the_rm_is_active_and_has_no_ha_protocol() {
         }
         let rm = ResourceManager::start(&c, None).await.expect("rm starts");
         assert_eq!(rm.service_state(), ServiceState::Active);
-        let ha = connect(rm.addresses().admin, HA_SERVICE_PROTOCOL).await;
+        let ha = connect(rm.addresses().admin, protocols::HA_SERVICE).await;
         let err = ha
-            .call::<_, hc::GetServiceStatusResponseProto>(
-                "getServiceStatus",
-                &hc::GetServiceStatusRequestProto {},
-            )
+            .call_method(&GET_SERVICE_STATUS, &hc::GetServiceStatusRequestProto {})
             .await
             .expect_err("no HA protocol");
         assert_eq!(

@@ -11,6 +11,7 @@ use std::time::Duration;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_integration::{ZooKeeperJars, ZooKeeperServer};
+use spindle_ipc::methods::application_client::GET_APPLICATIONS;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::{ResourceManager, ServiceState};
 
@@ -54,8 +55,8 @@ async fn client(rm: &ResourceManager) -> IpcClient {
 async fn app_count(rm: &ResourceManager) -> usize {
     let apps: pb::GetApplicationsResponseProto = client(rm)
         .await
-        .call(
-            "getApplications",
+        .call_method(
+            &GET_APPLICATIONS,
             &pb::GetApplicationsRequestProto::default(),
         )
         .await

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
+use spindle_ipc::methods::application_client::{
+    GET_APPLICATIONS, GET_NEW_APPLICATION, SUBMIT_APPLICATION,
+};
 use spindle_ipc::{protocols, ClientOptions, IpcClient, IpcError};
 use spindle_rm::{ResourceManager, ServiceState};
 
@@ -32,7 +35,7 @@ fn set_file_size_limit(bytes: Option<u64>) {
 
 async fn submit(client: &IpcClient, n: usize) -> Result<(), IpcError> {
     let new: pb::GetNewApplicationResponseProto = client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await?;
     let ctx = pb::ApplicationSubmissionContextProto {
         application_id: new.application_id,
@@ -46,8 +49,8 @@ async fn submit(client: &IpcClient, n: usize) -> Result<(), IpcError> {
         ..Default::default()
     };
     client
-        .call::<_, pb::SubmitApplicationResponseProto>(
-            "submitApplication",
+        .call_method(
+            &SUBMIT_APPLICATION,
             &pb::SubmitApplicationRequestProto {
                 application_submission_context: Some(ctx),
             },
@@ -117,10 +120,7 @@ async fn a_failed_store_write_makes_an_ha_rm_step_down() {
             .await
             .expect("the RM steps down");
         let err = client
-            .call::<_, pb::GetNewApplicationResponseProto>(
-                "getNewApplication",
-                &pb::GetNewApplicationRequestProto {},
-            )
+            .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
             .await
             .expect_err("a standby serves nothing");
         assert!(err.to_string().contains("StandbyException"), "{err}");
@@ -129,8 +129,8 @@ async fn a_failed_store_write_makes_an_ha_rm_step_down() {
         // every acknowledged submission.
         rm.transition_to_active().await.expect("active again");
         let listed: pb::GetApplicationsResponseProto = client
-            .call(
-                "getApplications",
+            .call_method(
+                &GET_APPLICATIONS,
                 &pb::GetApplicationsRequestProto::default(),
             )
             .await

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
+use spindle_ipc::methods::application_master::FINISH_APPLICATION_MASTER;
+use spindle_ipc::methods::resource_tracker::NODE_HEARTBEAT;
 use spindle_ipc::IpcClient;
 use spindle_rm::ResourceManager;
 
@@ -29,8 +31,8 @@ async fn status(client: &IpcClient, app: ApplicationId) -> Option<Status> {
 async fn heartbeat_reporting(nm: &mut FakeNm, reports: &[(ApplicationId, Status, &str)]) {
     let resp: pb::NodeHeartbeatResponseProto = nm
         .client
-        .call(
-            "nodeHeartbeat",
+        .call_method(
+            &NODE_HEARTBEAT,
             &pb::NodeHeartbeatRequestProto {
                 node_status: Some(pb::NodeStatusProto {
                     node_id: Some(nm.node.clone()),
@@ -89,8 +91,8 @@ async fn ended_app_on(rm: &ResourceManager, alice: &IpcClient, nm: &mut FakeNm) 
     );
     assert_eq!(status(alice, app).await, Some(Status::LogNotStart));
     let done: pb::FinishApplicationMasterResponseProto = am
-        .call(
-            "finishApplicationMaster",
+        .call_method(
+            &FINISH_APPLICATION_MASTER,
             &pb::FinishApplicationMasterRequestProto {
                 diagnostics: Some(String::new()),
                 tracking_url: Some(String::new()),

@@ -15,6 +15,7 @@ use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
 use spindle_integration::{HadoopClients, HadoopConf, HdfsJars, HdfsServer};
+use spindle_ipc::methods::application_client::FORCE_KILL_APPLICATION;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
@@ -103,8 +104,8 @@ async fn client(rm: &ResourceManager) -> IpcClient {
 
 async fn kill(client: &IpcClient, id: ApplicationId) {
     let _: pb::KillApplicationResponseProto = client
-        .call(
-            "forceKillApplication",
+        .call_method(
+            &FORCE_KILL_APPLICATION,
             &pb::KillApplicationRequestProto {
                 application_id: Some(app_id_to_pb(&id)),
                 diagnostics: None,

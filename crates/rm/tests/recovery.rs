@@ -13,6 +13,11 @@ use spindle_common::proto::{app_id_to_pb, container_id_to_pb};
 use spindle_common::resource::Resource;
 use spindle_common::security::Token;
 use spindle_ipc::client::ClientToken;
+use spindle_ipc::methods::application_client::{
+    FORCE_KILL_APPLICATION, GET_APPLICATIONS, GET_NEW_APPLICATION, GET_QUEUE_INFO,
+    SUBMIT_APPLICATION,
+};
+use spindle_ipc::methods::application_master::ALLOCATE;
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
@@ -65,8 +70,8 @@ fn attempt_no(r: &pb::ApplicationReportProto) -> Option<i32> {
 
 async fn kill(client: &IpcClient, id: ApplicationId) {
     let _: pb::KillApplicationResponseProto = client
-        .call(
-            "forceKillApplication",
+        .call_method(
+            &FORCE_KILL_APPLICATION,
             &pb::KillApplicationRequestProto {
                 application_id: Some(app_id_to_pb(&id)),
                 diagnostics: None,
@@ -78,8 +83,8 @@ async fn kill(client: &IpcClient, id: ApplicationId) {
 
 async fn all_apps(client: &IpcClient) -> Vec<pb::ApplicationReportProto> {
     let r: pb::GetApplicationsResponseProto = client
-        .call(
-            "getApplications",
+        .call_method(
+            &GET_APPLICATIONS,
             &pb::GetApplicationsRequestProto::default(),
         )
         .await
@@ -100,8 +105,8 @@ async fn am_connect(rm: &ResourceManager, token: &Token) -> Result<IpcClient, St
         .map_err(|e| e.to_string())?;
     // A call proves the connection was accepted.
     client
-        .call::<_, pb::AllocateResponseProto>(
-            "allocate",
+        .call_method(
+            &ALLOCATE,
             &pb::AllocateRequestProto {
                 response_id: Some(0),
                 ..Default::default()
@@ -470,12 +475,12 @@ fn an_rm_whose_zookeeper_store_was_taken_over_stops_acknowledging_changes() {
             .expect("second RM");
         assert_eq!(new.epoch(), Some(1));
         let new_app: pb::GetNewApplicationResponseProto = old_client
-            .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+            .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
             .await
             .expect("a new id (nothing stored yet)");
         let refused: Result<pb::SubmitApplicationResponseProto, _> = old_client
-            .call(
-                "submitApplication",
+            .call_method(
+                &SUBMIT_APPLICATION,
                 &pb::SubmitApplicationRequestProto {
                     application_submission_context: Some(pb::ApplicationSubmissionContextProto {
                         application_id: new_app.application_id,
@@ -537,8 +542,8 @@ async fn usage(client: &IpcClient, app: ApplicationId) -> (i64, i32, f32) {
     let r = report(client, app).await;
     let u = r.app_resource_usage.unwrap_or_default();
     let queue: pb::GetQueueInfoResponseProto = client
-        .call(
-            "getQueueInfo",
+        .call_method(
+            &GET_QUEUE_INFO,
             &pb::GetQueueInfoRequestProto {
                 queue_name: Some("default".into()),
                 ..Default::default()

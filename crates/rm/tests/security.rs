@@ -9,6 +9,8 @@ use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::security::{AmRmTokenIdentifier, Token};
 use spindle_ipc::client::ClientToken;
+use spindle_ipc::methods::application_client::{GET_APPLICATION_REPORT, GET_CLUSTER_METRICS};
+use spindle_ipc::methods::application_master::{ALLOCATE, REGISTER_APPLICATION_MASTER};
 use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
 use spindle_rm::ResourceManager;
 
@@ -54,8 +56,8 @@ async fn register(
     client: &IpcClient,
 ) -> Result<pb::RegisterApplicationMasterResponseProto, IpcError> {
     client
-        .call(
-            "registerApplicationMaster",
+        .call_method(
+            &REGISTER_APPLICATION_MASTER,
             &pb::RegisterApplicationMasterRequestProto {
                 host: Some("am".into()),
                 rpc_port: Some(1),
@@ -124,8 +126,8 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
         let resp = register(&good).await.expect("register");
         assert_eq!(resp.queue.as_deref(), Some("default"));
         let report: pb::GetApplicationReportResponseProto = client
-            .call(
-                "getApplicationReport",
+            .call_method(
+                &GET_APPLICATION_REPORT,
                 &pb::GetApplicationReportRequestProto {
                     application_id: Some(pb::ApplicationIdProto {
                         id: Some(app_b.id),
@@ -146,8 +148,8 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
 
         // Allocate without the right response id is refused; with it, it works.
         let bad: Result<pb::AllocateResponseProto, _> = good
-            .call(
-                "allocate",
+            .call_method(
+                &ALLOCATE,
                 &pb::AllocateRequestProto {
                     response_id: Some(5),
                     ..Default::default()
@@ -161,8 +163,8 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
             Some(class::INVALID_APPLICATION_MASTER_REQUEST)
         );
         let ok: pb::AllocateResponseProto = good
-            .call(
-                "allocate",
+            .call_method(
+                &ALLOCATE,
                 &pb::AllocateRequestProto {
                     response_id: Some(0),
                     ..Default::default()
@@ -173,7 +175,7 @@ async fn scheduler_port_accepts_only_genuine_current_amrm_tokens() {
         assert_eq!(ok.response_id, Some(1));
         // The client port kept serving throughout.
         let _: pb::GetClusterMetricsResponseProto = client
-            .call("getClusterMetrics", &pb::GetClusterMetricsRequestProto {})
+            .call_method(&GET_CLUSTER_METRICS, &pb::GetClusterMetricsRequestProto {})
             .await
             .expect("still served");
     })

@@ -9,6 +9,12 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::security::AmRmTokenIdentifier;
+use spindle_ipc::methods::application_client::{
+    GET_APPLICATIONS, GET_APPLICATION_ATTEMPTS, GET_APPLICATION_ATTEMPT_REPORT,
+};
+use spindle_ipc::methods::application_master::{
+    ALLOCATE, FINISH_APPLICATION_MASTER, REGISTER_APPLICATION_MASTER,
+};
 use spindle_ipc::{protocols, ClientOptions, IpcClient};
 use spindle_rm::ResourceManager;
 
@@ -54,8 +60,8 @@ async fn attempt_state(
     attempt: ApplicationAttemptId,
 ) -> Option<pb::YarnApplicationAttemptStateProto> {
     let resp: pb::GetApplicationAttemptReportResponseProto = client
-        .call(
-            "getApplicationAttemptReport",
+        .call_method(
+            &GET_APPLICATION_ATTEMPT_REPORT,
             &pb::GetApplicationAttemptReportRequestProto {
                 application_attempt_id: Some(pb::ApplicationAttemptIdProto {
                     application_id: Some(app_id_to_pb(&attempt.app)),
@@ -76,8 +82,8 @@ async fn allocate(
     asks: Vec<pb::ResourceRequestProto>,
     release: Vec<pb::ContainerIdProto>,
 ) -> pb::AllocateResponseProto {
-    am.call(
-        "allocate",
+    am.call_method(
+        &ALLOCATE,
         &pb::AllocateRequestProto {
             ask: asks,
             release,
@@ -124,8 +130,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         let other_view = report(&bob, app).await;
         assert_eq!(other_view.am_rm_token, None);
         let listing: pb::GetApplicationsResponseProto = bob
-            .call(
-                "getApplications",
+            .call_method(
+                &GET_APPLICATIONS,
                 &pb::GetApplicationsRequestProto::default(),
             )
             .await
@@ -133,8 +139,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         assert_eq!(listing.applications.len(), 1);
         assert_eq!(listing.applications[0].am_rm_token, None);
         let owner_listing: pb::GetApplicationsResponseProto = alice
-            .call(
-                "getApplications",
+            .call_method(
+                &GET_APPLICATIONS,
                 &pb::GetApplicationsRequestProto::default(),
             )
             .await
@@ -145,8 +151,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         // carrying the token (it is only offered while LAUNCHED).
         let am = am_client(&rm, &token).await;
         let reg: pb::RegisterApplicationMasterResponseProto = am
-            .call(
-                "registerApplicationMaster",
+            .call_method(
+                &REGISTER_APPLICATION_MASTER,
                 &pb::RegisterApplicationMasterRequestProto {
                     host: Some("launcher-host".into()),
                     rpc_port: Some(-1),
@@ -196,8 +202,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
         let usage = report(&alice, app).await.app_resource_usage.expect("usage");
         assert_eq!(usage.num_used_containers, Some(2));
         let attempts: pb::GetApplicationAttemptsResponseProto = alice
-            .call(
-                "getApplicationAttempts",
+            .call_method(
+                &GET_APPLICATION_ATTEMPTS,
                 &pb::GetApplicationAttemptsRequestProto {
                     application_id: Some(app_id_to_pb(&app)),
                 },
@@ -222,8 +228,8 @@ async fn an_unmanaged_am_runs_with_the_token_from_its_report() {
 
         // Unregister: the attempt and the application end at once, FINISHED.
         let done: pb::FinishApplicationMasterResponseProto = am
-            .call(
-                "finishApplicationMaster",
+            .call_method(
+                &FINISH_APPLICATION_MASTER,
                 &pb::FinishApplicationMasterRequestProto {
                     diagnostics: Some("all done".into()),
                     tracking_url: Some(String::new()),
@@ -306,8 +312,8 @@ async fn a_silent_unmanaged_am_fails_its_application_without_a_retry() {
         assert_eq!(failed.am_rm_token, None);
         // No second attempt, whatever the maximum.
         let attempts: pb::GetApplicationAttemptsResponseProto = alice
-            .call(
-                "getApplicationAttempts",
+            .call_method(
+                &GET_APPLICATION_ATTEMPTS,
                 &pb::GetApplicationAttemptsRequestProto {
                     application_id: Some(app_id_to_pb(&app)),
                 },

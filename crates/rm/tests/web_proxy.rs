@@ -15,6 +15,10 @@ use axum::Router;
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
+use spindle_ipc::methods::application_client::FORCE_KILL_APPLICATION;
+use spindle_ipc::methods::application_master::{
+    FINISH_APPLICATION_MASTER, REGISTER_APPLICATION_MASTER,
+};
 use spindle_ipc::IpcClient;
 use spindle_rm::web_host::resolved_host_port;
 use spindle_rm::ResourceManager;
@@ -34,8 +38,8 @@ async fn registered(
     let token = report(client, app).await.am_rm_token.expect("token");
     let am = am_client(rm, &token).await;
     let _: pb::RegisterApplicationMasterResponseProto = am
-        .call(
-            "registerApplicationMaster",
+        .call_method(
+            &REGISTER_APPLICATION_MASTER,
             &pb::RegisterApplicationMasterRequestProto {
                 host: Some("127.0.0.1".into()),
                 rpc_port: Some(-1),
@@ -50,8 +54,8 @@ async fn registered(
 
 async fn finish(am: &IpcClient, final_url: &str) {
     let _: pb::FinishApplicationMasterResponseProto = am
-        .call(
-            "finishApplicationMaster",
+        .call_method(
+            &FINISH_APPLICATION_MASTER,
             &pb::FinishApplicationMasterRequestProto {
                 diagnostics: None,
                 tracking_url: Some(final_url.into()),
@@ -352,8 +356,8 @@ async fn apps_without_a_running_am_are_redirected_as_hadoop_does() {
     // Killed: the attempt's URLs are the RM's application page.
     let (killed, _am) = registered(&rm, &alice, &format!("http://{ui}")).await;
     let _: pb::KillApplicationResponseProto = alice
-        .call(
-            "forceKillApplication",
+        .call_method(
+            &FORCE_KILL_APPLICATION,
             &pb::KillApplicationRequestProto {
                 application_id: Some(app_id_to_pb(&killed)),
                 diagnostics: None,

@@ -31,6 +31,9 @@ use spindle_common::{
     ApplicationAttemptId, ApplicationId, Configuration, ContainerId, NodeId, Resource,
 };
 use spindle_ipc::client::ClientToken;
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT, REGISTER_NODE_MANAGER, UN_REGISTER_NODE_MANAGER,
+};
 use spindle_ipc::{protocols, ClientOptions, RpcError, RpcServer, ServerConfig, Service};
 use spindle_nm::{
     ContainerPhase, ContainerReport, ContainerTokenIdentifier, MasterKey, NmConfig, NmTokenCaller,
@@ -139,22 +142,22 @@ impl FakeRm {
         };
         let (r1, r2) = (rm.clone(), rm.clone());
         let service = Service::new(protocols::RESOURCE_TRACKER)
-            .method(
-                "registerNodeManager",
+            .handle(
+                &REGISTER_NODE_MANAGER,
                 move |_ctx, req: RegisterNodeManagerRequestProto| {
                     let rm = r1.clone();
                     async move { Ok::<_, RpcError>(rm.register(req)) }
                 },
             )
-            .method(
-                "nodeHeartbeat",
+            .handle(
+                &NODE_HEARTBEAT,
                 move |_ctx, req: NodeHeartbeatRequestProto| {
                     let rm = r2.clone();
                     async move { Ok::<_, RpcError>(rm.heartbeat(req)) }
                 },
             )
-            .method(
-                "unRegisterNodeManager",
+            .handle(
+                &UN_REGISTER_NODE_MANAGER,
                 |_ctx, _req: UnRegisterNodeManagerRequestProto| async {
                     Ok::<_, RpcError>(UnRegisterNodeManagerResponseProto {})
                 },

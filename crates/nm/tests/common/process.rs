@@ -10,6 +10,7 @@ use hadoop_protos::yarn::{
     StartContainersResponseProto,
 };
 use spindle_common::{ContainerId, NodeId};
+use spindle_ipc::methods::container_management::START_CONTAINERS;
 use spindle_ipc::IpcClient;
 
 use super::{
@@ -142,8 +143,8 @@ pub async fn start_clc_over_ipc(
     launch: ContainerLaunchContextProto,
 ) {
     let resp: StartContainersResponseProto = client
-        .call(
-            "startContainers",
+        .call_method(
+            &START_CONTAINERS,
             &StartContainersRequestProto {
                 start_container_request: vec![StartContainerRequestProto {
                     container_launch_context: Some(launch),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::text::escaped;
+use spindle_ipc::methods::resource_manager_administration as admin;
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
@@ -31,47 +32,55 @@ const NODE_LABELS_DISABLED: &str =
 pub fn service(ctx: Arc<RmContext>) -> Service {
     Service::new(protocols::RESOURCE_MANAGER_ADMINISTRATION)
         .with_state(ctx)
-        .method("refreshQueues", refresh_queues)
-        .method("refreshNodes", refresh_nodes)
-        .method("refreshAdminAcls", refresh_admin_acls)
-        .method(
-            "refreshSuperUserGroupsConfiguration",
+        .handle(&admin::REFRESH_QUEUES, refresh_queues)
+        .handle(&admin::REFRESH_NODES, refresh_nodes)
+        .handle(&admin::REFRESH_ADMIN_ACLS, refresh_admin_acls)
+        .handle(
+            &admin::REFRESH_SUPER_USER_GROUPS_CONFIGURATION,
             refresh_super_user_groups_configuration,
         )
-        .method(
-            "refreshUserToGroupsMappings",
+        .handle(
+            &admin::REFRESH_USER_TO_GROUPS_MAPPINGS,
             refresh_user_to_groups_mappings,
         )
-        .method("refreshServiceAcls", refresh_service_acls)
-        .method("refreshClusterMaxPriority", refresh_cluster_max_priority)
-        .method(
-            "checkForDecommissioningNodes",
+        .handle(&admin::REFRESH_SERVICE_ACLS, refresh_service_acls)
+        .handle(
+            &admin::REFRESH_CLUSTER_MAX_PRIORITY,
+            refresh_cluster_max_priority,
+        )
+        .handle(
+            &admin::CHECK_FOR_DECOMMISSIONING_NODES,
             check_for_decommissioning_nodes,
         )
-        .method("updateNodeResource", update_node_resource)
-        .method("getGroupsForUser", get_groups_for_user)
-        .method("addToClusterNodeLabels", add_to_cluster_node_labels)
-        .method(
-            "removeFromClusterNodeLabels",
+        .handle(&admin::UPDATE_NODE_RESOURCE, update_node_resource)
+        .handle(&admin::GET_GROUPS_FOR_USER, get_groups_for_user)
+        .handle(
+            &admin::ADD_TO_CLUSTER_NODE_LABELS,
+            add_to_cluster_node_labels,
+        )
+        .handle(
+            &admin::REMOVE_FROM_CLUSTER_NODE_LABELS,
             remove_from_cluster_node_labels,
         )
-        .method("replaceLabelsOnNodes", replace_labels_on_nodes)
+        .handle(&admin::REPLACE_LABELS_ON_NODES, replace_labels_on_nodes)
         .unsupported(&[
-            "refreshNodesResources",
-            "mapAttributesToNodes",
-            "deregisterSubCluster",
-            "saveFederationQueuePolicy",
-            "batchSaveFederationQueuePolicies",
-            "listFederationQueuePolicies",
-            "deleteFederationApplication",
-            "getFederationSubClusters",
-            "deleteFederationPoliciesByQueues",
+            admin::REFRESH_NODES_RESOURCES.name,
+            admin::MAP_ATTRIBUTES_TO_NODES.name,
+            admin::DEREGISTER_SUB_CLUSTER.name,
+            admin::SAVE_FEDERATION_QUEUE_POLICY.name,
+            admin::BATCH_SAVE_FEDERATION_QUEUE_POLICIES.name,
+            admin::LIST_FEDERATION_QUEUE_POLICIES.name,
+            admin::DELETE_FEDERATION_APPLICATION.name,
+            admin::GET_FEDERATION_SUB_CLUSTERS.name,
+            admin::DELETE_FEDERATION_POLICIES_BY_QUEUES.name,
         ])
         .into()
 }
 
-/// Checks the caller against `yarn.admin.acl`; `op` names the method in the
-/// refusal. A standby checks the ACL it keeps while no state exists.
+/// Checks the caller against `yarn.admin.acl`; `op` names the operation in
+/// the refusal, as Hadoop's `AdminService` names it (the method's name, but
+/// `getServiceState` for `getServiceStatus`). A standby checks the ACL it
+/// keeps while no state exists.
 pub(crate) async fn authorize(
     ctx: &RmContext,
     call: &CallContext,
@@ -130,7 +139,7 @@ async fn refresh_queues(
     call: CallContext,
     _req: pb::RefreshQueuesRequestProto,
 ) -> Result<pb::RefreshQueuesResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshQueues").await?;
+    authorize(&ctx, &call, admin::REFRESH_QUEUES.name).await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let dir = ctx.conf_dir.clone();
@@ -158,7 +167,7 @@ async fn refresh_nodes(
     call: CallContext,
     req: pb::RefreshNodesRequestProto,
 ) -> Result<pb::RefreshNodesResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshNodes").await?;
+    authorize(&ctx, &call, admin::REFRESH_NODES.name).await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let files = HostFiles::from_conf(&conf);
@@ -185,7 +194,7 @@ async fn refresh_admin_acls(
     call: CallContext,
     _req: pb::RefreshAdminAclsRequestProto,
 ) -> Result<pb::RefreshAdminAclsResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshAdminAcls").await?;
+    authorize(&ctx, &call, admin::REFRESH_ADMIN_ACLS.name).await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let acl = admin_acl(
@@ -205,7 +214,12 @@ async fn refresh_super_user_groups_configuration(
     call: CallContext,
     _req: pb::RefreshSuperUserGroupsConfigurationRequestProto,
 ) -> Result<pb::RefreshSuperUserGroupsConfigurationResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshSuperUserGroupsConfiguration").await?;
+    authorize(
+        &ctx,
+        &call,
+        admin::REFRESH_SUPER_USER_GROUPS_CONFIGURATION.name,
+    )
+    .await?;
     check_active(&ctx)?;
     reload_conf(&ctx).await?;
     Ok(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
@@ -216,7 +230,7 @@ async fn refresh_user_to_groups_mappings(
     call: CallContext,
     _req: pb::RefreshUserToGroupsMappingsRequestProto,
 ) -> Result<pb::RefreshUserToGroupsMappingsResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshUserToGroupsMappings").await?;
+    authorize(&ctx, &call, admin::REFRESH_USER_TO_GROUPS_MAPPINGS.name).await?;
     check_active(&ctx)?;
     reload_conf(&ctx).await?;
     ctx.groups.clear();
@@ -228,7 +242,7 @@ async fn refresh_service_acls(
     call: CallContext,
     _req: pb::RefreshServiceAclsRequestProto,
 ) -> Result<pb::RefreshServiceAclsResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshServiceAcls").await?;
+    authorize(&ctx, &call, admin::REFRESH_SERVICE_ACLS.name).await?;
     check_active(&ctx)?;
     reload_conf(&ctx).await?;
     Ok(pb::RefreshServiceAclsResponseProto {})
@@ -239,7 +253,7 @@ async fn refresh_cluster_max_priority(
     call: CallContext,
     _req: pb::RefreshClusterMaxPriorityRequestProto,
 ) -> Result<pb::RefreshClusterMaxPriorityResponseProto, RpcError> {
-    authorize(&ctx, &call, "refreshClusterMaxPriority").await?;
+    authorize(&ctx, &call, admin::REFRESH_CLUSTER_MAX_PRIORITY.name).await?;
     check_active(&ctx)?;
     let conf = reload_conf(&ctx).await?;
     let max_priority = crate::model::limits::max_application_priority(&conf)
@@ -256,7 +270,7 @@ async fn check_for_decommissioning_nodes(
     call: CallContext,
     _req: pb::CheckForDecommissioningNodesRequestProto,
 ) -> Result<pb::CheckForDecommissioningNodesResponseProto, RpcError> {
-    authorize(&ctx, &call, "checkForDecommissioningNodes").await?;
+    authorize(&ctx, &call, admin::CHECK_FOR_DECOMMISSIONING_NODES.name).await?;
     let nodes = ctx.core.query(|s| s.decommissioning_nodes()).await?;
     Ok(pb::CheckForDecommissioningNodesResponseProto {
         decommissioning_nodes: nodes.iter().map(node_id_to_pb).collect(),
@@ -268,7 +282,7 @@ async fn update_node_resource(
     call: CallContext,
     req: pb::UpdateNodeResourceRequestProto,
 ) -> Result<pb::UpdateNodeResourceResponseProto, RpcError> {
-    authorize(&ctx, &call, "updateNodeResource").await?;
+    authorize(&ctx, &call, admin::UPDATE_NODE_RESOURCE.name).await?;
     let mut nodes = Vec::new();
     for entry in &req.node_resource_map {
         let id = node_id_from_pb(entry.node_id.as_ref())?;

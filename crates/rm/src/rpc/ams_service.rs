@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::security::AmRmTokenIdentifier;
+use spindle_ipc::methods::application_master::{
+    ALLOCATE, FINISH_APPLICATION_MASTER, REGISTER_APPLICATION_MASTER,
+};
 use spindle_ipc::{class, protocols, AuthMethod, CallContext, RpcError, Service};
 use spindle_scheduler::{ResourceAsk, ANY};
 
@@ -25,9 +28,9 @@ use crate::state::command::{Allocate, FinishApplicationMaster, RegisterApplicati
 pub fn service(ctx: Arc<RmContext>) -> Service {
     Service::new(protocols::APPLICATION_MASTER)
         .with_state(ctx)
-        .method("registerApplicationMaster", register_application_master)
-        .method("allocate", allocate)
-        .method("finishApplicationMaster", finish_application_master)
+        .handle(&REGISTER_APPLICATION_MASTER, register_application_master)
+        .handle(&ALLOCATE, allocate)
+        .handle(&FINISH_APPLICATION_MASTER, finish_application_master)
         .into()
 }
 

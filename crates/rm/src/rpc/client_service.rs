@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use prost::Message;
+use spindle_ipc::methods::application_client as ac;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
 use tracing::warn;
@@ -30,52 +31,61 @@ use crate::state::command::{
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
-    "getDelegationToken",
-    "renewDelegationToken",
-    "cancelDelegationToken",
-    "getNewReservation",
-    "submitReservation",
-    "updateReservation",
-    "deleteReservation",
-    "listReservations",
-    "getResourceProfiles",
-    "getResourceProfile",
+    ac::GET_DELEGATION_TOKEN.name,
+    ac::RENEW_DELEGATION_TOKEN.name,
+    ac::CANCEL_DELEGATION_TOKEN.name,
+    ac::GET_NEW_RESERVATION.name,
+    ac::SUBMIT_RESERVATION.name,
+    ac::UPDATE_RESERVATION.name,
+    ac::DELETE_RESERVATION.name,
+    ac::LIST_RESERVATIONS.name,
+    ac::GET_RESOURCE_PROFILES.name,
+    ac::GET_RESOURCE_PROFILE.name,
 ];
 
 pub fn service(ctx: Arc<RmContext>) -> Service {
     Service::new(protocols::APPLICATION_CLIENT)
         .with_state(ctx)
-        .method("getNewApplication", get_new_application)
-        .method("submitApplication", submit_application)
-        .method("getApplicationReport", get_application_report)
-        .method("forceKillApplication", force_kill_application)
-        .method("updateApplicationPriority", update_application_priority)
-        .method(
-            "moveApplicationAcrossQueues",
+        .handle(&ac::GET_NEW_APPLICATION, get_new_application)
+        .handle(&ac::SUBMIT_APPLICATION, submit_application)
+        .handle(&ac::GET_APPLICATION_REPORT, get_application_report)
+        .handle(&ac::FORCE_KILL_APPLICATION, force_kill_application)
+        .handle(
+            &ac::UPDATE_APPLICATION_PRIORITY,
+            update_application_priority,
+        )
+        .handle(
+            &ac::MOVE_APPLICATION_ACROSS_QUEUES,
             move_application_across_queues,
         )
-        .method("updateApplicationTimeouts", update_application_timeouts)
-        .method("signalToContainer", signal_to_container)
-        .method("failApplicationAttempt", fail_application_attempt)
-        .method("getApplications", get_applications)
-        .method("getClusterMetrics", get_cluster_metrics)
-        .method("getClusterNodes", get_cluster_nodes)
-        .method("getQueueInfo", get_queue_info)
-        .method("getQueueUserAcls", get_queue_user_acls)
-        .method("getApplicationAttempts", get_application_attempts)
-        .method(
-            "getApplicationAttemptReport",
+        .handle(
+            &ac::UPDATE_APPLICATION_TIMEOUTS,
+            update_application_timeouts,
+        )
+        .handle(&ac::SIGNAL_TO_CONTAINER, signal_to_container)
+        .handle(&ac::FAIL_APPLICATION_ATTEMPT, fail_application_attempt)
+        .handle(&ac::GET_APPLICATIONS, get_applications)
+        .handle(&ac::GET_CLUSTER_METRICS, get_cluster_metrics)
+        .handle(&ac::GET_CLUSTER_NODES, get_cluster_nodes)
+        .handle(&ac::GET_QUEUE_INFO, get_queue_info)
+        .handle(&ac::GET_QUEUE_USER_ACLS, get_queue_user_acls)
+        .handle(&ac::GET_APPLICATION_ATTEMPTS, get_application_attempts)
+        .handle(
+            &ac::GET_APPLICATION_ATTEMPT_REPORT,
             get_application_attempt_report,
         )
-        .method("getContainers", get_containers)
-        .method("getContainerReport", get_container_report)
-        .method("getClusterNodeLabels", get_cluster_node_labels)
-        .method("getNodeToLabels", get_node_to_labels)
-        .method("getLabelsToNodes", get_labels_to_nodes)
-        .method("getClusterNodeAttributes", get_cluster_node_attributes)
-        .method("getAttributesToNodes", get_attributes_to_nodes)
-        .method("getNodesToAttributes", get_nodes_to_attributes)
-        .method("getResourceTypeInfo", get_resource_type_info)
+        .handle(&ac::GET_CONTAINERS, get_containers)
+        .handle(&ac::GET_CONTAINER_REPORT, get_container_report)
+        .handle(&ac::GET_CLUSTER_NODE_LABELS, get_cluster_node_labels)
+        .handle(&ac::GET_NODE_TO_LABELS, get_node_to_labels)
+        .handle(&ac::GET_LABELS_TO_NODES, get_labels_to_nodes)
+        .handle(
+            &ac::GET_CLUSTER_NODE_ATTRIBUTES,
+            get_cluster_node_attributes,
+        )
+        .handle(&ac::GET_ATTRIBUTES_TO_NODES, get_attributes_to_nodes)
+        .handle(&ac::GET_NODES_TO_ATTRIBUTES, get_nodes_to_attributes)
+        .handle(&ac::GET_RESOURCE_TYPE_INFO, get_resource_type_info)
         .unsupported(UNSUPPORTED)
         .into()
 }

@@ -11,25 +11,27 @@ use std::sync::Arc;
 use hadoop_protos::common as pb;
 use pb::HaRequestSource;
 use spindle_common::text::escaped;
-use spindle_ipc::{class, CallContext, RpcError, Service};
+use spindle_ipc::methods::ha_service::{
+    GET_SERVICE_STATUS, MONITOR_HEALTH, TRANSITION_TO_ACTIVE, TRANSITION_TO_OBSERVER,
+    TRANSITION_TO_STANDBY,
+};
+use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use tracing::{info, warn};
 
 use crate::rpc::admin_service::authorize;
 use crate::runtime::active::{RmControl, ServiceState};
 
-/// `HAServiceProtocolPB`'s protocol name.
-pub const HA_SERVICE_PROTOCOL: &str = "org.apache.hadoop.ha.HAServiceProtocol";
 const SERVICE_FAILED: &str = "org.apache.hadoop.ha.ServiceFailedException";
 const HEALTH_CHECK_FAILED: &str = "org.apache.hadoop.ha.HealthCheckFailedException";
 
 pub fn service(control: Arc<RmControl>) -> Service {
-    Service::new(HA_SERVICE_PROTOCOL)
+    Service::new(protocols::HA_SERVICE)
         .with_state(control)
-        .method("monitorHealth", monitor_health)
-        .method("transitionToActive", transition_to_active)
-        .method("transitionToStandby", transition_to_standby)
-        .method("transitionToObserver", transition_to_observer)
-        .method("getServiceStatus", get_service_status)
+        .handle(&MONITOR_HEALTH, monitor_health)
+        .handle(&TRANSITION_TO_ACTIVE, transition_to_active)
+        .handle(&TRANSITION_TO_STANDBY, transition_to_standby)
+        .handle(&TRANSITION_TO_OBSERVER, transition_to_observer)
+        .handle(&GET_SERVICE_STATUS, get_service_status)
         .into()
 }
 
@@ -71,7 +73,7 @@ async fn monitor_health(
     _req: pb::MonitorHealthRequestProto,
 ) -> Result<pb::MonitorHealthResponseProto, RpcError> {
     let ctx = control.context();
-    authorize(ctx, &call, "monitorHealth").await?;
+    authorize(ctx, &call, MONITOR_HEALTH.name).await?;
     if control.service_state() == ServiceState::Active && ctx.core.query(|_| ()).await.is_err() {
         return Err(RpcError::new(
             HEALTH_CHECK_FAILED,
@@ -86,7 +88,7 @@ async fn transition_to_active(
     call: CallContext,
     req: pb::TransitionToActiveRequestProto,
 ) -> Result<pb::TransitionToActiveResponseProto, RpcError> {
-    authorize(control.context(), &call, "transitionToActive").await?;
+    authorize(control.context(), &call, TRANSITION_TO_ACTIVE.name).await?;
     check_ha_state_change(&control, &call, Some(req.req_info.req_source))?;
     if let Err(e) = control.transition_to_active().await {
         warn!(user = %escaped(&call.user), error = %e, "transition to active failed");
@@ -104,7 +106,7 @@ async fn transition_to_standby(
     call: CallContext,
     req: pb::TransitionToStandbyRequestProto,
 ) -> Result<pb::TransitionToStandbyResponseProto, RpcError> {
-    authorize(control.context(), &call, "transitionToStandby").await?;
+    authorize(control.context(), &call, TRANSITION_TO_STANDBY.name).await?;
     check_ha_state_change(&control, &call, Some(req.req_info.req_source))?;
     if let Err(e) = control.transition_to_standby().await {
         return Err(RpcError::new(
@@ -134,6 +136,8 @@ async fn get_service_status(
     call: CallContext,
     _req: pb::GetServiceStatusRequestProto,
 ) -> Result<pb::GetServiceStatusResponseProto, RpcError> {
+    // Hadoop's AdminService checks this call as `getServiceState`, not by
+    // the method's name.
     authorize(control.context(), &call, "getServiceState").await?;
     let state = match control.service_state() {
         ServiceState::Active => pb::HaServiceStateProto::Active,

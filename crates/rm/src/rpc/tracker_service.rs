@@ -5,6 +5,9 @@ use std::sync::Arc;
 use hadoop_protos::yarn as pb;
 use spindle_common::resource::Resource;
 use spindle_common::text::escaped;
+use spindle_ipc::methods::resource_tracker::{
+    NODE_HEARTBEAT, REGISTER_NODE_MANAGER, UN_REGISTER_NODE_MANAGER,
+};
 use spindle_ipc::{protocols, CallContext, RpcError, Service};
 use tracing::info;
 
@@ -21,9 +24,9 @@ use crate::state::command::{
 pub fn service(ctx: Arc<RmContext>) -> Service {
     Service::new(protocols::RESOURCE_TRACKER)
         .with_state(ctx)
-        .method("registerNodeManager", register_node_manager)
-        .method("nodeHeartbeat", node_heartbeat)
-        .method("unRegisterNodeManager", unregister_node_manager)
+        .handle(&REGISTER_NODE_MANAGER, register_node_manager)
+        .handle(&NODE_HEARTBEAT, node_heartbeat)
+        .handle(&UN_REGISTER_NODE_MANAGER, unregister_node_manager)
         .into()
 }
 

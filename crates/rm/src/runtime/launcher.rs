@@ -108,8 +108,8 @@ impl Launcher {
             .map_err(|e| e.to_string())?
             .with_token(token);
         let proxy = RpcProxy::new(config);
-        let resp: pb::StartContainersResponseProto = proxy
-            .call(START_CONTAINERS, &request)
+        let resp = proxy
+            .call(&START_CONTAINERS, &request)
             .await
             .map_err(|e| e.to_string())?;
         if let Some(failed) = resp.failed_requests.first() {

@@ -6,6 +6,11 @@
 use hadoop_protos::yarn as pb;
 use spindle_common::ids::ApplicationId;
 use spindle_common::proto::app_id_to_pb;
+use spindle_ipc::methods::application_client::{
+    GET_APPLICATION_REPORT, GET_NEW_APPLICATION, SUBMIT_APPLICATION,
+};
+use spindle_ipc::methods::application_master::{ALLOCATE, REGISTER_APPLICATION_MASTER};
+use spindle_ipc::methods::resource_tracker::{NODE_HEARTBEAT, REGISTER_NODE_MANAGER};
 use spindle_ipc::IpcClient;
 
 /// Submits an application over ApplicationClientProtocol (getNewApplication, then
@@ -29,7 +34,7 @@ pub async fn submit_with(
     edit: impl FnOnce(&mut pb::ApplicationSubmissionContextProto),
 ) -> ApplicationId {
     let new: pb::GetNewApplicationResponseProto = client
-        .call("getNewApplication", &pb::GetNewApplicationRequestProto {})
+        .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
         .await
         .expect("new application");
     let id = new.application_id.expect("id");
@@ -48,8 +53,8 @@ pub async fn submit_with(
     };
     edit(&mut ctx);
     let _: pb::SubmitApplicationResponseProto = client
-        .call(
-            "submitApplication",
+        .call_method(
+            &SUBMIT_APPLICATION,
             &pb::SubmitApplicationRequestProto {
                 application_submission_context: Some(ctx),
             },
@@ -62,8 +67,8 @@ pub async fn submit_with(
 /// The application's report over ApplicationClientProtocol, as `client` sees it.
 pub async fn report(client: &IpcClient, id: ApplicationId) -> pb::ApplicationReportProto {
     let resp: pb::GetApplicationReportResponseProto = client
-        .call(
-            "getApplicationReport",
+        .call_method(
+            &GET_APPLICATION_REPORT,
             &pb::GetApplicationReportRequestProto {
                 application_id: Some(app_id_to_pb(&id)),
             },
@@ -133,8 +138,8 @@ impl FakeNm {
             port: Some(45454),
         };
         let resp: pb::RegisterNodeManagerResponseProto = client
-            .call(
-                "registerNodeManager",
+            .call_method(
+                &REGISTER_NODE_MANAGER,
                 &pb::RegisterNodeManagerRequestProto {
                     node_id: Some(node.clone()),
                     http_port: Some(8042),
@@ -192,8 +197,8 @@ impl FakeNm {
     ) -> pb::NodeHeartbeatResponseProto {
         let resp: pb::NodeHeartbeatResponseProto = self
             .client
-            .call(
-                "nodeHeartbeat",
+            .call_method(
+                &NODE_HEARTBEAT,
                 &pb::NodeHeartbeatRequestProto {
                     node_status: Some(pb::NodeStatusProto {
                         node_id: Some(self.node.clone()),
@@ -246,8 +251,8 @@ pub async fn allocate(
     ask: Vec<pb::ResourceRequestProto>,
 ) -> pb::AllocateResponseProto {
     let resp: pb::AllocateResponseProto = am
-        .call(
-            "allocate",
+        .call_method(
+            &ALLOCATE,
             &pb::AllocateRequestProto {
                 ask,
                 response_id: Some(*response_id),
@@ -273,8 +278,8 @@ pub async fn registered_unmanaged_am(
         .expect("the owner's report carries the AMRMToken");
     let am = am_client(rm, &token).await;
     let _: pb::RegisterApplicationMasterResponseProto = am
-        .call(
-            "registerApplicationMaster",
+        .call_method(
+            &REGISTER_APPLICATION_MASTER,
             &pb::RegisterApplicationMasterRequestProto {
                 host: Some("am".into()),
                 rpc_port: Some(-1),

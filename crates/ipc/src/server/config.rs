@@ -1,0 +1,111 @@
+//! A server's limits and timeouts, and the `ipc.*` keys that set them.
+
+use std::time::Duration;
+
+use spindle_common::conf::{ConfError, Configuration};
+
+use crate::frame;
+use crate::sasl::Mechanism;
+
+/// The configuration keys of a server's limits.
+pub mod keys {
+    /// Hadoop's longest request frame (default 128 MiB).
+    pub const MAX_DATA_LENGTH: &str = "ipc.maximum.data.length";
+    /// Twice this is how long a connection may stay idle (Hadoop's rule).
+    pub const CONNECTION_MAXIDLETIME: &str = "ipc.client.connection.maxidletime";
+    /// Hadoop's cap on a server's open connections; 0 means no limit. Hadoop's
+    /// default is 0; unset, Spindle uses [`super::DEFAULT_MAX_CONNECTIONS`].
+    pub const MAX_CONNECTIONS: &str = "ipc.server.max.connections";
+    /// Spindle's cap on the connections one peer (IP address; IPv6: /64) may
+    /// hold open on one server; 0 means no limit. Hadoop has no such limit.
+    pub const MAX_CONNECTIONS_PER_PEER: &str = "spindle.ipc.server.max.connections.per.peer";
+    /// Spindle's budget of request bytes one server may hold across all its
+    /// connections. Hadoop bounds its call queue by count
+    /// (`ipc.server.handler.queue.size` per handler), not by bytes.
+    pub const MAX_BUFFERED_REQUEST_BYTES: &str = "spindle.ipc.server.max.buffered.request.bytes";
+}
+
+/// Open connections of one server when `ipc.server.max.connections` is unset.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
+/// Default of `spindle.ipc.server.max.connections.per.peer`.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
+/// Default of `spindle.ipc.server.max.buffered.request.bytes`: 256 MiB, two
+/// frames of Hadoop's largest size.
+pub const DEFAULT_MAX_BUFFERED_REQUEST_BYTES: usize = 256 * 1024 * 1024;
+
+/// Limits and timeouts of a server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// `ipc.maximum.data.length`.
+    pub max_frame_bytes: usize,
+    /// A connection with no call in flight and no traffic but pings for this long is
+    /// closed (a Hadoop client pings only while it waits for a call).
+    pub idle_timeout: Duration,
+    /// Once a frame has started, the rest of it must arrive within this time.
+    pub frame_timeout: Duration,
+    /// Calls one connection may have in flight before the server stops reading it.
+    pub max_in_flight_per_connection: usize,
+    /// `ipc.server.max.connections`: connections beyond this are closed on accept;
+    /// 0 means no limit.
+    pub max_connections: usize,
+    /// `spindle.ipc.server.max.connections.per.peer`: connections from one peer
+    /// beyond this are closed on accept; 0 means no limit.
+    pub max_connections_per_peer: usize,
+    /// `spindle.ipc.server.max.buffered.request.bytes`: request bytes all
+    /// connections together may hold (at least 1 MiB).
+    pub max_buffered_request_bytes: usize,
+    /// Authentication methods offered to SASL clients.
+    pub mechanisms: Vec<Mechanism>,
+    /// Name used in logs.
+    pub name: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_frame_bytes: frame::DEFAULT_MAX_FRAME_BYTES,
+            // Hadoop closes idle connections after 2 × ipc.client.connection.maxidletime.
+            idle_timeout: Duration::from_secs(20),
+            frame_timeout: Duration::from_secs(60),
+            max_in_flight_per_connection: 256,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_buffered_request_bytes: DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
+            mechanisms: vec![Mechanism::Simple],
+            name: "ipc".into(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The defaults with the limits Hadoop's and Spindle's `ipc.*` keys set in
+    /// `conf` (see [`keys`]); `name` is the name used in logs.
+    pub fn from_conf(conf: &Configuration, name: &str) -> Result<ServerConfig, ConfError> {
+        let mut cfg = ServerConfig {
+            name: name.to_string(),
+            ..ServerConfig::default()
+        };
+        let set = |key: &str| conf.get_raw(key).is_some_and(|v| !v.trim().is_empty());
+        let size = |key: &str| {
+            conf.get_u64(key)
+                .map(|v| usize::try_from(v).unwrap_or(usize::MAX))
+        };
+        if set(keys::MAX_DATA_LENGTH) {
+            cfg.max_frame_bytes = size(keys::MAX_DATA_LENGTH)?;
+        }
+        if set(keys::CONNECTION_MAXIDLETIME) {
+            let ms = conf.get_u64(keys::CONNECTION_MAXIDLETIME)?;
+            cfg.idle_timeout = Duration::from_millis(ms.saturating_mul(2));
+        }
+        if set(keys::MAX_CONNECTIONS) {
+            cfg.max_connections = size(keys::MAX_CONNECTIONS)?;
+        }
+        if set(keys::MAX_CONNECTIONS_PER_PEER) {
+            cfg.max_connections_per_peer = size(keys::MAX_CONNECTIONS_PER_PEER)?;
+        }
+        if set(keys::MAX_BUFFERED_REQUEST_BYTES) {
+            cfg.max_buffered_request_bytes = size(keys::MAX_BUFFERED_REQUEST_BYTES)?;
+        }
+        Ok(cfg)
+    }
+}
