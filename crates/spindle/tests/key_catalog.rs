@@ -40,6 +40,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             rust_files(&p, out);
         } else if p.extension().is_some_and(|x| x == "rs")
             && !p.to_string_lossy().ends_with("tests.rs")
+            && !p.ends_with("test_support.rs")
         {
             out.push(p);
         }
@@ -64,13 +65,31 @@ fn production_sources() -> Vec<(PathBuf, String)> {
         .into_iter()
         .map(|p| {
             let text = std::fs::read_to_string(&p).expect("read");
-            let code = match text.find("#[cfg(test)]") {
-                Some(i) => text[..i].to_string(),
-                None => text,
-            };
-            (p, code)
+            (p, without_tests(&text))
         })
         .collect()
+}
+
+/// `text` without its test code: a `#[cfg(test)]` item that is one line
+/// (`mod tests;`, `mod test_support;`, with any attributes between) is left
+/// out and reading goes on after it; one with a body is the file's test
+/// module, and the file ends there.
+fn without_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let item = lines.by_ref().find(|l| !l.trim_start().starts_with("#["));
+        match item {
+            Some(l) if l.trim_end().ends_with(';') => {}
+            _ => break,
+        }
+    }
+    out
 }
 
 /// `"…"` literals of `code` that are whole keys (no format braces, not a
