@@ -13,6 +13,8 @@
 //! * [`states`]: application and attempt states and the final status, as
 //!   Hadoop names them, shared by the RM and its clients;
 //! * [`text`]: peer-supplied text escaped for log lines;
+//! * [`markup`]: text escaped for HTML, XML and SVG, the one escaping every
+//!   page, report and document Spindle writes uses;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
@@ -35,6 +37,7 @@ pub mod acl;
 pub mod conf;
 pub mod exit_status;
 pub mod ids;
+pub mod markup;
 pub mod proto;
 pub mod resource;
 pub mod security;

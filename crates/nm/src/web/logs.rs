@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use axum::body::{Body, Bytes};
-use spindle_common::ContainerId;
+use spindle_common::{markup, ContainerId};
 use tokio::io::AsyncReadExt;
 
 use super::dao::LogFile;
@@ -123,37 +123,6 @@ pub fn content_type(format: Option<&String>) -> Result<&'static str, String> {
             Err("The valid values for the parameter : format are [text, octet-stream]".to_string())
         }
     }
-}
-
-/// HTML-escapes text for a page.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn escape_html_bytes(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 16);
-    for &b in bytes {
-        match b {
-            b'<' => out.extend_from_slice(b"&lt;"),
-            b'>' => out.extend_from_slice(b"&gt;"),
-            b'&' => out.extend_from_slice(b"&amp;"),
-            b'"' => out.extend_from_slice(b"&quot;"),
-            b'\'' => out.extend_from_slice(b"&#39;"),
-            b => out.push(b),
-        }
-    }
-    out
 }
 
 // ------------------------------------------------------------------ files
@@ -273,7 +242,11 @@ pub fn stream(log: OpenLog, span: Span, prefix: String, suffix: String, html: bo
                             Ok(0) => step = Step::Suffix,
                             Ok(n) => {
                                 buf.truncate(n);
-                                let chunk = if html { escape_html_bytes(&buf) } else { buf };
+                                let chunk = if html {
+                                    markup::escape_bytes(&buf)
+                                } else {
+                                    buf
+                                };
                                 let next = Step::Read(left - n as u64);
                                 return Some((
                                     Ok(Bytes::from(chunk)),
@@ -388,10 +361,6 @@ mod tests {
             Ok("application/octet-stream")
         );
         assert!(content_type(Some(&"pdf".to_string())).is_err());
-        assert_eq!(
-            escape_html("<a href=\"x\">&</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
-        );
     }
 
     #[tokio::test]

@@ -36,6 +36,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use spindle_common::markup::escape;
 use spindle_common::{ApplicationId, ContainerId, NodeId};
 use spindle_web::{reply, WebError};
 use tokio::sync::watch;
@@ -311,11 +312,7 @@ impl Refused {
             Refused::BadId(m) => m.replacen("invalid container id, ", "Invalid containerId ", 1),
             other => other.message().to_string(),
         };
-        html_page(
-            status,
-            title,
-            &format!("<h1>{}</h1>", logs::escape_html(&msg)),
-        )
+        html_page(status, title, &format!("<h1>{}</h1>", escape(&msg)))
     }
 }
 
@@ -565,7 +562,7 @@ fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
     let page = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\
          <body>{body}</body></html>\n",
-        logs::escape_html(title)
+        escape(title)
     );
     (
         status,
@@ -604,8 +601,8 @@ async fn log_list_page(
         );
         body.push_str(&format!(
             "<p><a href=\"{}\">{} : Total file length is {} bytes.</a></p>\n",
-            logs::escape_html(&href),
-            logs::escape_html(&f.name),
+            escape(&href),
+            escape(&f.name),
             f.size
         ));
     }
@@ -657,7 +654,7 @@ async fn log_page_inner(
     };
     let mut prefix = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head><body>",
-        logs::escape_html(&title)
+        escape(&title)
     );
     if span.len < log.len {
         let full = format!(
@@ -668,8 +665,8 @@ async fn log_page_inner(
         prefix.push_str(&format!(
             "<p>Showing {} bytes of {file_html}. Click <a href=\"{}\">here</a> for full log</p>",
             span.len,
-            logs::escape_html(&full),
-            file_html = logs::escape_html(file),
+            escape(&full),
+            file_html = escape(file),
         ));
     }
     prefix.push_str("<pre>");

@@ -39,6 +39,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use spindle_common::markup::escape;
 use spindle_web::conf_page::{self, Property, Redactor};
 use spindle_web::jmx::{self, Bean};
 use spindle_web::prom::{self, Kind, Record};
@@ -430,13 +431,6 @@ fn html(status: StatusCode, body: String) -> Response {
         .into_response()
 }
 
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// Hadoop's `HttpServer2.hasAdministratorAccess`: everyone while
 /// `hadoop.security.authorization` is off; else the `user.name` must be in
 /// the admin ACL. `Err` is the 403 message.
@@ -479,22 +473,22 @@ async fn log_level(State(web): State<WebContext>, Query(q): Params) -> Response 
         out.push_str("<br /><hr /><h3>Results</h3>\n");
         out.push_str(&format!(
             "{MARKER}Submitted Log Name: <b>{}</b><br />\n",
-            esc(name)
+            escape(name)
         ));
         out.push_str(&format!("{MARKER}Log Class: <b>tracing</b><br />\n"));
         if let Some(level) = q.get("level").filter(|l| !l.is_empty()) {
             out.push_str(&format!(
                 "{MARKER}Submitted Level: <b>{}</b><br />\n",
-                esc(level)
+                escape(level)
             ));
             match spindle_web::log_level::set(name, level) {
                 Ok(_) => out.push_str(&format!(
                     "{MARKER}<div class='text-success'>Setting Level to <strong>{}</strong> ...</div><br />\n",
-                    esc(level)
+                    escape(level)
                 )),
                 Err(e) => out.push_str(&format!(
                     "{MARKER}<div class='text-danger'>{}</div><br />\n",
-                    esc(&e)
+                    escape(&e)
                 )),
             }
         }

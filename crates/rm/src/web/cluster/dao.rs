@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use spindle_common::markup;
 use spindle_common::resource::Resource;
 use spindle_common::states::AppState;
 
@@ -386,19 +387,7 @@ impl Xml<'_> {
     /// A string member, escaped.
     fn text(&mut self, name: &str, value: &str) {
         self.open(name);
-        for c in value.chars() {
-            match c {
-                '<' => self.0.push_str("&lt;"),
-                '>' => self.0.push_str("&gt;"),
-                '&' => self.0.push_str("&amp;"),
-                '"' => self.0.push_str("&quot;"),
-                // Characters XML 1.0 cannot carry at all.
-                c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
-                    let _ = write!(self.0, "\\u{:04x}", c as u32);
-                }
-                c => self.0.push(c),
-            }
-        }
+        markup::escape_xml_into(self.0, value);
         self.close(name);
     }
 

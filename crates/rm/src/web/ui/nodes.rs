@@ -7,10 +7,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::layout::{badge, esc, memory_bar, time, vcores_bar};
+use super::layout::{badge, memory_bar, time, vcores_bar};
 use super::{error_page, Page, Params, PathArg};
 use crate::cluster::nodes::NodeState;
 use crate::web::WebContext;
+use spindle_common::markup::escape;
 
 /// Every node state, with Hadoop's name.
 const STATES: [(NodeState, &str); 8] = [
@@ -86,21 +87,21 @@ async fn list(web: WebContext, params: Params, state: Option<PathArg>) -> Respon
         let http = if n.http_address.is_empty() {
             "N/A".to_string()
         } else {
-            format!("<a href=\"http://{0}/\">{0}</a>", esc(&n.http_address))
+            format!("<a href=\"http://{0}/\">{0}</a>", escape(&n.http_address))
         };
         let _ = write!(
             body,
             "<tr data-state=\"{state}\"><td>{id}</td><td>{}</td><td>{}</td><td class=\"hide-sm\">{id}</td><td>{http}</td>\
              <td class=\"hide-sm\">{}</td><td class=\"hide-sm\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&n.rack),
+            escape(&n.rack),
             badge(name_of(n.state)),
             time(u64::try_from(n.last_health_report_ms).unwrap_or(0)),
-            esc(&n.health_report),
+            escape(&n.health_report),
             n.num_containers,
             memory_bar(n.used.memory_mb, n.capability.memory_mb),
             vcores_bar(n.used.vcores, n.capability.vcores),
             state = name_of(n.state),
-            id = esc(&n.id.to_string()),
+            id = escape(&n.id.to_string()),
         );
     }
     body.push_str("</tbody></table></div>");
