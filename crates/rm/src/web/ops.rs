@@ -173,18 +173,7 @@ async fn sources(web: &WebContext) -> Vec<Source> {
     {
         queue_sources(&root, &host, &mut out);
     }
-    let all: BTreeSet<NodeState> = [
-        NodeState::New,
-        NodeState::Running,
-        NodeState::Unhealthy,
-        NodeState::Decommissioned,
-        NodeState::Lost,
-        NodeState::Rebooted,
-        NodeState::Decommissioning,
-        NodeState::Shutdown,
-    ]
-    .into_iter()
-    .collect();
+    let all: BTreeSet<NodeState> = NodeState::ALL.into_iter().collect();
     if let Ok(nodes) = core.query(move |s| s.node_reports(&all)).await {
         // Hadoop's RMNMInfo: the live nodes as a JSON string.
         let live: Vec<Value> = nodes
@@ -194,7 +183,7 @@ async fn sources(web: &WebContext) -> Vec<Source> {
                 json!({
                     "HostName": n.id.host.as_str(),
                     "Rack": n.rack,
-                    "State": node_state_name(n.state),
+                    "State": n.state.as_str(),
                     "NodeId": n.id.to_string(),
                     "NodeHTTPAddress": n.http_address,
                     "LastHealthUpdate": n.last_health_report_ms,
@@ -219,19 +208,6 @@ async fn sources(web: &WebContext) -> Vec<Source> {
     }
     out.extend(process_sources(&host));
     out
-}
-
-fn node_state_name(s: NodeState) -> &'static str {
-    match s {
-        NodeState::New => "NEW",
-        NodeState::Running => "RUNNING",
-        NodeState::Unhealthy => "UNHEALTHY",
-        NodeState::Decommissioned => "DECOMMISSIONED",
-        NodeState::Lost => "LOST",
-        NodeState::Rebooted => "REBOOTED",
-        NodeState::Decommissioning => "DECOMMISSIONING",
-        NodeState::Shutdown => "SHUTDOWN",
-    }
 }
 
 /// `QueueMetrics,q0=root,q1=a,...`: the bean name's key properties of a

@@ -527,20 +527,6 @@ pub fn container_info(c: &ContainerReport, user: &str, now: u64) -> Value {
     Value::Object(o)
 }
 
-/// Hadoop's name of a node state.
-pub fn node_state_name(s: NodeState) -> &'static str {
-    match s {
-        NodeState::New => "NEW",
-        NodeState::Running => "RUNNING",
-        NodeState::Unhealthy => "UNHEALTHY",
-        NodeState::Decommissioned => "DECOMMISSIONED",
-        NodeState::Lost => "LOST",
-        NodeState::Rebooted => "REBOOTED",
-        NodeState::Decommissioning => "DECOMMISSIONING",
-        NodeState::Shutdown => "SHUTDOWN",
-    }
-}
-
 /// `NodeInfo`. Lost, decommissioned and rebooted nodes show no HTTP address.
 pub fn node_info(n: &NodeReport) -> Value {
     let http = if matches!(
@@ -554,7 +540,7 @@ pub fn node_info(n: &NodeReport) -> Value {
     let avail = n.capability.saturating_sub_non_negative(n.used);
     json!({
         "rack": n.rack,
-        "state": node_state_name(n.state),
+        "state": n.state.as_str(),
         "id": n.id.to_string(),
         "nodeHostName": n.id.host.as_str(),
         "nodeHTTPAddress": http,

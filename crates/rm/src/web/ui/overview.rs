@@ -8,6 +8,7 @@ use axum::response::Response;
 
 use super::layout::{memory_bar, time, vcores_bar};
 use super::{Page, Params};
+use crate::cluster::nodes::NodeState;
 use crate::web::WebContext;
 use spindle_common::markup::escape;
 
@@ -39,13 +40,22 @@ pub async fn overview(State(web): State<WebContext>, params: Params) -> Response
         n.active
     );
     for (label, state, count) in [
-        ("Decommissioning", "DECOMMISSIONING", n.decommissioning),
-        ("Decommissioned", "DECOMMISSIONED", n.decommissioned),
-        ("Lost", "LOST", n.lost),
-        ("Unhealthy", "UNHEALTHY", n.unhealthy),
-        ("Rebooted", "REBOOTED", n.rebooted),
-        ("Shutdown", "SHUTDOWN", n.shutdown),
+        (
+            "Decommissioning",
+            NodeState::Decommissioning,
+            n.decommissioning,
+        ),
+        (
+            "Decommissioned",
+            NodeState::Decommissioned,
+            n.decommissioned,
+        ),
+        ("Lost", NodeState::Lost, n.lost),
+        ("Unhealthy", NodeState::Unhealthy, n.unhealthy),
+        ("Rebooted", NodeState::Rebooted, n.rebooted),
+        ("Shutdown", NodeState::Shutdown, n.shutdown),
     ] {
+        let state = state.as_str();
         let _ = write!(
             body,
             "<dt><a href=\"{}\">{label}</a></dt><dd id=\"nodes-{state}\">{count}</dd>",
