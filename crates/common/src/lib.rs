@@ -15,6 +15,8 @@
 //! * [`text`]: peer-supplied text escaped for log lines;
 //! * [`markup`]: text escaped for HTML, XML and SVG, the one escaping every
 //!   page, report and document Spindle writes uses;
+//! * [`time`]: the calendar date of a day and the fields of a moment, for
+//!   every date Spindle writes;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
@@ -43,6 +45,7 @@ pub mod resource;
 pub mod security;
 pub mod states;
 pub mod text;
+pub mod time;
 
 pub use conf::{current_user, ConfError, Configuration};
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, HostName, IdParseError, NodeId};

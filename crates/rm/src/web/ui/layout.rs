@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use crate::iso8601::civil_from_days;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use spindle_common::markup::escape;
 use spindle_common::resource::Resource;
+use spindle_common::time::UtcTime;
 
 /// Where the stylesheet is served.
 pub const CSS_PATH: &str = "/static/spindle.css";
@@ -290,15 +290,10 @@ pub fn time(ms: u64) -> String {
     if ms == 0 {
         return "N/A".into();
     }
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = UtcTime::of_ms(i64::try_from(ms).unwrap_or(i64::MAX));
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
