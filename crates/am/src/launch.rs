@@ -9,10 +9,10 @@
 //! and escapes that for the double quotes around it.
 
 use std::path::Path;
-use std::time::UNIX_EPOCH;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::security::Credentials;
+use spindle_common::time::epoch_ms;
 
 use crate::convert::string_map;
 use crate::error::AmError;
@@ -97,12 +97,7 @@ impl LocalResource {
             path: shown.clone(),
             source,
         })?;
-        let timestamp_ms = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
+        let timestamp_ms = meta.modified().map_or(0, epoch_ms);
         let path = path.to_str().ok_or_else(|| {
             AmError::InvalidRequest(format!("local resource {shown} is not valid UTF-8"))
         })?;

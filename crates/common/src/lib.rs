@@ -15,8 +15,8 @@
 //! * [`text`]: peer-supplied text escaped for log lines;
 //! * [`markup`]: text escaped for HTML, XML and SVG, the one escaping every
 //!   page, report and document Spindle writes uses;
-//! * [`time`]: the calendar date of a day and the fields of a moment, for
-//!   every date Spindle writes;
+//! * [`time`]: the wall clock and file times in epoch milliseconds, and the
+//!   calendar fields every date Spindle writes is made of;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!

@@ -1,10 +1,15 @@
-//! Dates as Hadoop writes them, from epoch milliseconds.
+//! Wall-clock time as Hadoop counts it, in epoch milliseconds, and the
+//! dates Hadoop writes from it.
 //!
-//! Hadoop's records carry times as a Java `long` of epoch milliseconds,
-//! and its web pages and timeouts write them as calendar dates in several
-//! patterns. Each pattern is written from a [`UtcTime`], built on
-//! [`civil_from_days`] (with [`days_from_civil`] to read a date back), so
-//! the calendar arithmetic is written once.
+//! Hadoop's records and files carry times as a Java `long` of epoch
+//! milliseconds (start and finish times, token expiry, file modification
+//! times), and its web pages and timeouts write them as calendar dates in
+//! several patterns. The daemons read the wall clock through [`wall_ms`]
+//! and a file's time through [`epoch_ms`]; each date pattern is written
+//! from a [`UtcTime`], built on [`civil_from_days`] (with
+//! [`days_from_civil`] to read a date back). So the conversions and the
+//! calendar arithmetic are written once. Monotonic time (intervals,
+//! deadlines, liveness) is not here: each daemon keeps its own `Instant`s.
 //!
 //! ```
 //! use spindle_common::time::{civil_from_days, days_from_civil};
@@ -13,6 +18,28 @@
 //! assert_eq!(civil_from_days(19_782), (2024, 2, 29));
 //! assert_eq!(days_from_civil(2024, 2, 29), 19_782);
 //! ```
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `t` in milliseconds since the Unix epoch, as the `long` Hadoop keeps
+/// times in: 0 for a time before the epoch (a clock or a file system set
+/// far back), `i64::MAX` for one too far ahead to count.
+pub fn epoch_ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The wall clock now, in epoch milliseconds ([`epoch_ms`]). It may step
+/// either way under NTP: measure intervals on a monotonic clock instead.
+pub fn wall_ms() -> i64 {
+    epoch_ms(SystemTime::now())
+}
+
+/// [`wall_ms`] for code that keeps wall times unsigned (the RM's clock and
+/// its REST replies). Never negative, so nothing is lost.
+pub fn wall_ms_u64() -> u64 {
+    u64::try_from(wall_ms()).unwrap_or(0)
+}
 
 /// A moment broken into its calendar fields in UTC, from which each of
 /// Hadoop's date patterns is written (`yyyy-MM-dd'T'HH:mm:ss.SSSZ` for
@@ -91,6 +118,7 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn known_dates() {
@@ -164,5 +192,16 @@ mod tests {
             (t.hour, t.minute, t.second, t.millisecond),
             (23, 59, 59, 999)
         );
+    }
+
+    #[test]
+    fn epoch_milliseconds_of_a_time() {
+        assert_eq!(epoch_ms(UNIX_EPOCH), 0);
+        assert_eq!(epoch_ms(UNIX_EPOCH + Duration::from_millis(1_500)), 1_500);
+        // Before the epoch: 0, not a negative time.
+        assert_eq!(epoch_ms(UNIX_EPOCH - Duration::from_secs(1)), 0);
+        let before = wall_ms();
+        assert!(before > 1_600_000_000_000, "the clock reads {before}");
+        assert!(wall_ms_u64() >= before as u64);
     }
 }

@@ -55,13 +55,6 @@ pub struct ContainerManager {
     pub(super) inner: Arc<Inner>,
 }
 
-pub(super) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 impl ContainerManager {
     pub(crate) fn new(
         cfg: Arc<NmConfig>,

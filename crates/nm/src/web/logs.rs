@@ -12,9 +12,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use axum::body::{Body, Bytes};
+use spindle_common::time::epoch_ms;
 use spindle_common::{markup, ContainerId};
 use tokio::io::AsyncReadExt;
 
@@ -127,13 +127,6 @@ pub fn content_type(format: Option<&String>) -> Result<&'static str, String> {
 
 // ------------------------------------------------------------------ files
 
-fn modified_ms(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// The regular files in the container's log dirs, sorted by name within
 /// each dir (symbolic links and directories are left out).
 pub async fn list(dirs: Vec<PathBuf>) -> Vec<LogFile> {
@@ -150,7 +143,7 @@ pub async fn list(dirs: Vec<PathBuf>) -> Vec<LogFile> {
                     meta.is_file().then(|| LogFile {
                         name: e.file_name().to_string_lossy().into_owned(),
                         size: meta.len(),
-                        modified_ms: modified_ms(&meta),
+                        modified_ms: meta.modified().map_or(0, epoch_ms),
                     })
                 })
                 .collect();
@@ -185,7 +178,7 @@ fn open_in(dir: &Path, name: &str) -> io::Result<OpenLog> {
     Ok(OpenLog {
         file,
         len: meta.len(),
-        modified_ms: modified_ms(&meta),
+        modified_ms: meta.modified().map_or(0, epoch_ms),
     })
 }
 
