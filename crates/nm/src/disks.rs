@@ -495,11 +495,6 @@ fn probe_write(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// The wall clock in epoch ms, under the name `lib.rs` calls it by (lib.rs
-/// is being restructured elsewhere; once that lands it can call
-/// `spindle_common::time::wall_ms` itself and this name can go).
-pub(crate) use spindle_common::time::wall_ms as now_ms;
-
 /// Runs `checker` every `interval` on a blocking thread and publishes the
 /// health after each run, until `stop` turns true or every receiver is gone.
 pub(crate) async fn monitor<S: SpaceSource>(
@@ -537,7 +532,7 @@ pub(crate) async fn first_check<S: SpaceSource>(
         local_dirs.to_vec(),
         log_dirs.to_vec(),
         space,
-        now_ms(),
+        wall_ms(),
     )));
     let health = run_check(checker.clone())
         .await

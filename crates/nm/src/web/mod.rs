@@ -37,6 +37,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 use spindle_common::markup::escape;
+use spindle_common::time::wall_ms;
 use spindle_common::{ApplicationId, ContainerId, NodeId};
 use spindle_web::{reply, WebError};
 use tokio::sync::watch;
@@ -44,7 +45,7 @@ use tracing::info;
 
 use crate::config::{resolve, NmConfig};
 use crate::containers::{ContainerManager, ContainerReport};
-use crate::disks::{self, NodeHealth};
+use crate::disks::NodeHealth;
 use crate::error::NmError;
 use dao::NodeView;
 
@@ -102,7 +103,7 @@ pub fn serve(
         node_id,
         containers.clone(),
         health,
-        disks::now_ms(),
+        wall_ms(),
     ))
     .merge(ops::router(ops::NmOps::new(
         containers.clone(),
