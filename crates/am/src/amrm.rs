@@ -49,12 +49,11 @@ use spindle_ipc::methods::application_master::{
 use spindle_ipc::retry::RM_PROXY_RETRIED;
 use spindle_ipc::yarn_conf::{self, Failover, RmRetry};
 use spindle_ipc::{
-    class, protocols, ClientToken, ConnectRetry, Limit, Method, ProxyConfig, RetryPolicy, RpcProxy,
-    Sleep,
+    class, protocols, ConnectRetry, Limit, Method, ProxyConfig, RetryPolicy, RpcProxy, Sleep,
 };
 use tracing::{debug, info, warn};
 
-use crate::convert::{container_id_to_pb, node_id_from_pb, resource_from_pb, token_from_pb};
+use crate::convert::{container_id_to_pb, node_id_from_pb, resource_from_pb};
 use crate::error::AmError;
 use crate::nm_tokens::NmTokenCache;
 use crate::records::{Container, ContainerStatus, FinalStatus, NodeUpdate};
@@ -171,7 +170,7 @@ impl AmRmConfig {
             self.attempt.to_string(),
             protocols::APPLICATION_MASTER,
         )
-        .with_token(client_token(&self.token))
+        .with_token(self.token.clone())
         .with_policy(self.retry_policy());
         c.servers.extend(self.failover_addresses.iter().cloned());
         c.connect_timeout = self.connect_timeout;
@@ -238,16 +237,6 @@ impl AmRmConfig {
             .collect::<Vec<_>>()
             .join(",");
         Ok(config)
-    }
-}
-
-/// The token as the IPC client presents it.
-fn client_token(token: &Token) -> ClientToken {
-    ClientToken {
-        identifier: token.identifier.clone(),
-        password: token.password.clone(),
-        kind: token.kind.clone(),
-        service: token.service.clone(),
     }
 }
 
@@ -580,7 +569,7 @@ impl AmRmClient {
                 warn!("ignoring an NMToken without a node or token");
                 continue;
             };
-            let mut token = token_from_pb(token);
+            let mut token = Token::from(token);
             token.service = node.to_string();
             if self.nm_tokens.set(node.to_string(), token) {
                 debug!(node = %node, "NMToken replaced");
@@ -715,12 +704,12 @@ impl AmRmClient {
         }
         self.store_nm_tokens(&resp.nm_tokens);
         if let Some(t) = &resp.am_rm_token {
-            let mut token = token_from_pb(t);
+            let mut token = Token::from(t);
             token.kind = kind::AM_RM.to_string();
             token.service = self.config.scheduler_address.clone();
             if token != self.config.token {
                 info!(attempt = %self.config.attempt, "the AMRMToken was rolled over; new connections present the new one");
-                self.proxy.set_token(client_token(&token));
+                self.proxy.set_token(token.clone());
                 self.config.token = token;
             }
         }

@@ -5,10 +5,8 @@
 //! shapes on the way out, Java's defaults on the way in); the functions here
 //! add which record was being read, so that a refusal names it.
 
-use hadoop_protos::common::TokenProto;
 use hadoop_protos::yarn as pb;
 use spindle_common::proto::{self, ProtoError};
-use spindle_common::security::Token;
 use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, Resource};
 
 use crate::error::AmError;
@@ -63,10 +61,6 @@ pub fn priority_to_pb(priority: i32) -> pb::PriorityProto {
     pb::PriorityProto {
         priority: Some(priority),
     }
-}
-
-pub fn token_from_pb(p: &TokenProto) -> Token {
-    Token::from_proto(p.clone())
 }
 
 pub fn string_map(pairs: &[(String, String)]) -> Vec<pb::StringStringMapProto> {

@@ -9,10 +9,10 @@
 //! and escapes that for the double quotes around it.
 
 use std::path::Path;
-use std::time::UNIX_EPOCH;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::security::Credentials;
+use spindle_common::time::epoch_ms;
 
 use crate::convert::string_map;
 use crate::error::AmError;
@@ -97,12 +97,7 @@ impl LocalResource {
             path: shown.clone(),
             source,
         })?;
-        let timestamp_ms = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
+        let timestamp_ms = meta.modified().map_or(0, epoch_ms);
         let path = path.to_str().ok_or_else(|| {
             AmError::InvalidRequest(format!("local resource {shown} is not valid UTF-8"))
         })?;
@@ -148,6 +143,18 @@ impl LocalResource {
     }
 }
 
+/// The variables of a client's environment that the ApplicationMasters
+/// Spindle's own clients launch inherit (through
+/// [`LaunchContext::pass_env`]): their logging, and where their
+/// configuration is.
+pub const PASSED_ENV: [&str; 5] = [
+    "SPINDLE_LOG",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "YARN_CONF_DIR",
+    "HADOOP_CONF_DIR",
+];
+
 /// What to run in a container.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchContext {
@@ -176,6 +183,20 @@ impl LaunchContext {
 
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> LaunchContext {
         self.environment.push((key.into(), value.into()));
+        self
+    }
+
+    /// The variables named in `names` that are set (and not empty) in this
+    /// process's environment, added as they are: how a client hands its
+    /// logging settings and configuration dirs on to the ApplicationMaster
+    /// it launches ([`PASSED_ENV`]), and an ApplicationMaster its logging
+    /// settings on to its workers.
+    pub fn pass_env(mut self, names: &[&str]) -> LaunchContext {
+        for &name in names {
+            if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+                self = self.env(name, v);
+            }
+        }
         self
     }
 
@@ -227,6 +248,28 @@ impl From<LaunchContext> for pb::ContainerLaunchContextProto {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the named variables that are set and not empty are handed on,
+    /// after what the context already had, in the order named.
+    #[test]
+    fn passes_on_the_named_variables_that_are_set() {
+        // Names no other test or process sets.
+        std::env::set_var("SPINDLE_LAUNCH_TEST_SET", "v1");
+        std::env::set_var("SPINDLE_LAUNCH_TEST_EMPTY", "");
+        std::env::remove_var("SPINDLE_LAUNCH_TEST_UNSET");
+        let ctx = LaunchContext::command("true").env("A", "1").pass_env(&[
+            "SPINDLE_LAUNCH_TEST_UNSET",
+            "SPINDLE_LAUNCH_TEST_SET",
+            "SPINDLE_LAUNCH_TEST_EMPTY",
+        ]);
+        assert_eq!(
+            ctx.environment,
+            [
+                ("A".to_string(), "1".to_string()),
+                ("SPINDLE_LAUNCH_TEST_SET".to_string(), "v1".to_string()),
+            ]
+        );
+    }
 
     /// Runs `bash -c "<quoted>"` the way a launch script does and prints the
     /// words the inner shell received, one per line.

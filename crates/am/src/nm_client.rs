@@ -19,15 +19,13 @@ use std::time::Duration;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::{ConfError, Configuration};
-use spindle_common::security::kind;
+use spindle_common::security::{kind, Token};
 use spindle_common::{ApplicationAttemptId, ContainerId, NodeId};
 use spindle_ipc::methods::container_management::{
     GET_CONTAINER_STATUSES, START_CONTAINERS, STOP_CONTAINERS,
 };
 use spindle_ipc::yarn_conf::{self, defaults};
-use spindle_ipc::{
-    protocols, ClientToken, ConnectRetry, Method, ProxyConfig, RetryPolicy, RpcProxy,
-};
+use spindle_ipc::{protocols, ConnectRetry, Method, ProxyConfig, RetryPolicy, RpcProxy};
 use tracing::debug;
 
 use crate::convert::{container_id_from_pb, container_id_to_pb};
@@ -134,11 +132,11 @@ impl NmClient {
             .tokens
             .get(&key)
             .ok_or_else(|| AmError::NoNmToken { node: key.clone() })?;
-        let token = ClientToken {
-            identifier: token.identifier,
-            password: token.password,
+        // Presented as an NMToken for this node, whatever the record said.
+        let token = Token {
             kind: kind::NM.to_string(),
             service: key.clone(),
+            ..token
         };
         let mut proxies = self.lock();
         if let Some(p) = proxies.get(&key) {

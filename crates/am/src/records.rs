@@ -8,7 +8,7 @@ use spindle_common::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId, R
 
 use crate::convert::{
     app_id_from_pb, attempt_id_from_pb, container_id_from_pb, container_id_to_pb, node_id_from_pb,
-    node_id_to_pb, priority_to_pb, resource_from_pb, resource_to_pb, token_from_pb,
+    node_id_to_pb, priority_to_pb, resource_from_pb, resource_to_pb,
 };
 use crate::error::AmError;
 
@@ -103,7 +103,7 @@ impl Container {
             node_http_address: p.node_http_address.clone().unwrap_or_default(),
             resource: resource_from_pb(p.resource.as_ref()),
             priority: p.priority.as_ref().and_then(|x| x.priority).unwrap_or(0),
-            token: p.container_token.as_ref().map(token_from_pb),
+            token: p.container_token.as_ref().map(Token::from),
             allocation_request_id: p.allocation_request_id.unwrap_or(-1),
         })
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use spindle_common::markup;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -144,8 +145,8 @@ fn site_xml(props: Vec<(String, String)>) -> String {
     for (k, v) in props {
         xml.push_str(&format!(
             "  <property>\n    <name>{}</name>\n    <value>{}</value>\n  </property>\n",
-            xml_escape(&k),
-            xml_escape(&v)
+            markup::escape_xml(&k),
+            markup::escape_xml(&v)
         ));
     }
     xml.push_str("</configuration>\n");
@@ -160,22 +161,6 @@ pub struct RmChild {
     log_path: PathBuf,
     // Keeps the configuration directory and the log until the child is gone.
     _dir: tempfile::TempDir,
-}
-
-/// Escapes text for an XML element.
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The yarn-site.xml of the RM under test: ephemeral ports on the loopback

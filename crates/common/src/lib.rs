@@ -13,6 +13,10 @@
 //! * [`states`]: application and attempt states and the final status, as
 //!   Hadoop names them, shared by the RM and its clients;
 //! * [`text`]: peer-supplied text escaped for log lines;
+//! * [`markup`]: text escaped for HTML, XML and SVG, the one escaping every
+//!   page, report and document Spindle writes uses;
+//! * [`time`]: the wall clock and file times in epoch milliseconds, and the
+//!   calendar fields every date Spindle writes is made of;
 //! * [`security`]: token identifiers, master keys and token passwords, and
 //!   Hadoop's credentials ("HDTS") format.
 //!
@@ -35,11 +39,13 @@ pub mod acl;
 pub mod conf;
 pub mod exit_status;
 pub mod ids;
+pub mod markup;
 pub mod proto;
 pub mod resource;
 pub mod security;
 pub mod states;
 pub mod text;
+pub mod time;
 
 pub use conf::{current_user, ConfError, Configuration};
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, HostName, IdParseError, NodeId};

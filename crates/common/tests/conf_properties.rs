@@ -7,6 +7,7 @@
 //! change the number of cases and the seed.
 
 use spindle_common::conf::{ConfError, Configuration};
+use spindle_common::markup::escape_xml;
 
 struct Rng(u64);
 
@@ -85,21 +86,6 @@ fn text(rng: &mut Rng, max: usize) -> String {
         .collect()
 }
 
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A well-formed configuration of random properties (names unique, values without
 /// `${`, so they read back unexpanded).
 fn generated(rng: &mut Rng) -> (String, Vec<(String, String)>) {
@@ -116,15 +102,15 @@ fn generated(rng: &mut Rng) -> (String, Vec<(String, String)>) {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configuration>\n");
     for (k, v) in &props {
         xml.push_str("  <property>\n");
-        xml.push_str(&format!("    <name>{}</name>\n", xml_escape(k)));
-        xml.push_str(&format!("    <value>{}</value>\n", xml_escape(v)));
+        xml.push_str(&format!("    <name>{}</name>\n", escape_xml(k)));
+        xml.push_str(&format!("    <value>{}</value>\n", escape_xml(v)));
         if rng.below(4) == 0 {
             xml.push_str("    <final>true</final>\n");
         }
         if rng.below(4) == 0 {
             xml.push_str(&format!(
                 "    <description>{}</description>\n",
-                xml_escape(&text(rng, 20))
+                escape_xml(&text(rng, 20))
             ));
         }
         xml.push_str("  </property>\n");

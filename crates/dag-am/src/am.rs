@@ -448,17 +448,12 @@ fn worker_launch(exe: &str, am_addr: &str, secret: &str) -> LaunchContext {
         LOG_DIR.to_string(),
     ];
     let quoted: Vec<String> = words.iter().map(|w| quote_for_launch(w)).collect();
-    let mut launch = LaunchContext::command(format!(
+    LaunchContext::command(format!(
         "{} 1>{LOG_DIR}/worker.stdout 2>{LOG_DIR}/worker.stderr",
         quoted.join(" ")
     ))
-    .env(SECRET_ENV, secret);
-    for name in PASSED_ENV {
-        if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-            launch = launch.env(name, v);
-        }
-    }
-    launch
+    .env(SECRET_ENV, secret)
+    .pass_env(&PASSED_ENV)
 }
 
 async fn accept_loop(listener: TcpListener, tx: mpsc::UnboundedSender<Event>, secret: Arc<String>) {

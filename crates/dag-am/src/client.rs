@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use spindle_am::launch::LOG_DIR;
+use spindle_am::launch::{LOG_DIR, PASSED_ENV};
 use spindle_am::{
     quote_for_launch, AppReport, AppState, ApplicationSubmission, LaunchContext, YarnClient,
 };
@@ -33,15 +33,6 @@ use crate::protocol::{
 };
 use crate::session::SessionConfig;
 use crate::{AM_SUBCOMMAND, APP_TYPE};
-
-/// Variables of the client's environment handed on to the AM.
-const PASSED_ENV: [&str; 5] = [
-    "SPINDLE_LOG",
-    "RUST_LOG",
-    "RUST_BACKTRACE",
-    "YARN_CONF_DIR",
-    "HADOOP_CONF_DIR",
-];
 
 /// Where session secrets are kept (overrides `~/.spindle/dag-sessions`).
 pub const SESSION_DIR_ENV: &str = "SPINDLE_DAG_SESSION_DIR";
@@ -253,13 +244,9 @@ pub async fn session_start(args: &SessionStartArgs, conf: &Configuration) -> Res
     }
     let secret = crate::protocol::new_secret();
     let secret_file = save_secret(&app, &secret)?;
-    let mut am = LaunchContext::command(am_command(&exe, &scheduler, &args.dag_conf))
-        .env(SECRET_ENV, secret);
-    for name in PASSED_ENV {
-        if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-            am = am.env(name, v);
-        }
-    }
+    let am = LaunchContext::command(am_command(&exe, &scheduler, &args.dag_conf))
+        .env(SECRET_ENV, secret)
+        .pass_env(&PASSED_ENV);
     let mut submission = ApplicationSubmission::new(args.name.clone(), am_resource, am);
     submission.queue = args.queue.clone();
     submission.app_type = APP_TYPE.to_string();

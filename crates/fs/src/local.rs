@@ -3,10 +3,10 @@
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
-use std::time::UNIX_EPOCH;
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
+use spindle_common::time::epoch_ms;
 
 use crate::{FileSystem, Status, FILE_URI};
 
@@ -19,11 +19,7 @@ fn named(path: &str, e: io::Error) -> io::Error {
 }
 
 fn status_of(path: &str, meta: &std::fs::Metadata) -> Status {
-    let modified_ms = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let modified_ms = meta.modified().map_or(0, epoch_ms);
     let owner = nix::unistd::User::from_uid(meta.uid().into())
         .ok()
         .flatten()

@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::{keys, Configuration};
+use spindle_common::security::Token;
 use spindle_fuzz::seeds::{self, Port};
 use spindle_fuzz::{mutate, play, rss_mib, Case, Outcome, Rng, Stream};
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::application_client::{
     GET_APPLICATION_REPORT, GET_CLUSTER_METRICS, GET_CLUSTER_NODES, GET_NEW_APPLICATION,
     SUBMIT_APPLICATION,
@@ -81,7 +81,7 @@ fn panics() -> &'static Mutex<Vec<String>> {
 struct Cluster {
     rm: ResourceManager,
     nm: NodeManagerHandle,
-    am_token: ClientToken,
+    am_token: Token,
     am_user: String,
     _dir: tempfile::TempDir,
 }
@@ -157,7 +157,7 @@ async fn client(addr: SocketAddr, user: &str, protocol: &str) -> IpcClient {
 
 /// Submits an unmanaged application and reads its AMRMToken from the report, as
 /// Hadoop's UnmanagedAMLauncher does; the scheduler-port check logs in with it.
-async fn unmanaged_am_token(rm: &ResourceManager) -> (ClientToken, String) {
+async fn unmanaged_am_token(rm: &ResourceManager) -> (Token, String) {
     let c = client(rm.addresses().client, "fuzz", protocols::APPLICATION_CLIENT).await;
     let new: pb::GetNewApplicationResponseProto = c
         .call_method(&GET_NEW_APPLICATION, &pb::GetNewApplicationRequestProto {})
@@ -206,7 +206,7 @@ async fn unmanaged_am_token(rm: &ResourceManager) -> (ClientToken, String) {
                 id.id.unwrap_or(0),
                 attempt.attempt_id.unwrap_or(0)
             );
-            let token = ClientToken {
+            let token = Token {
                 identifier: token.identifier,
                 password: token.password,
                 kind: token.kind,

@@ -5,7 +5,7 @@
 //! fail fast with [`IpcError::Closed`]; callers reconnect by building a new client.
 //!
 //! Without a token the client speaks plain SIMPLE (auth byte NONE, no SASL). With a
-//! [`ClientToken`] it negotiates SASL first and proves the token with DIGEST-MD5, as a
+//! [`Token`] it negotiates SASL first and proves the token with DIGEST-MD5, as a
 //! Java client holding a token does: this is how the RM reaches NodeManagers with an
 //! NMToken and how an AM authenticates to the scheduler with its AMRMToken.
 
@@ -26,6 +26,7 @@ use hadoop_protos::common::{
 };
 use prost::Message;
 use rand::RngCore;
+use spindle_common::security::Token;
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
@@ -38,30 +39,6 @@ use crate::frame::{
 };
 use crate::methods::Method;
 use crate::sasl::{METHOD_SIMPLE, METHOD_TOKEN};
-
-/// A token to authenticate with (Hadoop's `Token`: identifier, password, kind, service).
-#[derive(Clone, PartialEq, Eq)]
-pub struct ClientToken {
-    /// The raw identifier bytes (a serialized token identifier proto).
-    pub identifier: Vec<u8>,
-    /// The raw password bytes (an HMAC of the identifier).
-    pub password: Vec<u8>,
-    /// E.g. `NMToken`, `YARN_AM_RM_TOKEN`.
-    pub kind: String,
-    /// The address the token is meant for (`ip:port`); informational here.
-    pub service: String,
-}
-
-impl std::fmt::Debug for ClientToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientToken")
-            .field("kind", &self.kind)
-            .field("service", &self.service)
-            .field("identifier_len", &self.identifier.len())
-            .field("password", &"<redacted>")
-            .finish()
-    }
-}
 
 /// How a client connection ended up authenticated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +67,7 @@ pub struct ClientOptions {
     /// TOKEN is chosen whenever the server offers it; SIMPLE only when the server offers
     /// nothing else (or answers SUCCESS straight away). The connect timeout covers the
     /// whole negotiation.
-    pub token: Option<ClientToken>,
+    pub token: Option<Token>,
 }
 
 impl ClientOptions {
@@ -106,7 +83,7 @@ impl ClientOptions {
     }
 
     /// Authenticates with `token` (see [`ClientOptions::token`]).
-    pub fn with_token(mut self, token: ClientToken) -> Self {
+    pub fn with_token(mut self, token: Token) -> Self {
         self.token = Some(token);
         self
     }
@@ -480,7 +457,7 @@ async fn sasl_connect(
     write_half: &mut OwnedWriteHalf,
     addr: &str,
     options: &ClientOptions,
-    token: &ClientToken,
+    token: &Token,
 ) -> Result<ClientAuth, IpcError> {
     let io_err = |source| IpcError::Io {
         addr: addr.to_string(),
@@ -622,8 +599,8 @@ mod tests {
         }
     }
 
-    fn token(user: &str, password: &str) -> ClientToken {
-        ClientToken {
+    fn token(user: &str, password: &str) -> Token {
+        Token {
             identifier: format!("good:{user}").into_bytes(),
             password: password.as_bytes().to_vec(),
             kind: "TEST_TOKEN".into(),
@@ -657,7 +634,7 @@ mod tests {
             .expect("bind")
     }
 
-    fn options(token: Option<ClientToken>) -> ClientOptions {
+    fn options(token: Option<Token>) -> ClientOptions {
         let mut o = ClientOptions::new("alice", PROTOCOL);
         o.connect_timeout = STEP;
         o.call_timeout = STEP;

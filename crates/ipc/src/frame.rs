@@ -85,6 +85,23 @@ pub enum FrameError {
     Io(#[from] std::io::Error),
 }
 
+/// The body length a frame's 4-byte big-endian prefix claims, refused when
+/// negative or above `max` (Hadoop's `ipc.maximum.data.length` check), so
+/// that every reader checks a claim the same way before allocating for it.
+pub(crate) fn frame_len(prefix: [u8; 4], max: usize) -> Result<usize, FrameError> {
+    let len = i32::from_be_bytes(prefix);
+    let Ok(len) = usize::try_from(len) else {
+        return Err(FrameError::Negative(len));
+    };
+    if len > max {
+        return Err(FrameError::TooLong {
+            len: len as u64,
+            max,
+        });
+    }
+    Ok(len)
+}
+
 /// Reads one length-prefixed frame. The length is checked against `max` before any
 /// buffer is allocated, so an oversized claim costs nothing.
 pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<Bytes, FrameError> {
@@ -94,17 +111,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<B
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Eof),
         Err(e) => return Err(FrameError::Io(e)),
     }
-    let len = i32::from_be_bytes(len_buf);
-    if len < 0 {
-        return Err(FrameError::Negative(len));
-    }
-    let len = len as usize;
-    if len > max {
-        return Err(FrameError::TooLong {
-            len: len as u64,
-            max,
-        });
-    }
+    let len = frame_len(len_buf, max)?;
     let mut body = vec![0u8; len];
     match r.read_exact(&mut body).await {
         Ok(_) => Ok(Bytes::from(body)),
@@ -193,6 +200,23 @@ pub fn decode_delimited<M: Message + Default>(body: &mut Bytes) -> Result<M, Del
 mod tests {
     use super::*;
     use hadoop_protos::common::RpcResponseHeaderProto;
+
+    /// Both frame readers (this module's and the server's budgeted one)
+    /// check a claimed length here: up to `max` passes, one more or a
+    /// negative claim is refused.
+    #[test]
+    fn frame_lengths_are_checked_before_allocating() {
+        assert_eq!(frame_len(10i32.to_be_bytes(), 10).ok(), Some(10));
+        assert_eq!(frame_len(0i32.to_be_bytes(), 0).ok(), Some(0));
+        assert!(matches!(
+            frame_len(11i32.to_be_bytes(), 10),
+            Err(FrameError::TooLong { len: 11, max: 10 })
+        ));
+        assert!(matches!(
+            frame_len((-1i32).to_be_bytes(), 10),
+            Err(FrameError::Negative(-1))
+        ));
+    }
 
     #[test]
     fn preamble_kinds() {

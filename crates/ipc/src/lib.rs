@@ -30,7 +30,7 @@ pub mod sasl;
 pub mod server;
 pub mod yarn_conf;
 
-pub use client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
+pub use client::{ClientAuth, ClientOptions, IpcClient};
 pub use error::{class, CloseCause, IpcError, RpcError};
 pub use limits::ServerStats;
 pub use methods::Method;

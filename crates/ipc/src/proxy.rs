@@ -27,10 +27,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prost::Message;
+use spindle_common::security::Token;
 use spindle_common::text::escaped;
 use tracing::{debug, info, warn};
 
-use crate::client::{ClientAuth, ClientOptions, ClientToken, IpcClient};
+use crate::client::{ClientAuth, ClientOptions, IpcClient};
 use crate::error::IpcError;
 use crate::frame;
 use crate::methods::Method;
@@ -46,7 +47,7 @@ pub struct ProxyConfig {
     /// The protocol name (see [`crate::protocols`]).
     pub protocol: String,
     /// Authenticate with this token (SASL TOKEN / DIGEST-MD5).
-    pub token: Option<ClientToken>,
+    pub token: Option<Token>,
     /// `ipc.client.connect.timeout`: time to open a connection, SASL included.
     pub connect_timeout: Duration,
     /// How long one call waits for its answer.
@@ -83,7 +84,7 @@ impl ProxyConfig {
     }
 
     /// Authenticates with `token`.
-    pub fn with_token(mut self, token: ClientToken) -> ProxyConfig {
+    pub fn with_token(mut self, token: Token) -> ProxyConfig {
         self.token = Some(token);
         self
     }
@@ -154,7 +155,7 @@ struct Conn {
 
 struct Inner {
     config: ProxyConfig,
-    token: Mutex<Option<ClientToken>>,
+    token: Mutex<Option<Token>>,
     conn: Mutex<Conn>,
     /// Held while a connection is being opened, so that concurrent calls
     /// wait for one connection instead of opening several.
@@ -217,7 +218,7 @@ impl RpcProxy {
     }
 
     /// The token the next connection presents.
-    pub fn token(&self) -> Option<ClientToken> {
+    pub fn token(&self) -> Option<Token> {
         self.inner
             .token
             .lock()
@@ -228,7 +229,7 @@ impl RpcProxy {
     /// Replaces the token (the ResourceManager rolled the AMRMToken, a node's
     /// NMToken changed). The open connection stays as it is; the next
     /// connection presents the new token. Returns whether it changed.
-    pub fn set_token(&self, token: ClientToken) -> bool {
+    pub fn set_token(&self, token: Token) -> bool {
         let mut current = self.inner.token.lock().unwrap_or_else(|e| e.into_inner());
         if current.as_ref() == Some(&token) {
             return false;

@@ -18,7 +18,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 use tokio::net::tcp::OwnedReadHalf;
 
-use crate::frame::FrameError;
+use crate::frame::{self, FrameError};
 use crate::limits::{Budget, Counters, Hold};
 
 /// How much the read buffer asks the socket for at a time.
@@ -147,17 +147,7 @@ impl FrameReader {
     ) -> Result<(Bytes, Hold), FrameError> {
         let mut len_buf = [0u8; 4];
         self.read_exact(&mut len_buf).await?;
-        let len = i32::from_be_bytes(len_buf);
-        if len < 0 {
-            return Err(FrameError::Negative(len));
-        }
-        let len = len as usize;
-        if len > max {
-            return Err(FrameError::TooLong {
-                len: len as u64,
-                max,
-            });
-        }
+        let len = frame::frame_len(len_buf, max)?;
         let hold = budget.take(len).await;
         let mut body: Vec<u8> = Vec::with_capacity(len);
         let from_buf = len.min(self.buf.len());

@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use hadoop_protos::common::UserInformationProto;
+use spindle_common::security::Token;
 use spindle_ipc::retry::RM_PROXY_RETRIED;
 use spindle_ipc::sasl::AuthMethod;
 use spindle_ipc::{
-    class, CallContext, CallError, ClientToken, ConnectRetry, Failure, Limit, Mechanism, Method,
-    ProxyConfig, RetryPolicy, RpcError, RpcProxy, RpcServer, ServerConfig, Service, Sleep,
-    TokenVerifier, VerifiedToken,
+    class, CallContext, CallError, ConnectRetry, Failure, Limit, Mechanism, Method, ProxyConfig,
+    RetryPolicy, RpcError, RpcProxy, RpcServer, ServerConfig, Service, Sleep, TokenVerifier,
+    VerifiedToken,
 };
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -105,8 +106,8 @@ impl TokenVerifier for Verifier {
     }
 }
 
-fn token(user: &str) -> ClientToken {
-    ClientToken {
+fn token(user: &str) -> Token {
+    Token {
         identifier: format!("good:{user}").into_bytes(),
         password: format!("pw-{user}").into_bytes(),
         kind: "TEST_TOKEN".into(),

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use spindle_common::time::wall_ms;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
@@ -494,14 +495,6 @@ fn probe_write(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Ms since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 /// Runs `checker` every `interval` on a blocking thread and publishes the
 /// health after each run, until `stop` turns true or every receiver is gone.
 pub(crate) async fn monitor<S: SpaceSource>(
@@ -539,7 +532,7 @@ pub(crate) async fn first_check<S: SpaceSource>(
         local_dirs.to_vec(),
         log_dirs.to_vec(),
         space,
-        now_ms(),
+        wall_ms(),
     )));
     let health = run_check(checker.clone())
         .await
@@ -556,7 +549,7 @@ pub(crate) async fn run_check<S: SpaceSource>(
 ) -> Option<NodeHealth> {
     tokio::task::spawn_blocking(move || {
         let mut c = checker.lock().unwrap_or_else(|p| p.into_inner());
-        c.check(now_ms());
+        c.check(wall_ms());
         c.node_health()
     })
     .await

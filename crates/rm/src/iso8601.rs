@@ -1,20 +1,17 @@
 //! Hadoop's ISO 8601 times (`Times.formatISO8601` / `parseISO8601ToLocalTimeInMillis`,
 //! the pattern `yyyy-MM-dd'T'HH:mm:ss.SSSZ`), as application timeouts carry
 //! them: written in UTC (`+0000`), read with any `+HHMM`/`-HHMM` offset (or
-//! `Z`, `+HH:MM`). Pure functions: no clock.
+//! `Z`, `+HH:MM`). Pure functions: no clock. The calendar arithmetic is
+//! `spindle_common::time`'s.
+
+use spindle_common::time::{days_from_civil, UtcTime};
 
 /// `ms` since the epoch as Hadoop writes it, in UTC.
 pub fn format(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = UtcTime::of_ms(i64::try_from(ms).unwrap_or(i64::MAX));
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}+0000",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}+0000",
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond
     )
 }
 
@@ -25,8 +22,8 @@ pub fn parse(s: &str) -> Option<u64> {
     let (date, rest) = s.split_once('T')?;
     let mut parts = date.split('-');
     let y: i64 = num(parts.next()?, 4)?;
-    let mo: i64 = num(parts.next()?, 2)?;
-    let d: i64 = num(parts.next()?, 2)?;
+    let mo = u32::try_from(num(parts.next()?, 2)?).ok()?;
+    let d = u32::try_from(num(parts.next()?, 2)?).ok()?;
     if parts.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
         return None;
     }
@@ -65,31 +62,6 @@ fn num(s: &str, len: usize) -> Option<i64> {
         return None;
     }
     s.parse().ok()
-}
-
-/// Days since 1970-01-01 as (year, month, day) (Howard Hinnant's algorithm).
-pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// The inverse of [`civil_from_days`].
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

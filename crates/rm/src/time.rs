@@ -11,7 +11,7 @@
 //! compare them with their own wall clocks), and the cluster timestamp. An
 //! NTP step then moves reported times and nothing else.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use spindle_common::time::wall_ms_u64;
 
 /// The time of one command, on both clocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +50,7 @@ impl Clock {
     pub fn now(&self) -> Now {
         Now {
             mono_ms: self.start.elapsed().as_millis() as u64,
-            wall_ms: wall_ms(),
+            wall_ms: wall_ms_u64(),
         }
     }
-}
-
-/// Wall-clock milliseconds since the epoch (0 if the clock is before it).
-pub fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

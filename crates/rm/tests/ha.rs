@@ -11,7 +11,7 @@ use std::time::Duration;
 use hadoop_protos::common as hc;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
-use spindle_ipc::client::ClientToken;
+use spindle_common::security::Token;
 use spindle_ipc::methods::application_client::{GET_APPLICATIONS, GET_NEW_APPLICATION};
 use spindle_ipc::methods::application_master::ALLOCATE;
 use spindle_ipc::methods::ha_service::{
@@ -145,7 +145,7 @@ async fn standby_refuses_active_serves_and_stepping_down_hands_the_store_over() 
         // StandbyException (so that the AM fails over), not as a bad token.
         let am = IpcClient::connect(
             &rm1.addresses().scheduler.to_string(),
-            ClientOptions::new("am", protocols::APPLICATION_MASTER).with_token(ClientToken {
+            ClientOptions::new("am", protocols::APPLICATION_MASTER).with_token(Token {
                 identifier: vec![1, 2, 3],
                 password: vec![4, 5, 6],
                 kind: "YARN_AM_RM_TOKEN".into(),

@@ -12,7 +12,6 @@ use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
 use spindle_common::proto::{app_id_to_pb, container_id_to_pb};
 use spindle_common::resource::Resource;
 use spindle_common::security::Token;
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::application_client::{
     FORCE_KILL_APPLICATION, GET_APPLICATIONS, GET_NEW_APPLICATION, GET_QUEUE_INFO,
     SUBMIT_APPLICATION,
@@ -94,7 +93,7 @@ async fn all_apps(client: &IpcClient) -> Vec<pb::ApplicationReportProto> {
 
 /// Connects to the scheduler port with an AMRMToken: the RM verifies it.
 async fn am_connect(rm: &ResourceManager, token: &Token) -> Result<IpcClient, String> {
-    let options = ClientOptions::new("am", protocols::APPLICATION_MASTER).with_token(ClientToken {
+    let options = ClientOptions::new("am", protocols::APPLICATION_MASTER).with_token(Token {
         identifier: token.identifier.clone(),
         password: token.password.clone(),
         kind: token.kind.clone(),

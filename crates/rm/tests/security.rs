@@ -8,7 +8,6 @@ use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
 use spindle_common::ids::ApplicationAttemptId;
 use spindle_common::security::{AmRmTokenIdentifier, Token};
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::application_client::{GET_APPLICATION_REPORT, GET_CLUSTER_METRICS};
 use spindle_ipc::methods::application_master::{ALLOCATE, REGISTER_APPLICATION_MASTER};
 use spindle_ipc::{class, protocols, ClientOptions, IpcClient, IpcError};
@@ -43,7 +42,7 @@ async fn amrm_token(rm: &ResourceManager, attempt: ApplicationAttemptId) -> Toke
 async fn scheduler_client(rm: &ResourceManager, token: Token) -> Result<IpcClient, IpcError> {
     let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("identifier");
     let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
-        .with_token(ClientToken {
+        .with_token(Token {
             identifier: token.identifier,
             password: token.password,
             kind: token.kind,

@@ -14,7 +14,7 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use spindle_common::security::credentials::{read_vlong, write_vint};
+use spindle_common::security::credentials::{read_vlong, write_text};
 
 /// One recovered application.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,8 +35,7 @@ fn path_of(dir: &Path, app_id: &str) -> PathBuf {
 fn encode(r: &Record) -> Vec<u8> {
     let mut out = Vec::new();
     for s in [&r.app_id, &r.user] {
-        write_vint(&mut out, i32::try_from(s.len()).unwrap_or(i32::MAX));
-        out.extend_from_slice(s.as_bytes());
+        write_text(&mut out, s);
     }
     out.extend_from_slice(&r.service_data);
     out

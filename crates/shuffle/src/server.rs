@@ -224,7 +224,7 @@ impl ShuffleServer {
                 app_id: app.to_string(),
                 user: user.to_string(),
             },
-            secret: token.password,
+            secret: token.token.password,
         };
         let mut jobs = self.shared.jobs.write().unwrap_or_else(|p| p.into_inner());
         jobs.insert(job_id.clone(), Arc::new(job));

@@ -4,13 +4,15 @@
 //!   that precedes each map output in a reply (`Text.writeString(mapId)`, then
 //!   `WritableUtils.writeVLong(compressedLength)`, `writeVLong(uncompressedLength)`,
 //!   `writeVInt(forReduce)`).
-//! - [`JobToken`]: `Token<JobTokenIdentifier>` as `Token.write` writes it: VInt-prefixed
-//!   identifier and password bytes, then the kind and service as `Text`. The identifier is a
+//! - [`JobToken`]: `Token<JobTokenIdentifier>` as `Token.write` writes it (VInt-prefixed
+//!   identifier and password bytes, then the kind and service as `Text`), read and written by
+//!   `spindle_common`'s one codec of a token's Writable form. The identifier is a
 //!   `JobTokenIdentifier`, itself one `Text` (the job id).
 //! - [`job_id_of_app`]: `new JobID(Long.toString(appId.getClusterTimestamp()), appId.getId())`
 //!   as a string, the name under which `ShuffleHandler` keeps a job's token.
 
-use spindle_common::security::credentials::{read_vlong, write_vint, write_vlong};
+use spindle_common::security::credentials::{read_vlong, write_text, write_vint, write_vlong};
+use spindle_common::security::Token;
 use spindle_common::ApplicationId;
 
 /// `ShuffleHeader.MAX_ID_LENGTH`: `readStringSafely` refuses longer map ids.
@@ -71,73 +73,38 @@ impl ShuffleHeader {
     }
 }
 
-/// `Text.writeString`: VInt byte length, then UTF-8.
-fn write_text(out: &mut Vec<u8>, s: &str) {
-    write_vint(out, i32::try_from(s.len()).unwrap_or(i32::MAX));
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// A `Token<JobTokenIdentifier>` from a job's service data.
-#[derive(Clone, PartialEq, Eq)]
+/// A `Token<JobTokenIdentifier>` from a job's service data, with the job id
+/// its identifier names.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobToken {
     /// The job id the identifier names (`JobTokenIdentifier.jobid`).
     pub job_id: String,
-    pub identifier: Vec<u8>,
-    /// The HmacSHA1 key of the job's shuffle (`JobTokenSecretManager.createSecretKey`).
-    pub password: Vec<u8>,
-    pub kind: String,
-    pub service: String,
+    /// The token as it came; its password is the HmacSHA1 key of the job's
+    /// shuffle (`JobTokenSecretManager.createSecretKey`).
+    pub token: Token,
 }
-
-impl std::fmt::Debug for JobToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JobToken")
-            .field("job_id", &self.job_id)
-            .field("kind", &self.kind)
-            .field("service", &self.service)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Upper bound on any one field of a token; Hadoop's are a few dozen bytes.
-const MAX_TOKEN_FIELD: usize = 1 << 20;
 
 impl JobToken {
     /// `Token.readFields` of `ShuffleHandler.deserializeServiceData`. Bytes after the token
     /// are ignored, as Java's reader ignores them.
     pub fn decode(bytes: &[u8]) -> Result<JobToken, WireError> {
-        let mut r = Cursor { buf: bytes, pos: 0 };
-        let identifier = r.blob("token identifier")?;
-        let password = r.blob("token password")?;
-        let kind = r.text("token kind")?;
-        let service = r.text("token service")?;
-        if password.is_empty() {
+        let (token, _) = Token::read_writable(bytes).or_else(|e| err(format!("job token: {e}")))?;
+        if token.password.is_empty() {
             return err("the job token has an empty password");
         }
         // JobTokenIdentifier.readFields: one Text.
         let mut id = Cursor {
-            buf: &identifier,
+            buf: &token.identifier,
             pos: 0,
         };
         let job_id = id.text("job token identifier")?;
-        Ok(JobToken {
-            job_id,
-            identifier,
-            password,
-            kind,
-            service,
-        })
+        Ok(JobToken { job_id, token })
     }
 
     /// `Token.write` (for tests and tools).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        for blob in [&self.identifier, &self.password] {
-            write_vint(&mut out, i32::try_from(blob.len()).unwrap_or(i32::MAX));
-            out.extend_from_slice(blob);
-        }
-        write_text(&mut out, &self.kind);
-        write_text(&mut out, &self.service);
+        self.token.write_writable(&mut out);
         out
     }
 
@@ -148,10 +115,7 @@ impl JobToken {
         write_text(&mut identifier, job_id);
         JobToken {
             job_id: job_id.to_string(),
-            identifier,
-            password,
-            kind: "mapreduce.job".to_string(),
-            service: String::new(),
+            token: Token::new(identifier, password, "mapreduce.job", ""),
         }
     }
 }
@@ -209,23 +173,16 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn blob(&mut self, what: &str) -> Result<Vec<u8>, WireError> {
-        let n = self.vint(what)?;
-        if n < 0 || n as usize > MAX_TOKEN_FIELD {
-            return err(format!("{what}: bad length {n}"));
-        }
-        Ok(self.bytes(n as usize, what)?.to_vec())
-    }
-
     fn utf8(&mut self, len: usize, what: &str) -> Result<String, WireError> {
         let b = self.bytes(len, what)?;
         String::from_utf8(b.to_vec()).or_else(|_| err(format!("{what} is not UTF-8")))
     }
 
     fn text(&mut self, what: &str) -> Result<String, WireError> {
-        let b = self.blob(what)?;
+        let n = self.vint(what)?;
+        let n = usize::try_from(n).or_else(|_| err(format!("{what}: bad length {n}")))?;
         // Java's Text decoding replaces malformed input.
-        Ok(String::from_utf8_lossy(&b).into_owned())
+        Ok(String::from_utf8_lossy(self.bytes(n, what)?).into_owned())
     }
 }
 

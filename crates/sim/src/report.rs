@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
+use spindle_common::markup::escape;
 
 use crate::error::SimError;
 
@@ -407,13 +408,6 @@ const PALETTE: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// A minimal SVG line/area chart with a time axis.
 struct Chart {
     out: String,
@@ -441,7 +435,7 @@ impl Chart {
             out,
             "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
             W / 2.0,
-            esc(title)
+            escape(title)
         );
         let mut c = Chart {
             out,
@@ -513,7 +507,7 @@ impl Chart {
             self.out,
             "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
             (y0 + y1) / 2.0,
-            esc(left_label)
+            escape(left_label)
         );
     }
 
@@ -542,7 +536,7 @@ impl Chart {
             "<text transform=\"translate({},{}) rotate(90)\" text-anchor=\"middle\">{}</text>",
             W - 18.0,
             (MT + H - MB) / 2.0,
-            esc(label)
+            escape(label)
         );
     }
 
@@ -601,7 +595,7 @@ impl Chart {
                 "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
                 y - 10.0,
                 x + 16.0,
-                esc(&label)
+                escape(&label)
             );
             x += 28.0 + 7.0 * label.chars().count() as f64;
         }

@@ -5,6 +5,7 @@
 
 use regex::Regex;
 use serde_json::{json, Value};
+use spindle_common::markup;
 
 /// One property as the daemon has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,21 +70,6 @@ pub fn wants_json(format: Option<&str>, accept: Option<&str>) -> Result<bool, St
     }
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// `props` (already redacted) in `Configuration.writeXml`'s shape.
 pub fn to_xml(props: &[Property]) -> String {
     let mut out = String::from(
@@ -92,10 +78,10 @@ pub fn to_xml(props: &[Property]) -> String {
     for p in props {
         out.push_str(&format!(
             "<property><name>{}</name><value>{}</value><final>{}</final><source>{}</source></property>\n",
-            escape(&p.key),
-            escape(&p.value),
+            markup::escape_xml(&p.key),
+            markup::escape_xml(&p.value),
             p.is_final,
-            escape(&p.resource)
+            markup::escape_xml(&p.resource)
         ));
     }
     out.push_str("</configuration>\n");

@@ -5,6 +5,7 @@
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use spindle_common::markup;
 
 /// The representation of a reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +110,7 @@ fn element(out: &mut String, name: &str, value: &Value) {
         }
         Value::String(s) => {
             open(out, name);
-            escape_into(out, s);
+            markup::escape_xml_into(out, s);
             close(out, name);
         }
         Value::Bool(_) | Value::Number(_) => {
@@ -130,22 +131,6 @@ fn close(out: &mut String, name: &str) {
     out.push_str("</");
     out.push_str(name);
     out.push('>');
-}
-
-fn escape_into(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            // Characters XML 1.0 cannot carry at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
 }
 
 #[cfg(test)]

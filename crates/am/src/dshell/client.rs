@@ -9,19 +9,9 @@ use tracing::warn;
 
 use super::{AM_SUBCOMMAND, APP_TYPE};
 use crate::error::AmError;
-use crate::launch::{quote_for_launch, LaunchContext, LOG_DIR};
+use crate::launch::{quote_for_launch, LaunchContext, LOG_DIR, PASSED_ENV};
 use crate::records::{AppReport, AppState, FinalStatus};
 use crate::yarn_client::{conf_addr, ApplicationSubmission, YarnClient};
-
-/// Variables of the client's environment handed on to the ApplicationMaster
-/// (its logging, and where its configuration is).
-const PASSED_ENV: [&str; 5] = [
-    "SPINDLE_LOG",
-    "RUST_LOG",
-    "RUST_BACKTRACE",
-    "YARN_CONF_DIR",
-    "HADOOP_CONF_DIR",
-];
 
 /// Arguments of `distributed-shell`.
 #[derive(Debug, Clone, clap::Args)]
@@ -188,12 +178,7 @@ pub async fn client_main(
         }
     }
 
-    let mut am = LaunchContext::command(am_command(args, &exe, &scheduler));
-    for name in PASSED_ENV {
-        if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-            am = am.env(name, v);
-        }
-    }
+    let am = LaunchContext::command(am_command(args, &exe, &scheduler)).pass_env(&PASSED_ENV);
     let mut submission = ApplicationSubmission::new(args.name.clone(), am_resource, am);
     submission.queue = args.queue.clone();
     submission.app_type = APP_TYPE.to_string();

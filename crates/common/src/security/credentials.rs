@@ -14,6 +14,11 @@
 //! Anything after the content is ignored: Spark hands executors a buffer with trailing
 //! zero bytes. Readers check every length against the bytes that remain before
 //! allocating, so hostile input costs nothing and never panics.
+//!
+//! The Writable primitives here ([`write_vlong`], [`read_vlong`], [`write_text`]) and a
+//! token's Writable form ([`Token::write_writable`], [`Token::read_writable`]) are the
+//! ones every Writable Spindle shares with Hadoop is written with (the shuffle's
+//! headers, job tokens and recovery records too).
 
 use std::fmt;
 
@@ -163,6 +168,16 @@ impl<'a> Reader<'a> {
         Ok(String::from_utf8_lossy(self.bytes(n, what)?).into_owned())
     }
 
+    /// A token in its Writable form; `name` says which in errors.
+    fn token(&mut self, name: &str) -> Result<Token, CredentialsError> {
+        Ok(Token {
+            identifier: self.blob(&format!("the identifier of {name}"))?,
+            password: self.blob(&format!("the password of {name}"))?,
+            kind: self.text(&format!("the kind of {name}"))?,
+            service: self.text(&format!("the service of {name}"))?,
+        })
+    }
+
     /// A count of entries, each at least `min_entry_bytes` long.
     fn count(&mut self, what: &str, min_entry_bytes: usize) -> Result<usize, CredentialsError> {
         let n = self.length(what)?;
@@ -183,14 +198,48 @@ pub fn read_vlong(bytes: &[u8]) -> Result<(i64, usize), CredentialsError> {
     Ok((v, r.pos))
 }
 
+/// Appends `bytes` after their VInt length (`WritableUtils.writeVInt` then
+/// the bytes, as `Token.write` writes its identifier and password).
 fn write_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     write_vint(out, len_i32(bytes.len()));
     out.extend_from_slice(bytes);
 }
 
+/// Appends a Hadoop `Text` (`Text.writeString`): its UTF-8 byte length as
+/// a VInt, then the bytes.
+pub fn write_text(out: &mut Vec<u8>, text: &str) {
+    write_blob(out, text.as_bytes());
+}
+
 fn len_i32(len: usize) -> i32 {
     // Java arrays cannot be longer; nothing Spindle builds comes close.
     i32::try_from(len).unwrap_or(i32::MAX)
+}
+
+// ---------------------------------------------------------------------------------
+// Token's Writable form
+
+impl Token {
+    /// Appends the token as Hadoop's `Token.write` writes it: VInt length
+    /// and identifier bytes, VInt length and password bytes, the kind and
+    /// the service as `Text`s. This is a token's form inside WRITABLE
+    /// credentials and in a job's shuffle service data.
+    pub fn write_writable(&self, out: &mut Vec<u8>) {
+        write_blob(out, &self.identifier);
+        write_blob(out, &self.password);
+        write_text(out, &self.kind);
+        write_text(out, &self.service);
+    }
+
+    /// Reads a token written by [`Token::write_writable`] (Hadoop's
+    /// `Token.readFields`) from the start of `bytes`; returns it and the
+    /// number of bytes it took. Every length is checked against what
+    /// remains before anything is allocated.
+    pub fn read_writable(bytes: &[u8]) -> Result<(Token, usize), CredentialsError> {
+        let mut r = Reader::new(bytes);
+        let token = r.token("token")?;
+        Ok((token, r.pos))
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -303,15 +352,12 @@ impl Credentials {
         out.push(FORMAT_WRITABLE);
         write_vint(&mut out, len_i32(self.tokens.len()));
         for (alias, token) in &self.tokens {
-            write_blob(&mut out, alias.as_bytes());
-            write_blob(&mut out, &token.identifier);
-            write_blob(&mut out, &token.password);
-            write_blob(&mut out, token.kind.as_bytes());
-            write_blob(&mut out, token.service.as_bytes());
+            write_text(&mut out, alias);
+            token.write_writable(&mut out);
         }
         write_vint(&mut out, len_i32(self.secrets.len()));
         for (alias, secret) in &self.secrets {
-            write_blob(&mut out, alias.as_bytes());
+            write_text(&mut out, alias);
             write_blob(&mut out, secret);
         }
         out
@@ -372,19 +418,8 @@ impl Credentials {
         let n = r.count("tokens", 5)?;
         for i in 0..n {
             let alias = r.text(&format!("the alias of token {i}"))?;
-            let identifier = r.blob(&format!("the identifier of token '{alias}'"))?;
-            let password = r.blob(&format!("the password of token '{alias}'"))?;
-            let kind = r.text(&format!("the kind of token '{alias}'"))?;
-            let service = r.text(&format!("the service of token '{alias}'"))?;
-            creds.add_token(
-                alias,
-                Token {
-                    identifier,
-                    password,
-                    kind,
-                    service,
-                },
-            );
+            let token = r.token(&format!("token '{alias}'"))?;
+            creds.add_token(alias, token);
         }
         let n = r.count("secrets", 2)?;
         for i in 0..n {
@@ -525,6 +560,32 @@ mod tests {
             c.to_bytes(),
             b"HDTS\x00\x01\x01a\x01\x07\x02\x08\x09\x01K\x01S\x00".to_vec()
         );
+    }
+
+    /// A token's Writable form on its own is exactly the bytes it has inside
+    /// WRITABLE credentials, and reads back whole with the bytes it took.
+    #[test]
+    fn a_token_alone_is_its_bytes_inside_credentials() {
+        let t = Token::new(vec![7], vec![8, 9], "K", "S");
+        let mut alone = Vec::new();
+        t.write_writable(&mut alone);
+        assert_eq!(alone, b"\x01\x07\x02\x08\x09\x01K\x01S".to_vec());
+        let mut c = Credentials::new();
+        c.add_token("a", t.clone());
+        assert!(c.to_bytes().windows(alone.len()).any(|w| w == alone));
+        let mut more = alone.clone();
+        more.extend_from_slice(b"rest");
+        assert_eq!(Token::read_writable(&more), Ok((t, alone.len())));
+        for cut in 0..alone.len() {
+            assert!(Token::read_writable(&alone[..cut]).is_err(), "{cut} bytes");
+        }
+        // A claimed length beyond the data fails before anything is allocated.
+        let mut huge = Vec::new();
+        write_vint(&mut huge, i32::MAX);
+        assert!(matches!(
+            Token::read_writable(&huge),
+            Err(CredentialsError::Truncated(_))
+        ));
     }
 
     #[test]

@@ -36,7 +36,13 @@ pub mod kind {
     pub const CONTAINER: &str = "ContainerToken";
 }
 
-/// A token: identifier bytes, password bytes, kind and service (Hadoop's `Token`).
+/// A token: identifier bytes, password bytes, kind and service (Hadoop's
+/// `Token`), the one type every crate holds a token in: read from the wire
+/// and written back with [`Token::from_proto`] and [`Token::to_proto`]
+/// (`TokenProto`), and in Hadoop's Writable form (credentials, a job's
+/// shuffle service data) with `write_writable` and `read_writable`, beside
+/// the Writable primitives in [`super::credentials`]. The IPC client
+/// presents it as it is.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Token {
     pub identifier: Vec<u8>,
@@ -94,6 +100,14 @@ impl Token {
 impl From<TokenProto> for Token {
     fn from(proto: TokenProto) -> Token {
         Token::from_proto(proto)
+    }
+}
+
+impl From<&TokenProto> for Token {
+    /// A copy of a token in a record the caller keeps (a container's, an
+    /// NMToken in an allocate response).
+    fn from(proto: &TokenProto) -> Token {
+        Token::from_proto(proto.clone())
     }
 }
 

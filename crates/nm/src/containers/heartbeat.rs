@@ -199,18 +199,12 @@ impl ContainerManager {
         for id in &ids {
             self.kill(*id, KillReason::by_resource_manager());
         }
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut alive = Vec::new();
-        for id in &ids {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if self.wait_done(id, left).await.is_none()
-                && self
-                    .report(id)
-                    .is_some_and(|r| r.phase != ContainerPhase::Done)
-            {
-                alive.push(id.to_string());
-            }
-        }
+        let alive: Vec<String> = self
+            .wait_all_done(&ids, timeout)
+            .await
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         if alive.is_empty() {
             info!("all containers are complete after the resync");
         } else {

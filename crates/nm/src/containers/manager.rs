@@ -55,13 +55,6 @@ pub struct ContainerManager {
     pub(super) inner: Arc<Inner>,
 }
 
-pub(super) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 impl ContainerManager {
     pub(crate) fn new(
         cfg: Arc<NmConfig>,
@@ -249,6 +242,29 @@ impl ContainerManager {
             .await
     }
 
+    /// Waits for each of `ids` to be done, `timeout` for them all together;
+    /// answers those still known and not done by then (after a kill, the
+    /// ones that did not die in time).
+    pub(super) async fn wait_all_done(
+        &self,
+        ids: &[ContainerId],
+        timeout: Duration,
+    ) -> Vec<ContainerId> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut alive = Vec::new();
+        for id in ids {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if self.wait_done(id, left).await.is_none()
+                && self
+                    .report(id)
+                    .is_some_and(|r| r.phase != ContainerPhase::Done)
+            {
+                alive.push(*id);
+            }
+        }
+        alive
+    }
+
     // ------------------------------------------------------------ kills
 
     /// Kills a container for `reason` (the first reason wins).
@@ -375,16 +391,8 @@ impl ContainerManager {
                 KillReason::after_app_completion("the NodeManager is shutting down"),
             );
         }
-        let deadline = tokio::time::Instant::now() + timeout;
-        for id in &ids {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if self.wait_done(id, left).await.is_none()
-                && self
-                    .report(id)
-                    .is_some_and(|r| r.phase != ContainerPhase::Done)
-            {
-                warn!(container = %id, "still not done when the NodeManager stopped");
-            }
+        for id in self.wait_all_done(&ids, timeout).await {
+            warn!(container = %id, "still not done when the NodeManager stopped");
         }
     }
 

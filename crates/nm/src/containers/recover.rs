@@ -27,8 +27,8 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::manager::ContainerManager;
-use super::records::{exit_status, App, Container, ContainerPhase};
-use super::run::{failure_diagnostics, killed};
+use super::records::{App, Container, ContainerPhase};
+use super::run::killed;
 use crate::executor::{Reacquired, RecordedExit};
 use crate::recovery::{ContainerRecord, Recovered};
 
@@ -264,22 +264,8 @@ impl ContainerManager {
         }
         let (code, diagnostics) = match r.recorded_exit() {
             RecordedExit::Code(code) => {
-                let diagnostics = if self.kill_reason(&id).is_some() {
-                    format!("Container killed on request. Exit code is {code}")
-                } else if code == exit_status::SUCCESS {
-                    String::new()
-                } else {
-                    let tail = cfg.containers.stderr_tail_bytes;
-                    let log_dir = self.report(&id).and_then(|c| c.paths).map(|p| p.log_dir);
-                    let cid = id.to_string();
-                    tokio::task::spawn_blocking(move || match log_dir {
-                        Some(d) => failure_diagnostics(&cid, code, &d, tail),
-                        None => format!("Container exited with a non-zero exit code {code}"),
-                    })
-                    .await
-                    .unwrap_or_default()
-                };
-                (code, diagnostics)
+                let log_dir = self.report(&id).and_then(|c| c.paths).map(|p| p.log_dir);
+                (code, self.exit_diagnostics(&id, code, log_dir).await)
             }
             RecordedExit::Missing if phase == ContainerPhase::Running => (
                 LOST,

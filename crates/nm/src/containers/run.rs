@@ -16,6 +16,7 @@ use nix::sys::signal::Signal;
 use spindle_common::conf::refuse;
 use spindle_common::security::{ContainerTokenIdentifier, Credentials};
 use spindle_common::text::escaped;
+use spindle_common::ContainerId;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -277,18 +278,9 @@ impl ContainerManager {
                 exit_status::INVALID
             }
         };
-        let diagnostics = if self.kill_reason(&id).is_some() {
-            format!("Container killed on request. Exit code is {code}")
-        } else if code == exit_status::SUCCESS {
-            String::new()
-        } else {
-            let tail = cfg.containers.stderr_tail_bytes;
-            let log_dir = paths.log_dir.clone();
-            let cid = id.to_string();
-            tokio::task::spawn_blocking(move || failure_diagnostics(&cid, code, &log_dir, tail))
-                .await
-                .unwrap_or_default()
-        };
+        let diagnostics = self
+            .exit_diagnostics(&id, code, Some(paths.log_dir.clone()))
+            .await;
         self.complete(id, code, diagnostics);
         drop(leases);
     }
@@ -340,6 +332,34 @@ fn tail(path: &Path, max: u64) -> Option<String> {
     let mut buf = Vec::new();
     f.take(max).read_to_end(&mut buf).ok()?;
     Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+impl ContainerManager {
+    /// The diagnostics a container that exited with `code` is reported with,
+    /// whether it ran under this NodeManager or a predecessor: a kill's, none
+    /// after success, else [`failure_diagnostics`] from `log_dir` (read off
+    /// the runtime; just the code when the log dir is not known).
+    pub(super) async fn exit_diagnostics(
+        &self,
+        id: &ContainerId,
+        code: i32,
+        log_dir: Option<PathBuf>,
+    ) -> String {
+        if self.kill_reason(id).is_some() {
+            return format!("Container killed on request. Exit code is {code}");
+        }
+        if code == exit_status::SUCCESS {
+            return String::new();
+        }
+        let tail = self.inner.cfg.containers.stderr_tail_bytes;
+        let cid = id.to_string();
+        tokio::task::spawn_blocking(move || match log_dir {
+            Some(d) => failure_diagnostics(&cid, code, &d, tail),
+            None => format!("Container exited with a non-zero exit code {code}"),
+        })
+        .await
+        .unwrap_or_default()
+    }
 }
 
 /// Diagnostics of a container that exited non-zero: the exit code and the

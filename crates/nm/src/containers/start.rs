@@ -10,12 +10,13 @@ use hadoop_protos::yarn::{
     StartContainersResponseProto, StringBytesMapProto,
 };
 use spindle_common::text::escaped;
+use spindle_common::time::wall_ms;
 use spindle_common::ContainerId;
 use spindle_ipc::{class, RpcError};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use super::manager::{now_ms, ContainerManager};
+use super::manager::ContainerManager;
 use super::records::{app_acls, exit_status, failure, App, Container, ContainerPhase, Launch};
 use crate::launch;
 use crate::localizer::LocalResource;
@@ -159,7 +160,7 @@ impl ContainerManager {
         let grant = self
             .inner
             .tokens
-            .verify(caller, &token, rm_identifier, now_ms())?;
+            .verify(caller, &token, rm_identifier, wall_ms())?;
         let id = grant.container;
         check_user(&grant.app_submitter)?;
         let clc = request.container_launch_context.ok_or_else(|| {

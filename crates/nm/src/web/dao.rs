@@ -3,6 +3,7 @@
 //! the node's tables. Pure: no I/O, no clock (times come in as arguments).
 
 use serde_json::{json, Value};
+use spindle_common::time::UtcTime;
 
 use crate::containers::{AppReport, ContainerPhase, ContainerReport};
 
@@ -173,39 +174,21 @@ pub fn hadoop_time(ms: i64) -> String {
     if ms <= 0 {
         return "N/A".to_string();
     }
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let secs = ms / 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = UtcTime::of_ms(ms);
     format!(
         "{} {} {:02} {:02}:{:02}:{:02} +0000 {}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(m - 1) as usize],
-        d,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        y
+        DAYS[t.weekday as usize],
+        MONTHS[t.month as usize - 1],
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
+        t.year
     )
-}
-
-/// Year, month (1-12), day of the days since 1970-01-01 (Howard Hinnant's
-/// algorithm).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -12,10 +12,10 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use axum::body::{Body, Bytes};
-use spindle_common::ContainerId;
+use spindle_common::time::epoch_ms;
+use spindle_common::{markup, ContainerId};
 use tokio::io::AsyncReadExt;
 
 use super::dao::LogFile;
@@ -125,45 +125,7 @@ pub fn content_type(format: Option<&String>) -> Result<&'static str, String> {
     }
 }
 
-/// HTML-escapes text for a page.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn escape_html_bytes(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 16);
-    for &b in bytes {
-        match b {
-            b'<' => out.extend_from_slice(b"&lt;"),
-            b'>' => out.extend_from_slice(b"&gt;"),
-            b'&' => out.extend_from_slice(b"&amp;"),
-            b'"' => out.extend_from_slice(b"&quot;"),
-            b'\'' => out.extend_from_slice(b"&#39;"),
-            b => out.push(b),
-        }
-    }
-    out
-}
-
 // ------------------------------------------------------------------ files
-
-fn modified_ms(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 /// The regular files in the container's log dirs, sorted by name within
 /// each dir (symbolic links and directories are left out).
@@ -181,7 +143,7 @@ pub async fn list(dirs: Vec<PathBuf>) -> Vec<LogFile> {
                     meta.is_file().then(|| LogFile {
                         name: e.file_name().to_string_lossy().into_owned(),
                         size: meta.len(),
-                        modified_ms: modified_ms(&meta),
+                        modified_ms: meta.modified().map_or(0, epoch_ms),
                     })
                 })
                 .collect();
@@ -216,7 +178,7 @@ fn open_in(dir: &Path, name: &str) -> io::Result<OpenLog> {
     Ok(OpenLog {
         file,
         len: meta.len(),
-        modified_ms: modified_ms(&meta),
+        modified_ms: meta.modified().map_or(0, epoch_ms),
     })
 }
 
@@ -273,7 +235,11 @@ pub fn stream(log: OpenLog, span: Span, prefix: String, suffix: String, html: bo
                             Ok(0) => step = Step::Suffix,
                             Ok(n) => {
                                 buf.truncate(n);
-                                let chunk = if html { escape_html_bytes(&buf) } else { buf };
+                                let chunk = if html {
+                                    markup::escape_bytes(&buf)
+                                } else {
+                                    buf
+                                };
                                 let next = Step::Read(left - n as u64);
                                 return Some((
                                     Ok(Bytes::from(chunk)),
@@ -388,10 +354,6 @@ mod tests {
             Ok("application/octet-stream")
         );
         assert!(content_type(Some(&"pdf".to_string())).is_err());
-        assert_eq!(
-            escape_html("<a href=\"x\">&</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
-        );
     }
 
     #[tokio::test]

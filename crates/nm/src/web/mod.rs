@@ -36,6 +36,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use spindle_common::markup::escape;
+use spindle_common::time::wall_ms;
 use spindle_common::{ApplicationId, ContainerId, NodeId};
 use spindle_web::{reply, WebError};
 use tokio::sync::watch;
@@ -43,7 +45,7 @@ use tracing::info;
 
 use crate::config::{resolve, NmConfig};
 use crate::containers::{ContainerManager, ContainerReport};
-use crate::disks::{self, NodeHealth};
+use crate::disks::NodeHealth;
 use crate::error::NmError;
 use dao::NodeView;
 
@@ -101,7 +103,7 @@ pub fn serve(
         node_id,
         containers.clone(),
         health,
-        disks::now_ms(),
+        wall_ms(),
     ))
     .merge(ops::router(ops::NmOps::new(
         containers.clone(),
@@ -311,11 +313,7 @@ impl Refused {
             Refused::BadId(m) => m.replacen("invalid container id, ", "Invalid containerId ", 1),
             other => other.message().to_string(),
         };
-        html_page(
-            status,
-            title,
-            &format!("<h1>{}</h1>", logs::escape_html(&msg)),
-        )
+        html_page(status, title, &format!("<h1>{}</h1>", escape(&msg)))
     }
 }
 
@@ -565,7 +563,7 @@ fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
     let page = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\
          <body>{body}</body></html>\n",
-        logs::escape_html(title)
+        escape(title)
     );
     (
         status,
@@ -604,8 +602,8 @@ async fn log_list_page(
         );
         body.push_str(&format!(
             "<p><a href=\"{}\">{} : Total file length is {} bytes.</a></p>\n",
-            logs::escape_html(&href),
-            logs::escape_html(&f.name),
+            escape(&href),
+            escape(&f.name),
             f.size
         ));
     }
@@ -657,7 +655,7 @@ async fn log_page_inner(
     };
     let mut prefix = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head><body>",
-        logs::escape_html(&title)
+        escape(&title)
     );
     if span.len < log.len {
         let full = format!(
@@ -668,8 +666,8 @@ async fn log_page_inner(
         prefix.push_str(&format!(
             "<p>Showing {} bytes of {file_html}. Click <a href=\"{}\">here</a> for full log</p>",
             span.len,
-            logs::escape_html(&full),
-            file_html = logs::escape_html(file),
+            escape(&full),
+            file_html = escape(file),
         ));
     }
     prefix.push_str("<pre>");

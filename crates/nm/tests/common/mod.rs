@@ -27,10 +27,10 @@ use hadoop_protos::yarn::{
 };
 use spindle_common::conf::keys;
 use spindle_common::security::secret;
+use spindle_common::security::Token;
 use spindle_common::{
     ApplicationAttemptId, ApplicationId, Configuration, ContainerId, NodeId, Resource,
 };
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::resource_tracker::{
     NODE_HEARTBEAT, REGISTER_NODE_MANAGER, UN_REGISTER_NODE_MANAGER,
 };
@@ -465,7 +465,7 @@ pub fn nm_token_identifier(
 /// An IPC client logged in with `token` (SASL TOKEN / DIGEST-MD5), as a
 /// Java `NMClient` or the ResourceManager's AM launcher connects.
 pub fn token_client(attempt: &str, token: &TokenProto) -> ClientOptions {
-    ClientOptions::new(attempt, protocols::CONTAINER_MANAGEMENT).with_token(ClientToken {
+    ClientOptions::new(attempt, protocols::CONTAINER_MANAGEMENT).with_token(Token {
         identifier: token.identifier.clone(),
         password: token.password.clone(),
         kind: token.kind.clone(),

@@ -30,6 +30,35 @@ pub enum NodeState {
 }
 
 impl NodeState {
+    /// Every state, in the order of Hadoop's `NodeState` enum: what a node
+    /// listing without a state filter covers, and what a state name given
+    /// by a client is looked up in.
+    pub const ALL: [NodeState; 8] = [
+        NodeState::New,
+        NodeState::Running,
+        NodeState::Unhealthy,
+        NodeState::Decommissioned,
+        NodeState::Lost,
+        NodeState::Rebooted,
+        NodeState::Decommissioning,
+        NodeState::Shutdown,
+    ];
+
+    /// Hadoop's name of the state (`NodeState.name()`), as REST replies,
+    /// JMX beans and the web UI show it and as clients spell it in filters.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::New => "NEW",
+            NodeState::Running => "RUNNING",
+            NodeState::Unhealthy => "UNHEALTHY",
+            NodeState::Decommissioned => "DECOMMISSIONED",
+            NodeState::Lost => "LOST",
+            NodeState::Rebooted => "REBOOTED",
+            NodeState::Decommissioning => "DECOMMISSIONING",
+            NodeState::Shutdown => "SHUTDOWN",
+        }
+    }
+
     /// Active nodes heartbeat and may hold containers; the others are history.
     pub fn is_active(self) -> bool {
         matches!(
@@ -573,6 +602,32 @@ impl NodeTable {
 mod tests {
     use super::*;
     use crate::hosts::parse_list;
+
+    /// `ALL` holds each state once, and the names are Hadoop's: exactly
+    /// the wire enum's names (`NodeStateProto`) without their `NS_` prefix.
+    #[test]
+    fn every_state_once_with_hadoops_name() {
+        use hadoop_protos::yarn::NodeStateProto;
+        let distinct: BTreeSet<NodeState> = NodeState::ALL.into_iter().collect();
+        assert_eq!(distinct.len(), NodeState::ALL.len());
+        let names: BTreeSet<&str> = NodeState::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), NodeState::ALL.len());
+        for s in NodeState::ALL {
+            let wire = format!("NS_{}", s.as_str());
+            assert!(
+                NodeStateProto::from_str_name(&wire).is_some(),
+                "{s:?}: {wire} is not a NodeStateProto name"
+            );
+        }
+        let wire_names = (0..=20)
+            .filter_map(|v| NodeStateProto::try_from(v).ok())
+            .count();
+        assert_eq!(
+            wire_names,
+            NodeState::ALL.len(),
+            "a wire state has no NodeState"
+        );
+    }
 
     fn config() -> NodeConfig {
         NodeConfig {

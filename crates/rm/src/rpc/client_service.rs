@@ -315,17 +315,7 @@ async fn get_cluster_nodes(
         .collect();
     if req.node_states.is_empty() {
         // No filter means every state, as in Hadoop's ClientRMService.
-        states = [
-            NodeState::New,
-            NodeState::Running,
-            NodeState::Unhealthy,
-            NodeState::Decommissioned,
-            NodeState::Lost,
-            NodeState::Rebooted,
-            NodeState::Decommissioning,
-            NodeState::Shutdown,
-        ]
-        .into();
+        states = NodeState::ALL.into();
     }
     let reports = ctx.core.query(move |s| s.node_reports(&states)).await?;
     Ok(pb::GetClusterNodesResponseProto {

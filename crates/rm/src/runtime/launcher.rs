@@ -11,7 +11,6 @@ use std::sync::Arc;
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::{ConfError, Configuration};
 use spindle_common::text::escaped;
-use spindle_ipc::client::ClientToken;
 use spindle_ipc::methods::container_management::START_CONTAINERS;
 use spindle_ipc::{protocols, yarn_conf, ProxyConfig, RpcProxy};
 use tokio::sync::mpsc;
@@ -98,15 +97,9 @@ impl Launcher {
         nm_token: spindle_common::security::Token,
         request: pb::StartContainersRequestProto,
     ) -> Result<(), String> {
-        let token = ClientToken {
-            identifier: nm_token.identifier,
-            password: nm_token.password,
-            kind: nm_token.kind,
-            service: nm_token.service,
-        };
         let config = Launcher::proxy_config(&self.conf, addr, attempt)
             .map_err(|e| e.to_string())?
-            .with_token(token);
+            .with_token(nm_token);
         let proxy = RpcProxy::new(config);
         let resp = proxy
             .call(&START_CONTAINERS, &request)

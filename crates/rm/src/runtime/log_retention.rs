@@ -200,7 +200,7 @@ impl LogRetention {
                 _ = core.ended() => break,
                 _ = ticks.tick() => {}
             }
-            let cutoff_ms = crate::time::wall_ms() as i64 - self.retain_ms;
+            let cutoff_ms = spindle_common::time::wall_ms() - self.retain_ms;
             let outcome = tokio::select! {
                 _ = core.ended() => break,
                 outcome = self.run_once(&core, cutoff_ms) => outcome,

@@ -274,20 +274,8 @@ impl RmState {
             } else {
                 None
             };
-            let (mut used_containers, mut used) = (0, Resource::default());
-            if let Some(a) = attempt.filter(|a| !a.state.is_final()) {
-                for id in a.live.keys() {
-                    if let Some(c) = self.cluster.scheduler().container(id) {
-                        used_containers += 1;
-                        used += c.resource;
-                    }
-                }
-            }
-            let progress = match attempt {
-                Some(a) if !app.state.is_final() => a.progress,
-                Some(_) => app.progress,
-                None => 0.0,
-            };
+            let (used_containers, used) = self.attempt_usage(attempt);
+            let progress = Self::report_progress(app, attempt);
             let am = attempt.and_then(|a| {
                 let (id, node) = (a.am_container?, a.am_node.as_ref()?);
                 let node_http_address = http

@@ -13,8 +13,9 @@ use super::RmState;
 use crate::acl::Acl;
 use crate::cluster::nodes::NodeState;
 use crate::model::access::Caller;
+use crate::model::amrm::AllocateReply;
 use crate::model::apps::{App, AppFilter, AppScope, AppState};
-use crate::model::attempts::AttemptState;
+use crate::model::attempts::{Attempt, AttemptState};
 use crate::model::keys::KeyRing;
 use crate::model::launch::AppAccess;
 use crate::model::refusal::Refusal;
@@ -301,6 +302,37 @@ impl RmState {
         self.tokens.amrm(attempt)
     }
 
+    /// What an application's current `attempt` holds, as its reports count
+    /// it: the containers the scheduler still has of it and their sum;
+    /// nothing once the attempt ended (or without one).
+    pub(super) fn attempt_usage(
+        &self,
+        attempt: Option<&Attempt<AllocateReply>>,
+    ) -> (i32, Resource) {
+        let (mut containers, mut used) = (0, Resource::default());
+        if let Some(a) = attempt.filter(|a| !a.state.is_final()) {
+            for id in a.live.keys() {
+                if let Some(c) = self.cluster.scheduler().container(id) {
+                    containers += 1;
+                    used += c.resource;
+                }
+            }
+        }
+        (containers, used)
+    }
+
+    /// An application's progress as its reports give it (Hadoop's
+    /// `RMAppImpl.getProgress`): the current attempt's while the application
+    /// runs, the last one recorded once it ended, and 0 without an attempt (an
+    /// application rejected at submission), however it ended.
+    pub(super) fn report_progress(app: &App, attempt: Option<&Attempt<AllocateReply>>) -> f32 {
+        match attempt {
+            Some(a) if !app.state.is_final() => a.progress,
+            Some(_) => app.progress,
+            None => 0.0,
+        }
+    }
+
     /// Seconds left of the application's lifetime, as Hadoop's
     /// `RMAppImpl.createAndGetApplicationReport` counts them: -1 without a
     /// lifetime, 0 once the application ended.
@@ -358,22 +390,8 @@ impl RmState {
             };
         }
         let attempt = self.current_attempt(&app.id);
-        let (mut used_containers, mut used) = (0, Default::default());
-        if let Some(a) = attempt.filter(|a| !a.state.is_final()) {
-            for id in a.live.keys() {
-                if let Some(c) = self.cluster.scheduler().container(id) {
-                    used_containers += 1;
-                    used += c.resource;
-                }
-            }
-        }
-        // As Hadoop's `RMAppImpl.getProgress`: 0 without an attempt (an
-        // application rejected at submission), however it ended.
-        let progress = match attempt {
-            Some(a) if !app.state.is_final() => a.progress,
-            Some(_) => app.progress,
-            None => 0.0,
-        };
+        let (used_containers, used) = self.attempt_usage(attempt);
+        let progress = Self::report_progress(app, attempt);
         let owner = !caller.user.is_empty() && caller.user == app.user;
         let amrm_token = attempt
             .filter(|a| app.unmanaged_am && owner && a.state == AttemptState::Launched)

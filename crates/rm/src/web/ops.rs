@@ -39,6 +39,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use spindle_common::markup::escape;
 use spindle_web::conf_page::{self, Property, Redactor};
 use spindle_web::jmx::{self, Bean};
 use spindle_web::prom::{self, Kind, Record};
@@ -172,18 +173,7 @@ async fn sources(web: &WebContext) -> Vec<Source> {
     {
         queue_sources(&root, &host, &mut out);
     }
-    let all: BTreeSet<NodeState> = [
-        NodeState::New,
-        NodeState::Running,
-        NodeState::Unhealthy,
-        NodeState::Decommissioned,
-        NodeState::Lost,
-        NodeState::Rebooted,
-        NodeState::Decommissioning,
-        NodeState::Shutdown,
-    ]
-    .into_iter()
-    .collect();
+    let all: BTreeSet<NodeState> = NodeState::ALL.into_iter().collect();
     if let Ok(nodes) = core.query(move |s| s.node_reports(&all)).await {
         // Hadoop's RMNMInfo: the live nodes as a JSON string.
         let live: Vec<Value> = nodes
@@ -193,7 +183,7 @@ async fn sources(web: &WebContext) -> Vec<Source> {
                 json!({
                     "HostName": n.id.host.as_str(),
                     "Rack": n.rack,
-                    "State": node_state_name(n.state),
+                    "State": n.state.as_str(),
                     "NodeId": n.id.to_string(),
                     "NodeHTTPAddress": n.http_address,
                     "LastHealthUpdate": n.last_health_report_ms,
@@ -218,19 +208,6 @@ async fn sources(web: &WebContext) -> Vec<Source> {
     }
     out.extend(process_sources(&host));
     out
-}
-
-fn node_state_name(s: NodeState) -> &'static str {
-    match s {
-        NodeState::New => "NEW",
-        NodeState::Running => "RUNNING",
-        NodeState::Unhealthy => "UNHEALTHY",
-        NodeState::Decommissioned => "DECOMMISSIONED",
-        NodeState::Lost => "LOST",
-        NodeState::Rebooted => "REBOOTED",
-        NodeState::Decommissioning => "DECOMMISSIONING",
-        NodeState::Shutdown => "SHUTDOWN",
-    }
 }
 
 /// `QueueMetrics,q0=root,q1=a,...`: the bean name's key properties of a
@@ -430,13 +407,6 @@ fn html(status: StatusCode, body: String) -> Response {
         .into_response()
 }
 
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// Hadoop's `HttpServer2.hasAdministratorAccess`: everyone while
 /// `hadoop.security.authorization` is off; else the `user.name` must be in
 /// the admin ACL. `Err` is the 403 message.
@@ -479,22 +449,22 @@ async fn log_level(State(web): State<WebContext>, Query(q): Params) -> Response 
         out.push_str("<br /><hr /><h3>Results</h3>\n");
         out.push_str(&format!(
             "{MARKER}Submitted Log Name: <b>{}</b><br />\n",
-            esc(name)
+            escape(name)
         ));
         out.push_str(&format!("{MARKER}Log Class: <b>tracing</b><br />\n"));
         if let Some(level) = q.get("level").filter(|l| !l.is_empty()) {
             out.push_str(&format!(
                 "{MARKER}Submitted Level: <b>{}</b><br />\n",
-                esc(level)
+                escape(level)
             ));
             match spindle_web::log_level::set(name, level) {
                 Ok(_) => out.push_str(&format!(
                     "{MARKER}<div class='text-success'>Setting Level to <strong>{}</strong> ...</div><br />\n",
-                    esc(level)
+                    escape(level)
                 )),
                 Err(e) => out.push_str(&format!(
                     "{MARKER}<div class='text-danger'>{}</div><br />\n",
-                    esc(&e)
+                    escape(&e)
                 )),
             }
         }

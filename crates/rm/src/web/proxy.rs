@@ -47,6 +47,7 @@ use axum::{Extension, Router};
 use http_body::{Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 use spindle_common::ids::ApplicationId;
+use spindle_common::markup::escape;
 use spindle_common::Configuration;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -541,21 +542,6 @@ fn build_tracking_url(base: &str, query: Option<&str>, rest: &str) -> String {
     url
 }
 
-fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn html(status: StatusCode, body: String) -> Response {
     (
         status,
@@ -574,7 +560,7 @@ fn page(status: StatusCode, message: &str) -> Response {
         status,
         format!(
             "<html>\n  <h1>\n    {}\n  </h1>\n</html>\n",
-            escape_html(message)
+            escape(message)
         ),
     )
 }
@@ -591,7 +577,7 @@ fn redirect(target: &str) -> Response {
             "The application's tracking URL is not a valid URL",
         );
     };
-    let link = escape_html(target);
+    let link = escape(target);
     let mut resp = html(
         StatusCode::FOUND,
         format!(
@@ -611,8 +597,8 @@ fn warn_user_page(link: &str, owner: &str, id: &ApplicationId) -> Response {
             "<html>\n  <h1>\n    WARNING: The following page may not be safe!\n  </h1>\n  <h3>\n    \
              click <a href=\"{}\">here</a> to continue to an Application Master web interface \
              owned by {}\n  </h3>\n</html>\n",
-            escape_html(link),
-            escape_html(owner)
+            escape(link),
+            escape(owner)
         ),
     );
     if let Ok(v) = HeaderValue::from_str(&check_cookie(id, false)) {

@@ -228,12 +228,11 @@ pub async fn am_client(
     token: &hadoop_protos::common::TokenProto,
 ) -> IpcClient {
     use spindle_common::security::{AmRmTokenIdentifier, Token};
-    use spindle_ipc::client::ClientToken;
     use spindle_ipc::{protocols, ClientOptions};
     let token = Token::from_proto(token.clone());
     let ident = AmRmTokenIdentifier::decode(&token.identifier).expect("an AMRMToken identifier");
     let options = ClientOptions::new(ident.attempt.to_string(), protocols::APPLICATION_MASTER)
-        .with_token(ClientToken {
+        .with_token(Token {
             identifier: token.identifier,
             password: token.password,
             kind: token.kind,

@@ -241,16 +241,7 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
             opts.task_queue_scheme,
             opts.check_invariants,
         )?;
-        query_reports.push(QueryReport {
-            name: def.name.to_string(),
-            vertices: model.spec.vertices.len() as u32,
-            edges: model.spec.edges.len() as u32,
-            fact_scans: model.fact_scans(),
-            tasks: model.total_tasks(),
-            sequential_s: def.sequential_s,
-            simulated_sequential_s: secs(alone),
-            work_slot_s: secs(model.work_ms()),
-        });
+        query_reports.push(QueryReport::of(def.name.to_string(), &model, alone));
         queries.push(model);
     }
     // The background client's query: built for half a worker, so that it
@@ -269,20 +260,15 @@ pub fn run_elastic(opts: &ElasticOptions) -> Result<ElasticReport, DagSimError> 
         opts.task_queue_scheme,
         opts.check_invariants,
     )?;
-    query_reports.push(QueryReport {
-        name: format!(
+    query_reports.push(QueryReport::of(
+        format!(
             "{} (background, for {} slots)",
             def.name,
             one_worker.slots()
         ),
-        vertices: model.spec.vertices.len() as u32,
-        edges: model.spec.edges.len() as u32,
-        fact_scans: model.fact_scans(),
-        tasks: model.total_tasks(),
-        sequential_s: def.sequential_s,
-        simulated_sequential_s: secs(alone),
-        work_slot_s: secs(model.work_ms()),
-    });
+        &model,
+        alone,
+    ));
     queries.push(model);
 
     let max_nodes = size.max_workers.div_ceil(size.workers_per_node) * 2 + 2;

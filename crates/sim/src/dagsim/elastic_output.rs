@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use spindle_common::markup::escape;
 use spindle_dag::autoscaler::ScaleState;
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::elastic_report::{
     burst_dags, ElasticClientReport, ElasticReport, ElasticRunReport, ElasticSize, MIN_HOSTS,
 };
-use super::output::{claims_list, esc, nice_step, query_table, table};
+use super::output::{claims_list, nice_step, query_table, table};
 use super::{Claim, DagSimError};
 
 fn s(v: impl ToString) -> String {
@@ -507,7 +508,7 @@ fn svg(r: &ElasticReport) -> String {
              <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} scale-outs, {} scale-ins, \
              {} migrations, {:.0} node-s</text>",
             oy + 16.0,
-            esc(&run.run),
+            escape(&run.run),
             LEFT + plot_w,
             oy + 16.0,
             run.scale_outs,
@@ -523,7 +524,7 @@ fn svg(r: &ElasticReport) -> String {
                 "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"9\">{}</text>",
                 LEFT - 4.0,
                 sy + 8.0,
-                esc(&run.groups[g].name)
+                escape(&run.groups[g].name)
             );
             for (t0, t1, st) in state_spans(run, g) {
                 let (x0, x1) = (x(t0), x(t1));
@@ -535,7 +536,7 @@ fn svg(r: &ElasticReport) -> String {
                     (x1 - x0).max(0.5),
                     STRIP - 2.0,
                     state_colour(st),
-                    esc(&run.groups[g].name)
+                    escape(&run.groups[g].name)
                 );
                 if scaled.len() == 1 && st != ScaleState::Stable {
                     let _ = writeln!(
@@ -667,8 +668,8 @@ fn svg(r: &ElasticReport) -> String {
                 out,
                 "<path d=\"M{xx:.1},{base:.1} l-3,6 l6,0 z\" fill=\"#ff7f0e\"><title>{} to {} at \
                  {:.0} s</title></path>",
-                esc(&m.worker),
-                esc(&m.to),
+                escape(&m.worker),
+                escape(&m.to),
                 m.at_s
             );
         }
@@ -764,7 +765,7 @@ fn svg(r: &ElasticReport) -> String {
                 "{sym}<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
                 lx + 22.0,
                 ly + 4.0,
-                esc(&label)
+                escape(&label)
             );
             ly += 15.0;
         }

@@ -296,6 +296,24 @@ pub struct QueryReport {
     pub work_slot_s: f64,
 }
 
+impl QueryReport {
+    /// What the report says of `model`, named `name`, which ran `alone_ms`
+    /// alone on the simulated cluster after calibration: one place for
+    /// every experiment's query table.
+    fn of(name: String, model: &QueryModel, alone_ms: u64) -> QueryReport {
+        QueryReport {
+            name,
+            vertices: model.spec.vertices.len() as u32,
+            edges: model.spec.edges.len() as u32,
+            fact_scans: model.fact_scans(),
+            tasks: model.total_tasks(),
+            sequential_s: model.def.sequential_s,
+            simulated_sequential_s: secs(alone_ms),
+            work_slot_s: secs(model.work_ms()),
+        }
+    }
+}
+
 /// The fixed cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClusterReport {
@@ -495,16 +513,7 @@ pub fn run_experiment(opts: &ExperimentOptions) -> Result<ExperimentReport, DagS
             opts.task_queue_scheme,
             opts.check_invariants,
         )?;
-        query_reports.push(QueryReport {
-            name: def.name.to_string(),
-            vertices: model.spec.vertices.len() as u32,
-            edges: model.spec.edges.len() as u32,
-            fact_scans: model.fact_scans(),
-            tasks: model.total_tasks(),
-            sequential_s: def.sequential_s,
-            simulated_sequential_s: secs(alone),
-            work_slot_s: secs(model.work_ms()),
-        });
+        query_reports.push(QueryReport::of(def.name.to_string(), &model, alone));
         queries.push(model);
     }
 

@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use spindle_common::markup::escape;
+
 use super::{Claim, Experiment, ExperimentReport, QueryReport, SchemeResult, Size};
 
 /// "About the same" time: within this factor of each other.
@@ -364,13 +366,6 @@ pub(super) fn tables(r: &ExperimentReport) -> String {
 
 // ----- the chart -----
 
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// A round axis step (1, 2 or 5 times a power of ten) of at least `raw`.
 pub(super) fn nice_step(raw: f64) -> f64 {
     if !(raw.is_finite() && raw > 0.0) {
@@ -448,7 +443,7 @@ pub(super) fn progress_svg(r: &ExperimentReport) -> String {
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
             plot_x + col * clients as f64 / 2.0,
             oy - 8.0,
-            esc(&x.scheme)
+            escape(&x.scheme)
         );
         let mut t = 0.0;
         while t <= top_t + 1e-9 {
@@ -476,8 +471,8 @@ pub(super) fn progress_svg(r: &ExperimentReport) -> String {
                     col - 2.0,
                     (y1 - y0).max(0.3),
                     colour(q, names.len()),
-                    esc(&client.name),
-                    esc(&run.query),
+                    escape(&client.name),
+                    escape(&run.query),
                     run.submitted_s,
                     run.finished_s
                 );
@@ -517,7 +512,7 @@ pub(super) fn progress_svg(r: &ExperimentReport) -> String {
             yy - 10.0,
             colour(i, names.len()),
             lx + 16.0,
-            esc(n)
+            escape(n)
         );
     }
     out.push_str("</svg>\n");
@@ -535,7 +530,6 @@ mod tests {
         assert_eq!(nice_step(0.0), 1.0);
         assert_eq!(nice_step(130.0), 200.0);
         assert_eq!(nice_step(3.0), 5.0);
-        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
         assert_ne!(colour(0, 17), colour(1, 17));
         assert!((correlation(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
         assert!((correlation(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);

@@ -8,13 +8,14 @@ use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use serde_json::json;
 use spindle_common::ids::ApplicationAttemptId;
+use spindle_common::time::wall_ms_u64;
 use spindle_scheduler::SchedulerKind;
 use spindle_web::{reply, Format, WebError};
 
 use super::dao::{AppInfo, DeSelects};
 use super::params::{self, Params};
 use super::{
-    answer, dao, list_reply, now_ms, ok_body, parse_app_id, parse_attempt_id, parse_container_id,
+    answer, dao, list_reply, ok_body, parse_app_id, parse_attempt_id, parse_container_id,
     path_param, query, refused, unwrapped_reply,
 };
 use crate::model::reports::AppView;
@@ -75,7 +76,7 @@ pub(super) async fn apps(State(web): State<WebContext>, uri: Uri, headers: Heade
             next = part.next;
         }
         let ts = web.rm().cluster_ts();
-        let now = now_ms();
+        let now = wall_ms_u64();
         let format = Format::of(&headers);
         let web = web.clone();
         let body = tokio::task::spawn_blocking(move || {
@@ -182,7 +183,7 @@ pub(super) async fn app(
             .await?
             .ok_or_else(|| app_not_found(&raw))?;
         let view = tracked(view, &web.rm().web);
-        let info = dao::app_info(&view, web.rm().cluster_ts(), now_ms(), deselects);
+        let info = dao::app_info(&view, web.rm().cluster_ts(), wall_ms_u64(), deselects);
         Ok(reply(&headers, &json!({ "app": info })))
     };
     answer(&headers, a.await)
@@ -266,7 +267,7 @@ pub(super) async fn containers(
         .await?;
         let list = list.map_err(refused)?;
         let user = user.map_err(refused)?;
-        let now = now_ms();
+        let now = wall_ms_u64();
         let items = list
             .iter()
             .map(|c| dao::container_info(c, &user, now))
@@ -301,7 +302,7 @@ pub(super) async fn container(
         let user = user.map_err(refused)?;
         Ok(reply(
             &headers,
-            &json!({"container": dao::container_info(&report, &user, now_ms())}),
+            &json!({"container": dao::container_info(&report, &user, wall_ms_u64())}),
         ))
     };
     answer(&headers, a.await)

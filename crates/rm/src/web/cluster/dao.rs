@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use spindle_common::markup;
 use spindle_common::resource::Resource;
 use spindle_common::states::AppState;
 
@@ -386,19 +387,7 @@ impl Xml<'_> {
     /// A string member, escaped.
     fn text(&mut self, name: &str, value: &str) {
         self.open(name);
-        for c in value.chars() {
-            match c {
-                '<' => self.0.push_str("&lt;"),
-                '>' => self.0.push_str("&gt;"),
-                '&' => self.0.push_str("&amp;"),
-                '"' => self.0.push_str("&quot;"),
-                // Characters XML 1.0 cannot carry at all.
-                c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
-                    let _ = write!(self.0, "\\u{:04x}", c as u32);
-                }
-                c => self.0.push(c),
-            }
-        }
+        markup::escape_xml_into(self.0, value);
         self.close(name);
     }
 
@@ -538,20 +527,6 @@ pub fn container_info(c: &ContainerReport, user: &str, now: u64) -> Value {
     Value::Object(o)
 }
 
-/// Hadoop's name of a node state.
-pub fn node_state_name(s: NodeState) -> &'static str {
-    match s {
-        NodeState::New => "NEW",
-        NodeState::Running => "RUNNING",
-        NodeState::Unhealthy => "UNHEALTHY",
-        NodeState::Decommissioned => "DECOMMISSIONED",
-        NodeState::Lost => "LOST",
-        NodeState::Rebooted => "REBOOTED",
-        NodeState::Decommissioning => "DECOMMISSIONING",
-        NodeState::Shutdown => "SHUTDOWN",
-    }
-}
-
 /// `NodeInfo`. Lost, decommissioned and rebooted nodes show no HTTP address.
 pub fn node_info(n: &NodeReport) -> Value {
     let http = if matches!(
@@ -565,7 +540,7 @@ pub fn node_info(n: &NodeReport) -> Value {
     let avail = n.capability.saturating_sub_non_negative(n.used);
     json!({
         "rack": n.rack,
-        "state": node_state_name(n.state),
+        "state": n.state.as_str(),
         "id": n.id.to_string(),
         "nodeHostName": n.id.host.as_str(),
         "nodeHTTPAddress": http,

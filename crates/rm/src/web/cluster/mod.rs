@@ -29,7 +29,6 @@ pub mod params;
 pub mod scheduler;
 
 use std::collections::BTreeSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -106,12 +105,6 @@ fn answer(headers: &HeaderMap, a: Answer) -> Response {
         Ok(r) => r,
         Err(e) => e.for_request(headers).into_response(),
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// A list DAO (`AppsInfo`, `NodesInfo`, ...): `{root: {item: [...]}}`, and

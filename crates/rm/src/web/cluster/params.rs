@@ -248,25 +248,16 @@ pub fn apps_query(params: &Params) -> Result<AppsQuery, WebError> {
 /// The `states` of `/ws/v1/cluster/nodes` (every state when absent), as
 /// Hadoop's `NodeState.valueOf` takes them.
 pub fn node_states(params: &Params) -> Result<BTreeSet<NodeState>, WebError> {
-    const ALL: [NodeState; 8] = [
-        NodeState::New,
-        NodeState::Running,
-        NodeState::Unhealthy,
-        NodeState::Decommissioned,
-        NodeState::Lost,
-        NodeState::Rebooted,
-        NodeState::Decommissioning,
-        NodeState::Shutdown,
-    ];
     let Some(states) = params.one("states") else {
-        return Ok(ALL.into_iter().collect());
+        return Ok(NodeState::ALL.into_iter().collect());
     };
     states
         .split(',')
         .map(|s| {
             let upper = s.to_uppercase();
-            ALL.into_iter()
-                .find(|st| super::dao::node_state_name(*st) == upper)
+            NodeState::ALL
+                .into_iter()
+                .find(|st| st.as_str() == upper)
                 .ok_or_else(|| {
                     WebError::new(
                         StatusCode::BAD_REQUEST,

@@ -10,12 +10,13 @@ use axum::response::Response;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId};
 
 use super::apps::tracking_link;
-use super::layout::{badge, elapsed, esc, linkable, progress, resource, time, time_cell, Frame};
+use super::layout::{badge, elapsed, linkable, progress, resource, time, time_cell, Frame};
 use super::{error_page, Page, Params, PathArg};
 use crate::model::refusal::Refusal;
 use crate::model::reports::{AttemptReport, ContainerReport};
 use crate::state::AttemptOverview;
 use crate::web::WebContext;
+use spindle_common::markup::escape;
 
 pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> Response {
     let page = match Page::begin(web, params).await {
@@ -57,7 +58,7 @@ pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> 
 
     // The report.
     let tracking = match tracking_link(&report) {
-        Some(url) => format!("<a id=\"tracking-url\" href=\"{0}\">{0}</a>", esc(&url)),
+        Some(url) => format!("<a id=\"tracking-url\" href=\"{0}\">{0}</a>", escape(&url)),
         None => "Unassigned".into(),
     };
     let tags = a.tags.iter().cloned().collect::<Vec<_>>().join(", ");
@@ -78,16 +79,16 @@ pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> 
          <dt>Unmanaged AM</dt><dd>{}</dd>\
          <dt>Allocated</dt><dd>{}</dd>\
          <dt>Elapsed</dt><dd>{}</dd></dl></div>",
-        esc(&a.user),
-        esc(&a.name),
-        esc(&a.app_type),
-        esc(&tags),
-        esc(&a.queue),
+        escape(&a.user),
+        escape(&a.name),
+        escape(&a.app_type),
+        escape(&tags),
+        escape(&a.queue),
         a.priority,
         badge(a.state.as_str()),
         badge(a.final_status.as_str()),
         progress(report.progress),
-        esc(&a.am_host),
+        escape(&a.am_host),
         a.unmanaged_am,
         if report.used_containers >= 0 {
             format!(
@@ -120,7 +121,7 @@ pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> 
         let _ = write!(
             body,
             "<h2>Diagnostics</h2><pre class=\"diag\" id=\"diagnostics\">{}</pre>",
-            esc(&a.diagnostics)
+            escape(&a.diagnostics)
         );
     }
 
@@ -132,7 +133,7 @@ pub async fn app(State(web): State<WebContext>, id: PathArg, params: Params) -> 
             let _ = write!(
                 body,
                 "<p class=\"note\">{}</p>",
-                esc(&message(refusal.clone()))
+                escape(&message(refusal.clone()))
             );
         }
     }
@@ -194,7 +195,7 @@ pub async fn attempt(State(web): State<WebContext>, id: PathArg, params: Params)
     let _ = write!(
         body,
         "<p>Application <a href=\"{}\">{}</a></p>",
-        esc(&f.href(&format!("/cluster/app/{}", attempt_id.app))),
+        escape(&f.href(&format!("/cluster/app/{}", attempt_id.app))),
         attempt_id.app
     );
     attempts_table(&mut body, f, std::slice::from_ref(&overview), &user);
@@ -202,7 +203,7 @@ pub async fn attempt(State(web): State<WebContext>, id: PathArg, params: Params)
         let _ = write!(
             body,
             "<h2>Diagnostics</h2><pre class=\"diag\">{}</pre>",
-            esc(&overview.report.diagnostics)
+            escape(&overview.report.diagnostics)
         );
     }
     body.push_str("<h2>Containers</h2>");
@@ -256,8 +257,8 @@ fn attempts_table(out: &mut String, f: &Frame, list: &[AttemptOverview], user: &
     for o in list {
         let r: &AttemptReport = &o.report;
         let node = match (&o.am_node, &o.am_node_http_address) {
-            (Some(_), Some(http)) => format!("<a href=\"http://{0}/\">{0}</a>", esc(http)),
-            (Some(n), None) => esc(&n.to_string()),
+            (Some(_), Some(http)) => format!("<a href=\"http://{0}/\">{0}</a>", escape(http)),
+            (Some(n), None) => escape(&n.to_string()),
             _ => "N/A".into(),
         };
         let container = r
@@ -267,25 +268,25 @@ fn attempts_table(out: &mut String, f: &Frame, list: &[AttemptOverview], user: &
         let logs = match (r.am_container, &o.am_node_http_address) {
             (Some(c), Some(http)) => format!(
                 "<a class=\"logs\" href=\"{}\">Logs</a>",
-                esc(&logs_url(http, &c, user))
+                escape(&logs_url(http, &c, user))
             ),
             _ => "N/A".into(),
         };
         let tracking = if linkable(&r.tracking_url) {
-            format!("<a href=\"{0}\">{0}</a>", esc(&r.tracking_url))
+            format!("<a href=\"{0}\">{0}</a>", escape(&r.tracking_url))
         } else {
-            esc(&r.tracking_url)
+            escape(&r.tracking_url)
         };
         let _ = write!(
             out,
             "<tr><td><a href=\"{}\">{}</a></td><td>{}</td>{}{}<td>{node}</td>\
              <td>{}</td><td>{logs}</td><td>{tracking}</td></tr>",
-            esc(&f.href(&format!("/cluster/appattempt/{}", r.id))),
+            escape(&f.href(&format!("/cluster/appattempt/{}", r.id))),
             r.id,
             badge(r.state.as_str()),
             time_cell(r.start_ms, ""),
             time_cell(r.finish_ms, ""),
-            esc(&container),
+            escape(&container),
         );
     }
     out.push_str("</tbody></table></div>");
@@ -306,13 +307,13 @@ fn containers_table(out: &mut String, list: &[ContainerReport], user: &str) {
     for c in list {
         let (node, logs) = match &c.node_http_address {
             Some(http) => (
-                format!("<a href=\"http://{0}/\">{0}</a>", esc(http)),
+                format!("<a href=\"http://{0}/\">{0}</a>", escape(http)),
                 format!(
                     "<a class=\"logs\" href=\"{}\">Logs</a>",
-                    esc(&logs_url(http, &c.id, user))
+                    escape(&logs_url(http, &c.id, user))
                 ),
             ),
-            None => (esc(&c.node.to_string()), "N/A".into()),
+            None => (escape(&c.node.to_string()), "N/A".into()),
         };
         let _ = write!(
             out,

@@ -14,11 +14,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use spindle_common::ids::ApplicationId;
 
-use super::layout::{badge, esc, linkable, memory, progress, query_escape, time_cell};
+use super::layout::{badge, linkable, memory, progress, query_escape, time_cell};
 use super::{error_page, Page, Params, PathArg};
 use crate::model::apps::{AppFilter, AppState};
 use crate::model::reports::AppReport;
 use crate::web::WebContext;
+use spindle_common::markup::escape;
 
 /// The table's columns: (key for `sort=`, header).
 const COLUMNS: [(&str, &str); 15] = [
@@ -133,7 +134,7 @@ async fn list(web: WebContext, params: Params, path_state: Option<PathArg>) -> R
         "<form class=\"filters\" id=\"app-filters\" method=\"get\" action=\"/cluster/apps\">\
          <input type=\"search\" name=\"q\" id=\"app-filter\" placeholder=\"Filter: id, user, name, queue…\" value=\"{}\" aria-label=\"Filter applications\">\
          <select name=\"state\" id=\"app-state\" aria-label=\"State\"><option value=\"ALL\">All states</option>",
-        esc(&text)
+        escape(&text)
     );
     for s in AppState::ALL {
         let selected = if Some(s) == state { " selected" } else { "" };
@@ -144,14 +145,14 @@ async fn list(web: WebContext, params: Params, path_state: Option<PathArg>) -> R
         let _ = write!(
             body,
             "<input type=\"hidden\" name=\"user.name\" value=\"{}\">",
-            esc(u)
+            escape(u)
         );
     }
     let _ = write!(
         body,
         "<input type=\"hidden\" name=\"sort\" value=\"{}\"><input type=\"hidden\" name=\"order\" value=\"{}\">\
          <button type=\"submit\">Filter</button></form>",
-        esc(&sort),
+        escape(&sort),
         if descending { "desc" } else { "asc" }
     );
 
@@ -181,7 +182,7 @@ async fn list(web: WebContext, params: Params, path_state: Option<PathArg>) -> R
         let _ = write!(
             body,
             "<th{class}{hide} data-key=\"{key}\"><a href=\"{}\">{label}</a></th>",
-            esc(&f.href(&href)),
+            escape(&f.href(&href)),
             hide = if PHONE_HIDDEN.contains(&key) {
                 " data-hide-sm"
             } else {
@@ -218,11 +219,11 @@ fn row(out: &mut String, r: &AppReport, page: &Page) {
          <td class=\"num\" data-hide-sm data-sort=\"{}\">{}</td>",
         a.state,
         sort_key_of_id(&a.id),
-        esc(&f.href(&format!("/cluster/app/{id}"))),
-        esc(&a.user),
-        esc(&a.name),
-        esc(&a.app_type),
-        esc(&a.queue),
+        escape(&f.href(&format!("/cluster/app/{id}"))),
+        escape(&a.user),
+        escape(&a.name),
+        escape(&a.app_type),
+        escape(&a.queue),
         a.priority,
         a.priority,
     );
@@ -267,7 +268,7 @@ fn row(out: &mut String, r: &AppReport, page: &Page) {
             let _ = write!(
                 out,
                 "<a class=\"tracking\" href=\"{}\">{label}</a>",
-                esc(&url)
+                escape(&url)
             );
         }
         None => out.push_str("<span class=\"muted\">Unassigned</span>"),

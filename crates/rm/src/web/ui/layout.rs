@@ -1,13 +1,14 @@
 //! The frame every UI page shares (head, navigation, self-refresh), the
-//! stylesheet, and the small helpers the pages format with: escaping,
-//! usage bars, times and sizes.
+//! stylesheet, and the small helpers the pages format with: usage bars,
+//! times and sizes (text is escaped by `spindle_common::markup`).
 
 use std::fmt::Write as _;
 
-use crate::iso8601::civil_from_days;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use spindle_common::markup::escape;
 use spindle_common::resource::Resource;
+use spindle_common::time::UtcTime;
 
 /// Where the stylesheet is served.
 pub const CSS_PATH: &str = "/static/spindle.css";
@@ -129,7 +130,7 @@ impl Frame {
         let _ = write!(
             html,
             "<title>{} · Spindle ResourceManager</title><link rel=\"stylesheet\" href=\"{CSS_PATH}\">",
-            esc(title)
+            escape(title)
         );
         if self.refresh > 0 {
             // Without JS a plain meta refresh; with JS a reload that waits
@@ -147,26 +148,26 @@ impl Frame {
         let _ = write!(
             html,
             "<a class=\"brand\" href=\"{}\">Spindle</a><nav>",
-            esc(&self.href("/cluster"))
+            escape(&self.href("/cluster"))
         );
         for (path, label) in NAV {
             let on = if path == nav { " class=\"on\"" } else { "" };
             let _ = write!(
                 html,
                 "<a{on} href=\"{}\">{label}</a>",
-                esc(&self.href(path))
+                escape(&self.href(path))
             );
         }
         let _ = write!(
             html,
             "</nav><span class=\"state\">ResourceManager · <b id=\"rm-state\">{}</b>{}</span></header>",
-            esc(&self.rm_state),
+            escape(&self.rm_state),
             match &self.user {
-                Some(u) => format!(" · logged in as <b>{}</b>", esc(u)),
+                Some(u) => format!(" · logged in as <b>{}</b>", escape(u)),
                 None => String::new(),
             }
         );
-        let _ = write!(html, "<main><h1>{}</h1>{body}</main>", esc(title));
+        let _ = write!(html, "<main><h1>{}</h1>{body}</main>", escape(title));
         let _ = write!(
             html,
             "<footer>{}</footer></body></html>",
@@ -175,7 +176,7 @@ impl Frame {
                     "This page reloads every {} s (<a href=\"?{}refresh=0\">stop</a>).",
                     self.refresh,
                     match &self.user {
-                        Some(u) => format!("user.name={}&amp;", esc(&query_escape(u))),
+                        Some(u) => format!("user.name={}&amp;", escape(&query_escape(u))),
                         None => String::new(),
                     }
                 )
@@ -196,22 +197,6 @@ impl Frame {
         )
             .into_response()
     }
-}
-
-/// `s` safe as HTML text and in a quoted attribute.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `s` percent-encoded for a query string value.
@@ -246,13 +231,13 @@ pub fn bar(used: f64, total: f64, label: &str, mark: Option<f64>) -> String {
     let over = mark.is_some_and(|m| fraction > m);
     let mut out = format!(
         "<div class=\"bar\" role=\"img\" aria-label=\"{0}\" title=\"{0}\"><span{1} style=\"width:{width}%\"></span>",
-        esc(label),
+        escape(label),
         if over { " class=\"over\"" } else { "" }
     );
     if let Some(m) = mark.filter(|m| m.is_finite() && *m > 0.0 && *m < 1.0) {
         let _ = write!(out, "<i style=\"left:{:.1}%\"></i>", m * 100.0);
     }
-    let _ = write!(out, "<b>{}</b></div>", esc(label));
+    let _ = write!(out, "<b>{}</b></div>", escape(label));
     out
 }
 
@@ -305,15 +290,10 @@ pub fn time(ms: u64) -> String {
     if ms == 0 {
         return "N/A".into();
     }
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = UtcTime::of_ms(i64::try_from(ms).unwrap_or(i64::MAX));
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
@@ -347,7 +327,7 @@ pub fn badge(state: &str) -> String {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
-    format!("<span class=\"badge {class}\">{}</span>", esc(state))
+    format!("<span class=\"badge {class}\">{}</span>", escape(state))
 }
 
 /// A progress bar for a fraction in 0..=1.
@@ -363,14 +343,6 @@ pub fn progress(p: f32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc("<script>alert(\"x\")</script>&'"),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;"
-        );
-    }
 
     #[test]
     fn formats_times_sizes_and_spans() {

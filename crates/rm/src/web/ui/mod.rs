@@ -47,7 +47,8 @@ use crate::model::access::Caller;
 use crate::runtime::active::ServiceState;
 use crate::runtime::core::CoreStopped;
 use crate::state::RmState;
-use layout::{esc, Frame};
+use layout::Frame;
+use spindle_common::markup::escape;
 
 /// The configuration key of the pages' reload interval, in seconds.
 pub const REFRESH_KEY: &str = "spindle.webapp.ui.refresh-seconds";
@@ -191,7 +192,7 @@ pub(crate) fn error_page(
         status,
         "",
         title,
-        &format!("<p class=\"note\" id=\"message\">{}</p>", esc(message)),
+        &format!("<p class=\"note\" id=\"message\">{}</p>", escape(message)),
     )
 }
 
@@ -210,7 +211,7 @@ fn standby_page(web: &WebContext, frame: &Frame) -> Response {
         &format!(
             "<p class=\"note\" id=\"standby\">{} is in standby. It serves no applications, nodes \
              or queues: open the active ResourceManager's UI.</p>",
-            esc(&who)
+            escape(&who)
         ),
     )
 }

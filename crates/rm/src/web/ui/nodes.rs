@@ -7,29 +7,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::layout::{badge, esc, memory_bar, time, vcores_bar};
+use super::layout::{badge, memory_bar, time, vcores_bar};
 use super::{error_page, Page, Params, PathArg};
 use crate::cluster::nodes::NodeState;
 use crate::web::WebContext;
-
-/// Every node state, with Hadoop's name.
-const STATES: [(NodeState, &str); 8] = [
-    (NodeState::New, "NEW"),
-    (NodeState::Running, "RUNNING"),
-    (NodeState::Unhealthy, "UNHEALTHY"),
-    (NodeState::Decommissioned, "DECOMMISSIONED"),
-    (NodeState::Lost, "LOST"),
-    (NodeState::Rebooted, "REBOOTED"),
-    (NodeState::Decommissioning, "DECOMMISSIONING"),
-    (NodeState::Shutdown, "SHUTDOWN"),
-];
-
-fn name_of(state: NodeState) -> &'static str {
-    STATES
-        .iter()
-        .find(|(s, _)| *s == state)
-        .map_or("UNKNOWN", |(_, n)| n)
-}
+use spindle_common::markup::escape;
 
 pub async fn nodes(State(web): State<WebContext>, params: Params) -> Response {
     list(web, params, None).await
@@ -54,9 +36,12 @@ async fn list(web: WebContext, params: Params, state: Option<PathArg>) -> Respon
     };
     let f = &page.frame;
     let states: BTreeSet<NodeState> = match state.as_deref().map(str::trim) {
-        None => STATES.iter().map(|(s, _)| *s).collect(),
-        Some(name) => match STATES.iter().find(|(_, n)| n.eq_ignore_ascii_case(name)) {
-            Some((s, _)) => [*s].into_iter().collect(),
+        None => NodeState::ALL.into_iter().collect(),
+        Some(name) => match NodeState::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name))
+        {
+            Some(s) => [s].into_iter().collect(),
             None => {
                 return error_page(
                     f,
@@ -64,7 +49,7 @@ async fn list(web: WebContext, params: Params, state: Option<PathArg>) -> Respon
                     "Bad request",
                     &format!(
                         "Invalid node state '{name}' (expected one of {})",
-                        STATES.map(|(_, n)| n).join(", ")
+                        NodeState::ALL.map(NodeState::as_str).join(", ")
                     ),
                 )
             }
@@ -86,21 +71,21 @@ async fn list(web: WebContext, params: Params, state: Option<PathArg>) -> Respon
         let http = if n.http_address.is_empty() {
             "N/A".to_string()
         } else {
-            format!("<a href=\"http://{0}/\">{0}</a>", esc(&n.http_address))
+            format!("<a href=\"http://{0}/\">{0}</a>", escape(&n.http_address))
         };
         let _ = write!(
             body,
             "<tr data-state=\"{state}\"><td>{id}</td><td>{}</td><td>{}</td><td class=\"hide-sm\">{id}</td><td>{http}</td>\
              <td class=\"hide-sm\">{}</td><td class=\"hide-sm\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&n.rack),
-            badge(name_of(n.state)),
+            escape(&n.rack),
+            badge(n.state.as_str()),
             time(u64::try_from(n.last_health_report_ms).unwrap_or(0)),
-            esc(&n.health_report),
+            escape(&n.health_report),
             n.num_containers,
             memory_bar(n.used.memory_mb, n.capability.memory_mb),
             vcores_bar(n.used.vcores, n.capability.vcores),
-            state = name_of(n.state),
-            id = esc(&n.id.to_string()),
+            state = n.state.as_str(),
+            id = escape(&n.id.to_string()),
         );
     }
     body.push_str("</tbody></table></div>");

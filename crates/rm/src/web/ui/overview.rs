@@ -6,9 +6,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::layout::{esc, memory_bar, time, vcores_bar};
+use super::layout::{memory_bar, time, vcores_bar};
 use super::{Page, Params};
+use crate::cluster::nodes::NodeState;
 use crate::web::WebContext;
+use spindle_common::markup::escape;
 
 /// The overview: nodes by state, memory and vcores used, applications by
 /// state, and the RM itself.
@@ -34,21 +36,30 @@ pub async fn overview(State(web): State<WebContext>, params: Params) -> Response
         body,
         "<section class=\"card\" id=\"nodes-card\"><h2><a href=\"{}\">Nodes</a></h2>\
          <div class=\"big\"><span id=\"active-nodes\">{}</span> active</div><dl class=\"kv\">",
-        esc(&f.href("/cluster/nodes")),
+        escape(&f.href("/cluster/nodes")),
         n.active
     );
     for (label, state, count) in [
-        ("Decommissioning", "DECOMMISSIONING", n.decommissioning),
-        ("Decommissioned", "DECOMMISSIONED", n.decommissioned),
-        ("Lost", "LOST", n.lost),
-        ("Unhealthy", "UNHEALTHY", n.unhealthy),
-        ("Rebooted", "REBOOTED", n.rebooted),
-        ("Shutdown", "SHUTDOWN", n.shutdown),
+        (
+            "Decommissioning",
+            NodeState::Decommissioning,
+            n.decommissioning,
+        ),
+        (
+            "Decommissioned",
+            NodeState::Decommissioned,
+            n.decommissioned,
+        ),
+        ("Lost", NodeState::Lost, n.lost),
+        ("Unhealthy", NodeState::Unhealthy, n.unhealthy),
+        ("Rebooted", NodeState::Rebooted, n.rebooted),
+        ("Shutdown", NodeState::Shutdown, n.shutdown),
     ] {
+        let state = state.as_str();
         let _ = write!(
             body,
             "<dt><a href=\"{}\">{label}</a></dt><dd id=\"nodes-{state}\">{count}</dd>",
-            esc(&f.href(&format!("/cluster/nodes/{state}")))
+            escape(&f.href(&format!("/cluster/nodes/{state}")))
         );
     }
     body.push_str("</dl></section>");
@@ -78,13 +89,13 @@ pub async fn overview(State(web): State<WebContext>, params: Params) -> Response
         body,
         "<section class=\"card\" id=\"apps-card\"><h2><a href=\"{}\">Applications</a></h2>\
          <div class=\"big\"><span id=\"apps-total\">{total}</span></div><dl class=\"kv\">",
-        esc(&f.href("/cluster/apps"))
+        escape(&f.href("/cluster/apps"))
     );
     for (state, count) in &o.apps_by_state {
         let _ = write!(
             body,
             "<dt><a href=\"{}\">{state}</a></dt><dd id=\"apps-{state}\">{count}</dd>",
-            esc(&f.href(&format!("/cluster/apps/{state}")))
+            escape(&f.href(&format!("/cluster/apps/{state}")))
         );
     }
     body.push_str("</dl></section>");
@@ -96,10 +107,10 @@ pub async fn overview(State(web): State<WebContext>, params: Params) -> Response
          <dt>Version</dt><dd>{}</dd>\
          <dt>Started</dt><dd>{}</dd>\
          <dt>Scheduler</dt><dd><a href=\"{}\">{}</a> ({queues} queues)</dd></dl></section>",
-        esc(&f.rm_state),
-        esc(&rm.rm_version),
+        escape(&f.rm_state),
+        escape(&rm.rm_version),
         time(u64::try_from(rm.cluster_ts()).unwrap_or(0)),
-        esc(&f.href("/cluster/scheduler")),
+        escape(&f.href("/cluster/scheduler")),
         scheduler_name(rm.scheduler_kind),
     );
     body.push_str("</div>");
@@ -128,11 +139,11 @@ pub async fn about(State(web): State<WebContext>, params: Params) -> Response {
          <dt>ResourceManager version</dt><dd>{}</dd>\
          <dt>Scheduler</dt><dd>{}</dd>\
          <dt>Web address</dt><dd>{}</dd></dl></div>",
-        esc(&ha),
+        escape(&ha),
         time(u64::try_from(ts).unwrap_or(0)),
-        esc(&rm.rm_version),
+        escape(&rm.rm_version),
         scheduler_name(rm.scheduler_kind),
-        esc(&page.web.bound.to_string()),
+        escape(&page.web.bound.to_string()),
     );
     page.frame.page(
         StatusCode::OK,

@@ -9,12 +9,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::layout::{bar, esc, memory, resource};
+use super::layout::{bar, memory, resource};
 use super::overview::scheduler_name;
 use super::{Page, Params};
 use crate::model::reports::QueueInfo;
 use crate::state::QueueUser;
 use crate::web::WebContext;
+use spindle_common::markup::escape;
 
 pub async fn scheduler(State(web): State<WebContext>, params: Params) -> Response {
     let page = match Page::begin(web, params).await {
@@ -93,8 +94,8 @@ fn queue(out: &mut String, info: &QueueInfo, users: &BTreeMap<String, Vec<QueueU
         resource(q.used),
         resource(q.guaranteed),
         resource(q.maximum),
-        path = esc(&q.path),
-        name = esc(&q.name),
+        path = escape(&q.path),
+        name = escape(&q.name),
         state = format!("{:?}", q.state).to_ascii_uppercase(),
         kind = if q.leaf {
             "<span class=\"muted\">leaf</span>"
@@ -119,7 +120,14 @@ fn queue(out: &mut String, info: &QueueInfo, users: &BTreeMap<String, Vec<QueueU
             "none".to_string()
         } else {
             list.iter()
-                .map(|u| format!("{} ({} apps, {} running)", esc(&u.user), u.apps, u.running))
+                .map(|u| {
+                    format!(
+                        "{} ({} apps, {} running)",
+                        escape(&u.user),
+                        u.apps,
+                        u.running
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
