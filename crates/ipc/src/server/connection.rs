@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use super::dispatch::handle_frame;
+use super::dispatch::{handle_frame, Conn, Flow};
 use super::reply::fatal_frame;
 use super::Shared;
 use crate::error::class;
@@ -122,16 +122,6 @@ pub(super) async fn accept_loop(
             drop(peer_slot);
         });
     }
-}
-
-/// Per-connection state established before calls.
-pub(super) struct Conn {
-    pub(super) peer: SocketAddr,
-    pub(super) auth: Option<AuthMethod>,
-    pub(super) sasl: Option<SaslServer>,
-    pub(super) user: Option<String>,
-    pub(super) real_user: Option<String>,
-    pub(super) context_protocol: Option<String>,
 }
 
 async fn serve_connection(
@@ -289,14 +279,6 @@ impl From<String> for Closing {
     }
 }
 
-pub(super) enum Flow {
-    Continue,
-    /// A ping: answered by nothing and not counted as activity (a connection
-    /// with calls in flight is never idle anyway).
-    Ping,
-    Close,
-}
-
 async fn read_loop(
     reader: &mut FrameReader,
     conn: &mut Conn,
@@ -362,26 +344,6 @@ async fn read_loop(
                     fatal: Some(fatal.frame),
                 })
             }
-        }
-    }
-}
-
-pub(super) struct Fatal {
-    pub(super) frame: Bytes,
-    pub(super) reason: String,
-}
-
-impl Fatal {
-    pub(super) fn new(
-        call: i32,
-        client_id: &[u8],
-        class_name: &str,
-        msg: String,
-        code: RpcErrorCodeProto,
-    ) -> Fatal {
-        Fatal {
-            frame: fatal_frame(call, client_id, class_name, &msg, code),
-            reason: msg,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,14 +21,54 @@ use spindle_common::text::escaped;
 use tokio::sync::{mpsc, Semaphore};
 use tracing::debug;
 
-use super::connection::{Conn, Fatal, Flow};
-use super::reply::{response_header, send_error};
+use super::reply::{fatal_frame, response_header, send_error};
 use super::service::HandlerFuture;
 use super::{CallContext, Shared};
 use crate::error::{class, RpcError};
 use crate::frame::{self, call_id, decode_delimited, encode_frame_raw};
 use crate::limits::Hold;
-use crate::sasl::{AuthMethod, SaslStep};
+use crate::sasl::{AuthMethod, SaslServer, SaslStep};
+
+/// Per-connection state established before calls.
+pub(super) struct Conn {
+    pub(super) peer: SocketAddr,
+    pub(super) auth: Option<AuthMethod>,
+    pub(super) sasl: Option<SaslServer>,
+    pub(super) user: Option<String>,
+    pub(super) real_user: Option<String>,
+    pub(super) context_protocol: Option<String>,
+}
+
+/// What the connection does after a frame.
+pub(super) enum Flow {
+    Continue,
+    /// A ping: answered by nothing and not counted as activity (a connection
+    /// with calls in flight is never idle anyway).
+    Ping,
+    Close,
+}
+
+/// A fatal answer: the frame sent before the connection closes, and the
+/// reason logged.
+pub(super) struct Fatal {
+    pub(super) frame: Bytes,
+    pub(super) reason: String,
+}
+
+impl Fatal {
+    pub(super) fn new(
+        call: i32,
+        client_id: &[u8],
+        class_name: &str,
+        msg: String,
+        code: RpcErrorCodeProto,
+    ) -> Fatal {
+        Fatal {
+            frame: fatal_frame(call, client_id, class_name, &msg, code),
+            reason: msg,
+        }
+    }
+}
 
 /// Handles one frame. `hold` is the frame's share of the byte budget: a call keeps it
 /// until its reply is queued; any other frame gives it back when this returns.

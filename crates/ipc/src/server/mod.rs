@@ -19,8 +19,9 @@
 //! keys), `service.rs` (a protocol's methods and their typed handlers), the
 //! accept loop and a connection's life (`connection.rs`: preamble,
 //! authentication byte, writer task, read loop), a frame's handling
-//! (`dispatch.rs`: request header, SASL, connection context, dispatch to a
-//! handler) and the reply frames (`reply.rs`).
+//! (`dispatch.rs`: the connection's state, request header, SASL, connection
+//! context, dispatch to a handler; `connection.rs` uses it, never the other
+//! way) and the reply frames (`reply.rs`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
