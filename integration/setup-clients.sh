@@ -12,7 +12,8 @@
 #   * the NodeManager's Java aux-service host, through java/aux-host/build.sh (Maven, javac);
 #   * Hadoop's own ResourceManager and NodeManager jars, through integration/setup-maven.sh
 #     yarn-server (Maven), for the mixed-cluster tests and integration/bin/hadoop-yarn;
-#   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh.
+#   * Chromium and playwright-core for the browser test, through integration/setup-browser.sh;
+#   * MIT Kerberos's KDC and tools for the Kerberos tests, through integration/setup-kdc.sh.
 # Idempotent: a second run finds everything in place and only prints the jar directory.
 #
 # Cache directory: $SPINDLE_CLIENT_CACHE, default ~/.cache/spindle-clients.
@@ -118,5 +119,7 @@ bash "$(dirname "${BASH_SOURCE[0]}")/setup-maven.sh" yarn-server >/dev/null
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-pip.sh" web >/dev/null
 # --- Chromium and playwright-core for the web UI's browser test (integration/browser) --
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-browser.sh" >/dev/null
+# --- MIT Kerberos (krb5-kdc) for the Kerberos tests (integration/src/kdc.rs) -------------
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-kdc.sh" >/dev/null
 
 printf '%s\n' "$jars"

@@ -41,6 +41,7 @@ pub mod descriptors;
 pub mod differential;
 pub mod hadoop_yarn;
 pub mod hdfs;
+pub mod kdc;
 pub mod logs;
 pub mod mapreduce;
 pub mod maven;

@@ -37,6 +37,7 @@ use crate::error::{CloseCause, IpcError};
 use crate::frame::{
     self, call_id, decode_delimited, read_frame, FrameError, Preamble, AUTH_NONE, AUTH_SASL,
 };
+use crate::kerberos::{GssapiClient, KerberosLogin, Principal, MECHANISM_GSSAPI, METHOD_KERBEROS};
 use crate::methods::Method;
 use crate::sasl::{METHOD_SIMPLE, METHOD_TOKEN};
 
@@ -49,6 +50,9 @@ pub enum ClientAuth {
     SaslSimple,
     /// The token was proved with DIGEST-MD5 and the server proved it knows the password.
     Token,
+    /// A Kerberos ticket was proved with GSSAPI, and the server proved its own
+    /// principal (mutual authentication).
+    Kerberos,
 }
 
 /// How to open a connection.
@@ -68,6 +72,19 @@ pub struct ClientOptions {
     /// nothing else (or answers SUCCESS straight away). The connect timeout covers the
     /// whole negotiation.
     pub token: Option<Token>,
+    /// Authenticate with Kerberos (SASL KERBEROS / GSSAPI) when the server
+    /// offers it. A token, when also set, is preferred, as Hadoop's client
+    /// prefers TOKEN.
+    pub kerberos: Option<KerberosClient>,
+}
+
+/// A client's Kerberos login and the principal it expects the server to
+/// have (Hadoop's `yarn.resourcemanager.principal` with `_HOST` replaced by
+/// the host dialled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KerberosClient {
+    pub login: KerberosLogin,
+    pub server_principal: Principal,
 }
 
 impl ClientOptions {
@@ -79,7 +96,14 @@ impl ClientOptions {
             call_timeout: Duration::from_secs(60),
             max_frame_bytes: frame::DEFAULT_MAX_FRAME_BYTES,
             token: None,
+            kerberos: None,
         }
+    }
+
+    /// Authenticates with Kerberos (see [`ClientOptions::kerberos`]).
+    pub fn with_kerberos(mut self, kerberos: KerberosClient) -> Self {
+        self.kerberos = Some(kerberos);
+        self
     }
 
     /// Authenticates with `token` (see [`ClientOptions::token`]).
@@ -137,11 +161,17 @@ impl IpcClient {
         let (mut read_half, mut write_half) = stream.into_split();
         let client_id = *uuid::Uuid::new_v4().as_bytes();
 
-        let auth = match &options.token {
-            None => ClientAuth::None,
-            Some(token) => {
-                let negotiation =
-                    sasl_connect(&mut read_half, &mut write_half, addr, &options, token);
+        let auth = match (&options.token, &options.kerberos) {
+            (None, None) => ClientAuth::None,
+            (token, kerberos) => {
+                let negotiation = sasl_connect(
+                    &mut read_half,
+                    &mut write_half,
+                    addr,
+                    &options,
+                    token.as_ref(),
+                    kerberos.as_ref(),
+                );
                 tokio::time::timeout(options.connect_timeout, negotiation)
                     .await
                     .map_err(|_| IpcError::Protocol {
@@ -157,10 +187,12 @@ impl IpcClient {
         // For TOKEN the token already names the user: Hadoop sends an empty user info.
         let user_info = match auth {
             ClientAuth::Token => UserInformationProto::default(),
-            ClientAuth::None | ClientAuth::SaslSimple => UserInformationProto {
-                effective_user: Some(options.user.clone()),
-                real_user: None,
-            },
+            ClientAuth::None | ClientAuth::SaslSimple | ClientAuth::Kerberos => {
+                UserInformationProto {
+                    effective_user: Some(options.user.clone()),
+                    real_user: None,
+                }
+            }
         };
         let context_header = request_header(call_id::CONNECTION_CONTEXT, &client_id, -1);
         let context = IpcConnectionContextProto {
@@ -450,6 +482,11 @@ fn fresh_cnonce() -> String {
     BASE64.encode(bytes)
 }
 
+/// What a Kerberos client says when a server would have it fall back to
+/// SIMPLE (Hadoop's words; Spindle has no `ipc.client.fallback-to-simple-auth-allowed`).
+const FALLBACK_REFUSED: &str = "Server asks us to fall back to SIMPLE auth, but this client \
+                                is configured to only allow secure connections.";
+
 /// Runs the SASL negotiation for a token-holding client, from the preamble to the
 /// server's final SUCCESS.
 async fn sasl_connect(
@@ -457,7 +494,8 @@ async fn sasl_connect(
     write_half: &mut OwnedWriteHalf,
     addr: &str,
     options: &ClientOptions,
-    token: &Token,
+    token: Option<&Token>,
+    kerberos: Option<&KerberosClient>,
 ) -> Result<ClientAuth, IpcError> {
     let io_err = |source| IpcError::Io {
         addr: addr.to_string(),
@@ -472,16 +510,31 @@ async fn sasl_connect(
     write_half.write_all(&hello).await.map_err(io_err)?;
 
     let mut digest: Option<DigestClient> = None;
+    let mut gss: Option<GssapiClient> = None;
+    // What a failure names: the token's kind, or Kerberos.
+    let what = token.map_or_else(|| "Kerberos".to_string(), |t| format!("{} token", t.kind));
     loop {
         let msg = read_sasl_reply(read_half, addr, options.max_frame_bytes).await?;
         let state = SaslState::try_from(msg.state)
             .map_err(|_| protocol(format!("unknown SASL state {} from the server", msg.state)))?;
         match state {
             SaslState::Success => {
-                return match digest.as_mut() {
+                if let Some(client) = gss.as_ref() {
+                    if !client.is_complete() {
+                        return Err(protocol(
+                            "GSSAPI: the server sent SUCCESS before the exchange was complete"
+                                .into(),
+                        ));
+                    }
+                    return Ok(ClientAuth::Kerberos);
+                }
+                if digest.is_none() && kerberos.is_some() {
+                    return Err(protocol(FALLBACK_REFUSED.into()));
+                }
+                return match (digest.as_mut(), token) {
                     // The server offers only SIMPLE and said so right away.
-                    None => Ok(ClientAuth::SaslSimple),
-                    Some(client) => {
+                    (None, _) | (_, None) => Ok(ClientAuth::SaslSimple),
+                    (Some(client), Some(token)) => {
                         client
                             .verify_rspauth(msg.token.as_deref().unwrap_or_default())
                             .map_err(|e| {
@@ -491,12 +544,42 @@ async fn sasl_connect(
                     }
                 };
             }
-            SaslState::Negotiate if digest.is_none() => {
-                let token_auth = msg
-                    .auths
-                    .iter()
-                    .find(|a| a.method == METHOD_TOKEN && a.mechanism == digest::MECHANISM);
-                if let Some(auth) = token_auth {
+            SaslState::Negotiate if digest.is_none() && gss.is_none() => {
+                let token_auth = token.and_then(|token| {
+                    msg.auths
+                        .iter()
+                        .find(|a| a.method == METHOD_TOKEN && a.mechanism == digest::MECHANISM)
+                        .map(|auth| (auth, token))
+                });
+                let kerberos_auth = kerberos.and_then(|k| {
+                    msg.auths
+                        .iter()
+                        .find(|a| a.method == METHOD_KERBEROS && a.mechanism == MECHANISM_GSSAPI)
+                        .map(|auth| (auth, k))
+                });
+                if let (None, Some((auth, k))) = (token_auth, kerberos_auth) {
+                    let protocol_name = auth.protocol.as_deref().unwrap_or_default();
+                    let server_id = auth.server_id.as_deref().unwrap_or_default();
+                    let expected = &k.server_principal;
+                    if protocol_name != expected.primary
+                        || Some(server_id) != expected.instance.as_deref()
+                    {
+                        return Err(protocol(format!(
+                            "Server has invalid Kerberos principal: {protocol_name}/{server_id}@{}, \
+                             expecting: {expected}",
+                            expected.realm
+                        )));
+                    }
+                    let (client, first) = GssapiClient::start(&k.login, protocol_name, server_id)
+                        .map_err(protocol)?;
+                    let echoed = SaslAuth {
+                        challenge: None,
+                        ..auth.clone()
+                    };
+                    let out = sasl_frame(SaslState::Initiate, Some(first), vec![echoed]);
+                    write_half.write_all(&out).await.map_err(io_err)?;
+                    gss = Some(client);
+                } else if let Some((auth, token)) = token_auth {
                     let digest_uri = format!(
                         "{}/{}",
                         auth.protocol.as_deref().unwrap_or_default(),
@@ -524,7 +607,11 @@ async fn sasl_connect(
                     let out = sasl_frame(SaslState::Initiate, response, vec![echoed]);
                     write_half.write_all(&out).await.map_err(io_err)?;
                     digest = Some(client);
-                } else if let Some(simple) = msg.auths.iter().find(|a| a.method == METHOD_SIMPLE) {
+                } else if let Some(simple) = msg
+                    .auths
+                    .iter()
+                    .find(|a| a.method == METHOD_SIMPLE && kerberos.is_none())
+                {
                     // The client does not wait for an answer to a SIMPLE initiate.
                     let out = sasl_frame(SaslState::Initiate, None, vec![simple.clone()]);
                     write_half.write_all(&out).await.map_err(io_err)?;
@@ -536,11 +623,22 @@ async fn sasl_connect(
                         .map(|a| format!("{}/{}", a.method, a.mechanism))
                         .collect();
                     return Err(protocol(format!(
-                        "client cannot authenticate via {offered:?}: only TOKEN/DIGEST-MD5 \
-                         (with a {} token) and SIMPLE are supported",
-                        token.kind
+                        "client cannot authenticate via {offered:?}: this client holds {}",
+                        match (token, kerberos) {
+                            (Some(t), Some(_)) => format!("a {} token and Kerberos", t.kind),
+                            (Some(t), None) => format!("a {} token", t.kind),
+                            _ => "Kerberos credentials".to_string(),
+                        }
                     )));
                 }
+            }
+            SaslState::Challenge if gss.is_some() => {
+                let client = gss.as_mut().expect("checked");
+                let response = client
+                    .respond(msg.token.as_deref().unwrap_or_default())
+                    .map_err(protocol)?;
+                let out = sasl_frame(SaslState::Response, Some(response), Vec::new());
+                write_half.write_all(&out).await.map_err(io_err)?;
             }
             SaslState::Challenge => {
                 let client = digest
@@ -549,7 +647,7 @@ async fn sasl_connect(
                     .ok_or_else(|| protocol("unexpected SASL CHALLENGE from the server".into()))?;
                 let response = client
                     .respond(msg.token.as_deref().unwrap_or_default())
-                    .map_err(|e| protocol(format!("{} token authentication: {e}", token.kind)))?;
+                    .map_err(|e| protocol(format!("{what} authentication: {e}")))?;
                 let out = sasl_frame(SaslState::Response, Some(response), Vec::new());
                 write_half.write_all(&out).await.map_err(io_err)?;
             }
@@ -616,6 +714,7 @@ mod tests {
                 let auth = match ctx.auth {
                     AuthMethod::Simple => "SIMPLE".to_string(),
                     AuthMethod::Token { kind, user, .. } => format!("TOKEN:{kind}:{user}"),
+                    AuthMethod::Kerberos { principal, .. } => format!("KERBEROS:{principal}"),
                 };
                 Ok(UserInformationProto {
                     effective_user: Some(ctx.user),

@@ -21,6 +21,7 @@ pub mod client;
 pub mod digest;
 pub mod error;
 pub mod frame;
+pub mod kerberos;
 pub mod limits;
 pub mod methods;
 pub mod proxy;

@@ -13,6 +13,9 @@
 //!   its digest-response (or an empty INITIATE, answered with CHALLENGE and then a
 //!   RESPONSE); the server ends with SUCCESS carrying `rspauth=…`. The connection then
 //!   belongs to the token's user (for YARN tokens, an attempt or container id).
+//! - KERBEROS: GSSAPI with the server's keytab (see [`crate::kerberos`]),
+//!   announced after TOKEN and before SIMPLE, as Hadoop orders them; the
+//!   connection belongs to the client's principal, mapped to its short name.
 
 use std::sync::Arc;
 
@@ -23,6 +26,9 @@ use hadoop_protos::common::RpcSaslProto;
 use rand::RngCore;
 
 use crate::digest::{self, DigestServer};
+use crate::kerberos::{
+    GssapiServer, KerberosIdentity, ServerReply, MECHANISM_GSSAPI, METHOD_KERBEROS,
+};
 
 /// The SaslAuth method names Hadoop uses.
 pub const METHOD_SIMPLE: &str = "SIMPLE";
@@ -40,6 +46,9 @@ pub enum AuthMethod {
         user: String,
         identifier: Vec<u8>,
     },
+    /// A Kerberos ticket proved by GSSAPI: the client's principal and the
+    /// short name it maps to, which is the connection's user.
+    Kerberos { principal: String, user: String },
 }
 
 /// A token a [`TokenVerifier`] accepted: its password, recomputed by the server, and
@@ -89,6 +98,8 @@ pub enum Mechanism {
     /// does. Several verifiers share one announcement; a response is accepted by the
     /// first verifier whose password matches it.
     Token(Arc<dyn TokenVerifier>),
+    /// Hadoop's KERBEROS method (GSSAPI) with this server's principal and keytab.
+    Kerberos(Arc<KerberosIdentity>),
 }
 
 impl Mechanism {
@@ -109,7 +120,20 @@ impl Mechanism {
                 challenge: None,
             },
             Mechanism::Token(_) => token_auth(None),
+            Mechanism::Kerberos(identity) => kerberos_auth(identity),
         }
+    }
+}
+
+/// The SaslAuth of Hadoop's KERBEROS method: GSSAPI, with the server's
+/// principal split into protocol (`rm`) and server id (the host).
+pub fn kerberos_auth(identity: &KerberosIdentity) -> SaslAuth {
+    SaslAuth {
+        method: METHOD_KERBEROS.into(),
+        mechanism: MECHANISM_GSSAPI.into(),
+        protocol: Some(identity.principal.primary.clone()),
+        server_id: Some(identity.principal.instance.clone().unwrap_or_default()),
+        challenge: None,
     }
 }
 
@@ -130,6 +154,10 @@ impl std::fmt::Debug for Mechanism {
         match self {
             Mechanism::Simple => f.write_str("Simple"),
             Mechanism::Token(v) => f.debug_tuple("Token").field(&v.kind()).finish(),
+            Mechanism::Kerberos(identity) => f
+                .debug_tuple("Kerberos")
+                .field(&identity.principal.to_string())
+                .finish(),
         }
     }
 }
@@ -142,6 +170,7 @@ impl PartialEq for Mechanism {
             (Mechanism::Token(a), Mechanism::Token(b)) => {
                 std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
             }
+            (Mechanism::Kerberos(a), Mechanism::Kerberos(b)) => a == b,
             _ => false,
         }
     }
@@ -174,6 +203,8 @@ pub struct SaslServer {
     awaiting_response: bool,
     /// Authentication finished (successfully); nothing more is accepted.
     finished: bool,
+    /// The GSSAPI exchange, once the client chose KERBEROS.
+    gss: Option<GssapiServer>,
 }
 
 impl SaslServer {
@@ -184,6 +215,7 @@ impl SaslServer {
             digest: None,
             awaiting_response: false,
             finished: false,
+            gss: None,
         }
     }
 
@@ -195,7 +227,14 @@ impl SaslServer {
     fn verifiers(&self) -> impl Iterator<Item = &Arc<dyn TokenVerifier>> {
         self.offered.iter().filter_map(|m| match m {
             Mechanism::Token(v) => Some(v),
-            Mechanism::Simple => None,
+            Mechanism::Simple | Mechanism::Kerberos(_) => None,
+        })
+    }
+
+    fn kerberos(&self) -> Option<Arc<KerberosIdentity>> {
+        self.offered.iter().find_map(|m| match m {
+            Mechanism::Kerberos(identity) => Some(identity.clone()),
+            _ => None,
         })
     }
 
@@ -242,6 +281,9 @@ impl SaslServer {
                     let challenge = self.digest_server().challenge();
                     reply.auths.push(token_auth(Some(challenge)));
                 }
+                if let Some(identity) = self.kerberos() {
+                    reply.auths.push(kerberos_auth(&identity));
+                }
                 if self.offers_simple() {
                     reply.auths.push(Mechanism::Simple.auth());
                 }
@@ -279,11 +321,31 @@ impl SaslServer {
                             Some(response) => self.authenticate(response),
                         }
                     }
+                    METHOD_KERBEROS if self.kerberos().is_some() => {
+                        let identity = self.kerberos().expect("offered");
+                        check_kerberos_auth(chosen, &identity)?;
+                        let server = GssapiServer::new(&identity).map_err(|detail| {
+                            // The detail (keytab path, key versions) is for the
+                            // operator's log, not for an unauthenticated peer.
+                            tracing::warn!("{}", spindle_common::text::escaped(&detail));
+                            SaslFailure(
+                                "GSS initiate failed: the server cannot accept Kerberos tickets \
+                                 (its log says why)"
+                                    .into(),
+                            )
+                        })?;
+                        self.gss = Some(server);
+                        self.gss_step(&identity, msg.token.as_deref().unwrap_or_default())
+                    }
                     other => Err(SaslFailure(format!(
                         "client selected auth method {other} ({}), which this server did not offer",
                         chosen.mechanism
                     ))),
                 }
+            }
+            SaslState::Response if self.gss.is_some() => {
+                let identity = self.kerberos().expect("offered");
+                self.gss_step(&identity, msg.token.as_deref().unwrap_or_default())
             }
             SaslState::Response if self.awaiting_response => {
                 self.awaiting_response = false;
@@ -299,6 +361,38 @@ impl SaslServer {
                 Err(SaslFailure(format!(
                     "unexpected SASL state {state:?} from client"
                 )))
+            }
+        }
+    }
+
+    /// One client token of the GSSAPI exchange.
+    fn gss_step(
+        &mut self,
+        identity: &KerberosIdentity,
+        token: &[u8],
+    ) -> Result<SaslStep, SaslFailure> {
+        let server = self.gss.as_mut().expect("KERBEROS chosen");
+        match server.step(token).map_err(SaslFailure)? {
+            ServerReply::Challenge(token) => {
+                let mut reply = sasl_message(SaslState::Challenge);
+                reply.token = Some(token);
+                Ok(SaslStep::Reply(reply))
+            }
+            ServerReply::Success(principal) => {
+                // Hadoop maps with hadoop.security.auth_to_local; its DEFAULT
+                // rule against the realm of the server's own principal.
+                let user = principal
+                    .short_name(&identity.principal.realm)
+                    .map_err(SaslFailure)?;
+                self.finished = true;
+                self.gss = None;
+                Ok(SaslStep::Done(
+                    Some(sasl_message(SaslState::Success)),
+                    AuthMethod::Kerberos {
+                        principal: principal.to_string(),
+                        user,
+                    },
+                ))
             }
         }
     }
@@ -378,6 +472,28 @@ fn check_token_auth(auth: &SaslAuth) -> Result<(), SaslFailure> {
             auth.protocol.as_deref().unwrap_or_default(),
             auth.server_id.as_deref().unwrap_or_default(),
             digest::HADOOP_REALM
+        )));
+    }
+    Ok(())
+}
+
+/// The client's echoed KERBEROS auth must name GSSAPI and this server's
+/// protocol and server id.
+fn check_kerberos_auth(auth: &SaslAuth, identity: &KerberosIdentity) -> Result<(), SaslFailure> {
+    let ours = kerberos_auth(identity);
+    if auth.mechanism != MECHANISM_GSSAPI
+        || auth.protocol.as_deref().unwrap_or_default()
+            != ours.protocol.as_deref().unwrap_or_default()
+        || auth.server_id.as_deref().unwrap_or_default()
+            != ours.server_id.as_deref().unwrap_or_default()
+    {
+        return Err(SaslFailure(format!(
+            "client mechanism is malformed: KERBEROS with {} {:?}/{:?}; the server offered \
+             GSSAPI as {}",
+            auth.mechanism,
+            auth.protocol.as_deref().unwrap_or_default(),
+            auth.server_id.as_deref().unwrap_or_default(),
+            identity.principal
         )));
     }
     Ok(())

@@ -144,6 +144,7 @@ async fn server_on(addr: SocketAddr, b: &Behaviour, idle: Duration) -> RpcServer
                     let auth = match ctx.auth {
                         AuthMethod::Simple => "SIMPLE".to_string(),
                         AuthMethod::Token { user, .. } => format!("TOKEN:{user}"),
+                        AuthMethod::Kerberos { principal, .. } => format!("KERBEROS:{principal}"),
                     };
                     Ok(UserInformationProto {
                         effective_user: Some(ctx.user),

@@ -209,7 +209,9 @@ impl NmTokenCaller {
             AuthMethod::Token { kind, .. } => Err(RpcError::yarn(format!(
                 "{NO_NM_TOKEN_MESSAGE} (the connection authenticated with a {kind} token)"
             ))),
-            AuthMethod::Simple => Err(RpcError::yarn(NO_NM_TOKEN_MESSAGE)),
+            AuthMethod::Simple | AuthMethod::Kerberos { .. } => {
+                Err(RpcError::yarn(NO_NM_TOKEN_MESSAGE))
+            }
         }
     }
 

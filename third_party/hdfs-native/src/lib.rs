@@ -58,6 +58,12 @@ pub(crate) mod hdfs;
 pub mod minidfs;
 pub(crate) mod proto;
 pub(crate) mod security;
+
+/// Kerberos security contexts over the MIT GSSAPI library: a server's
+/// acceptor and a client's initiator (Spindle's addition).
+pub mod gss {
+    pub use crate::security::gssapi::context::{available, GssAcceptor, GssInitiator};
+}
 pub mod sync;
 
 pub use client::WriteOptions;

@@ -184,16 +184,31 @@ async fn serve_connection(
     match auth_byte {
         AUTH_NONE => {
             if !shared.config.mechanisms.contains(&Mechanism::Simple) {
-                let msg = "SIMPLE authentication is not enabled.  Available:[TOKEN]";
+                // Hadoop's words, with the methods it would list.
+                let mut available: Vec<&str> = Vec::new();
+                for m in &shared.config.mechanisms {
+                    let name = match m {
+                        Mechanism::Token(_) => "TOKEN",
+                        Mechanism::Kerberos(_) => "KERBEROS",
+                        Mechanism::Simple => "SIMPLE",
+                    };
+                    if !available.contains(&name) {
+                        available.push(name);
+                    }
+                }
+                let msg = format!(
+                    "SIMPLE authentication is not enabled.  Available:[{}]",
+                    available.join(", ")
+                );
                 let frame = fatal_frame(
                     call_id::AUTHORIZATION_FAILED,
                     &[],
                     class::ACCESS_CONTROL,
-                    msg,
+                    &msg,
                     RpcErrorCodeProto::FatalUnauthorized,
                 );
                 let _ = write_half.write_all(&frame).await;
-                return Err(msg.into());
+                return Err(msg);
             }
             conn.auth = Some(AuthMethod::Simple);
         }

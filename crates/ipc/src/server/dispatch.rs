@@ -181,6 +181,23 @@ pub(super) async fn handle_frame(
                 }
                 conn.user = Some(user.clone());
             }
+            Some(AuthMethod::Kerberos { principal, user }) => {
+                // The Java client names its login user in full; another name
+                // would be a proxy user, which this server does not authorize.
+                if let Some(claimed) = info
+                    .effective_user
+                    .filter(|u| !u.is_empty() && u != principal && u != user)
+                {
+                    return Err(Fatal::new(
+                        cid,
+                        &client_id,
+                        class::AUTHORIZATION,
+                        format!("User: {principal} is not allowed to impersonate {claimed}"),
+                        RpcErrorCodeProto::FatalUnauthorized,
+                    ));
+                }
+                conn.user = Some(user.clone());
+            }
             _ => {
                 let user = info
                     .effective_user

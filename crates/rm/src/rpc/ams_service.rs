@@ -45,7 +45,7 @@ fn token_of(call: &CallContext) -> Result<AmRmTokenIdentifier, RpcError> {
                 )
             })
         }
-        AuthMethod::Simple => Err(RpcError::new(
+        AuthMethod::Simple | AuthMethod::Kerberos { .. } => Err(RpcError::new(
             class::ACCESS_CONTROL,
             format!("No AMRMToken found for user {}", call.user),
         )),

@@ -13,6 +13,8 @@ use super::ClientAuth;
 use super::sasl::SaslSession;
 use super::user::User;
 
+pub mod context;
+
 mod bindings {
     #![allow(warnings)]
     include!("./gssapi_bindings.rs");

@@ -1,0 +1,370 @@
+//! Hadoop's KERBEROS authentication method: SASL GSSAPI (RFC 4752) over the
+//! MIT Kerberos library, for both sides of a connection.
+//!
+//! The exchange, as Java's GSSAPI SASL mechanism runs it under Hadoop's
+//! `SaslRpcServer` and `SaslRpcClient`:
+//!
+//! 1. the server's NEGOTIATE announces `KERBEROS`/`GSSAPI` with its
+//!    principal split into protocol and server id (`rm/host@R` gives `rm`
+//!    and `host`);
+//! 2. the client's INITIATE carries its first context token (AP-REQ); the
+//!    server answers each token with a CHALLENGE carrying its own (AP-REP)
+//!    until the context is established on both sides, and the client then
+//!    answers with an empty RESPONSE;
+//! 3. the server sends, wrapped, the security layers it offers and its
+//!    largest buffer (4 bytes); the client answers, wrapped, with the layer it
+//!    chose, its buffer size and optionally an authorization id;
+//! 4. the server sends SUCCESS, and the connection belongs to the client's
+//!    principal, mapped to a short user name.
+//!
+//! Only the "authentication" layer (no wrapping of later messages) is offered:
+//! `hadoop.rpc.protection` other than `authentication` is refused at start
+//! (`spindle_common::conf::refuse`) until the server wraps its frames.
+
+use std::path::PathBuf;
+
+use hdfs_native::gss::{GssAcceptor, GssInitiator};
+
+/// The SaslAuth method and mechanism names Hadoop uses for Kerberos.
+pub const METHOD_KERBEROS: &str = "KERBEROS";
+pub const MECHANISM_GSSAPI: &str = "GSSAPI";
+
+/// RFC 4752's security layers (the bits of the offer's first byte).
+const LAYER_NONE: u8 = 1;
+const LAYER_INTEGRITY: u8 = 2;
+const LAYER_PRIVACY: u8 = 4;
+/// The largest wrapped message the server says it takes (Java's default).
+const MAX_BUFFER: u32 = 65_536;
+
+/// A server's Kerberos identity: its principal, `_HOST` already replaced
+/// (`rm/rm1.example.com@EXAMPLE.COM`), and the keytab with its keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KerberosIdentity {
+    pub principal: Principal,
+    pub keytab: PathBuf,
+}
+
+impl KerberosIdentity {
+    /// Whether the keytab can be read and holds a key for the principal: a
+    /// daemon checks this at start, so a wrong keytab stops it with this
+    /// message rather than failing each client later.
+    pub fn check(&self) -> Result<(), String> {
+        GssapiServer::new(self).map(|_| ())
+    }
+}
+
+/// A Kerberos principal, `primary[/instance]@REALM`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub primary: String,
+    pub instance: Option<String>,
+    pub realm: String,
+}
+
+impl Principal {
+    /// Parses `primary[/instance]@REALM`; a principal without a realm, or with
+    /// an empty part, is refused with a message naming it.
+    pub fn parse(text: &str) -> Result<Principal, String> {
+        let bad = || format!("'{text}' is not a Kerberos principal (primary[/instance]@REALM)");
+        let (name, realm) = text.rsplit_once('@').ok_or_else(bad)?;
+        let (primary, instance) = match name.split_once('/') {
+            Some((p, i)) => (p, Some(i)),
+            None => (name, None),
+        };
+        let part_ok =
+            |s: &str| !s.is_empty() && !s.contains(['/', '@']) && !s.contains(char::is_whitespace);
+        if !part_ok(primary) || !part_ok(realm) || instance.is_some_and(|i| !part_ok(i)) {
+            return Err(bad());
+        }
+        Ok(Principal {
+            primary: primary.to_string(),
+            instance: instance.map(str::to_string),
+            realm: realm.to_string(),
+        })
+    }
+
+    /// Hadoop's `_HOST` substitution: `rm/_HOST@R` for the host `host`
+    /// (lower-cased, as `SecurityUtil.getServerPrincipal` does).
+    pub fn with_host(text: &str, host: &str) -> Result<Principal, String> {
+        let mut p = Principal::parse(text)?;
+        if p.instance.as_deref() == Some("_HOST") {
+            p.instance = Some(host.to_ascii_lowercase());
+        }
+        Ok(p)
+    }
+
+    /// The short name under Hadoop's DEFAULT `auth_to_local` rule: the
+    /// primary, for a principal of `default_realm`; any other realm is
+    /// refused, as Hadoop's "No rules applied to …".
+    pub fn short_name(&self, default_realm: &str) -> Result<String, String> {
+        if self.realm == default_realm {
+            Ok(self.primary.clone())
+        } else {
+            Err(format!("No rules applied to {self}"))
+        }
+    }
+}
+
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.instance {
+            Some(i) => write!(f, "{}/{}@{}", self.primary, i, self.realm),
+            None => write!(f, "{}@{}", self.primary, self.realm),
+        }
+    }
+}
+
+/// Where the server side of one connection's exchange stands.
+enum ServerStage {
+    /// Context tokens are being exchanged.
+    Accepting,
+    /// The context is established; the client's empty RESPONSE is awaited
+    /// before the security-layer offer.
+    Established,
+    /// The offer went out; the client's wrapped choice is awaited.
+    Offered,
+    Done,
+}
+
+/// The server side of one connection's GSSAPI exchange.
+pub struct GssapiServer {
+    acceptor: GssAcceptor,
+    stage: ServerStage,
+}
+
+/// What the server sends after a client's token.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ServerReply {
+    /// A CHALLENGE with this token.
+    Challenge(Vec<u8>),
+    /// SUCCESS: the client authenticated as this principal.
+    Success(Principal),
+}
+
+impl std::fmt::Debug for GssapiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stage = match self.stage {
+            ServerStage::Accepting => "accepting",
+            ServerStage::Established => "established",
+            ServerStage::Offered => "offered",
+            ServerStage::Done => "done",
+        };
+        f.debug_struct("GssapiServer")
+            .field("stage", &stage)
+            .finish()
+    }
+}
+
+impl GssapiServer {
+    /// A new exchange with `identity`'s keys; a keytab that cannot be read or
+    /// holds no key for the principal is named in the error.
+    pub fn new(identity: &KerberosIdentity) -> Result<GssapiServer, String> {
+        let keytab = identity.keytab.to_string_lossy();
+        let principal = identity.principal.to_string();
+        let acceptor = GssAcceptor::new(&keytab, Some(&principal)).map_err(|e| {
+            format!("cannot accept Kerberos as {principal} with the keytab {keytab}: {e}")
+        })?;
+        Ok(GssapiServer {
+            acceptor,
+            stage: ServerStage::Accepting,
+        })
+    }
+
+    /// Feeds the client's token (from INITIATE or RESPONSE).
+    pub fn step(&mut self, token: &[u8]) -> Result<ServerReply, String> {
+        match self.stage {
+            ServerStage::Accepting => {
+                let (out, complete) = self
+                    .acceptor
+                    .step(token)
+                    .map_err(|e| format!("GSSAPI: the client's Kerberos token is refused: {e}"))?;
+                if complete {
+                    self.stage = ServerStage::Established;
+                }
+                Ok(ServerReply::Challenge(out.unwrap_or_default()))
+            }
+            ServerStage::Established => {
+                if !token.is_empty() {
+                    return Err(
+                        "GSSAPI: the final handshake step should contain no response data".into(),
+                    );
+                }
+                let mut offer = MAX_BUFFER.to_be_bytes();
+                offer[0] = LAYER_NONE;
+                let wrapped = self
+                    .acceptor
+                    .wrap(false, &offer)
+                    .map_err(|e| format!("GSSAPI: cannot wrap the security layer offer: {e}"))?;
+                self.stage = ServerStage::Offered;
+                Ok(ServerReply::Challenge(wrapped))
+            }
+            ServerStage::Offered => {
+                let (choice, _) = self
+                    .acceptor
+                    .unwrap(token)
+                    .map_err(|e| format!("GSSAPI: the client's security layer choice: {e}"))?;
+                if choice.len() < 4 {
+                    return Err(format!(
+                        "GSSAPI: the client's security layer choice has {} bytes, not 4",
+                        choice.len()
+                    ));
+                }
+                if choice[0] & LAYER_NONE == 0 || choice[0] & (LAYER_INTEGRITY | LAYER_PRIVACY) != 0
+                {
+                    return Err(format!(
+                        "GSSAPI: the client selected an unsupported protection (layer mask {:#x}); \
+                         this server offers authentication only",
+                        choice[0]
+                    ));
+                }
+                let peer = self
+                    .acceptor
+                    .peer()
+                    .map_err(|e| format!("GSSAPI: the client's principal: {e}"))?;
+                let authzid = &choice[4..];
+                if !authzid.is_empty() && authzid != peer.as_bytes() {
+                    return Err(format!(
+                        "GSSAPI: {peer} asked to be authorized as '{}'",
+                        String::from_utf8_lossy(authzid)
+                    ));
+                }
+                self.stage = ServerStage::Done;
+                Ok(ServerReply::Success(Principal::parse(&peer)?))
+            }
+            ServerStage::Done => Err("GSSAPI: the exchange is already complete".into()),
+        }
+    }
+}
+
+/// A client's Kerberos credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KerberosLogin {
+    /// `principal`'s keys from `keytab` (a daemon: the NM's
+    /// `yarn.nodemanager.principal` and `.keytab`).
+    Keytab { principal: String, keytab: PathBuf },
+    /// The ticket cache of the user (`KRB5CCNAME`, or MIT's default).
+    TicketCache,
+}
+
+/// The client side of one connection's GSSAPI exchange.
+pub struct GssapiClient {
+    initiator: GssInitiator,
+    established: bool,
+    done: bool,
+}
+
+impl GssapiClient {
+    /// Starts an exchange with the service `protocol/server_id` (from the
+    /// server's NEGOTIATE); returns the client and the INITIATE's token.
+    pub fn start(
+        login: &KerberosLogin,
+        protocol: &str,
+        server_id: &str,
+    ) -> Result<(GssapiClient, Vec<u8>), String> {
+        let initiator = match login {
+            KerberosLogin::Keytab { principal, keytab } => GssInitiator::new(
+                protocol,
+                server_id,
+                Some(principal),
+                Some(&keytab.to_string_lossy()),
+                None,
+            ),
+            KerberosLogin::TicketCache => GssInitiator::new(protocol, server_id, None, None, None),
+        }
+        .map_err(|e| format!("GSSAPI: no Kerberos credentials ({login:?}): {e}"))?;
+        let mut client = GssapiClient {
+            initiator,
+            established: false,
+            done: false,
+        };
+        let (token, complete) = client.initiator.step(None).map_err(|e| {
+            format!("GSSAPI: cannot start a context with {protocol}/{server_id}: {e}")
+        })?;
+        client.established = complete;
+        Ok((client, token.unwrap_or_default()))
+    }
+
+    /// The RESPONSE to a server's CHALLENGE.
+    pub fn respond(&mut self, challenge: &[u8]) -> Result<Vec<u8>, String> {
+        if self.done {
+            return Err("GSSAPI: a challenge after the exchange was complete".into());
+        }
+        if !self.established {
+            let (out, complete) = self
+                .initiator
+                .step(Some(challenge))
+                .map_err(|e| format!("GSSAPI: the server's token is refused: {e}"))?;
+            self.established = complete;
+            return Ok(out.unwrap_or_default());
+        }
+        let (offer, _) = self
+            .initiator
+            .unwrap(challenge)
+            .map_err(|e| format!("GSSAPI: the server's security layer offer: {e}"))?;
+        if offer.len() != 4 {
+            return Err(format!(
+                "GSSAPI: the server's security layer offer has {} bytes, not 4",
+                offer.len()
+            ));
+        }
+        if offer[0] & LAYER_NONE == 0 {
+            return Err(format!(
+                "GSSAPI: the server requires a protection this client does not speak \
+                 (layer mask {:#x}); only authentication is supported",
+                offer[0]
+            ));
+        }
+        let mut choice = MAX_BUFFER.to_be_bytes();
+        choice[0] = LAYER_NONE;
+        self.done = true;
+        self.initiator
+            .wrap(false, &choice)
+            .map_err(|e| format!("GSSAPI: cannot wrap the security layer choice: {e}"))
+    }
+
+    /// Whether the exchange reached its end on this side (SUCCESS may come).
+    pub fn is_complete(&self) -> bool {
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn principals_parse_and_print_back() {
+        let p = Principal::parse("rm/host.example.com@EXAMPLE.COM").expect("parse");
+        assert_eq!(p.primary, "rm");
+        assert_eq!(p.instance.as_deref(), Some("host.example.com"));
+        assert_eq!(p.realm, "EXAMPLE.COM");
+        assert_eq!(p.to_string(), "rm/host.example.com@EXAMPLE.COM");
+        let u = Principal::parse("alice@EXAMPLE.COM").expect("parse");
+        assert_eq!(u.instance, None);
+        assert_eq!(u.to_string(), "alice@EXAMPLE.COM");
+    }
+
+    #[test]
+    fn malformed_principals_are_named() {
+        for bad in ["rm/host", "@R", "rm/@R", "a/b/c@R", "a@", "a b@R", ""] {
+            let err = Principal::parse(bad).expect_err(bad);
+            assert!(err.contains(&format!("'{bad}'")), "{err}");
+        }
+    }
+
+    #[test]
+    fn host_is_substituted_lower_cased() {
+        let p = Principal::with_host("rm/_HOST@EXAMPLE.COM", "RM1.Example.com").expect("parse");
+        assert_eq!(p.to_string(), "rm/rm1.example.com@EXAMPLE.COM");
+        let fixed = Principal::with_host("rm/other@EXAMPLE.COM", "rm1").expect("parse");
+        assert_eq!(fixed.to_string(), "rm/other@EXAMPLE.COM");
+    }
+
+    #[test]
+    fn the_default_rule_maps_the_default_realm_only() {
+        let p = Principal::parse("nm/host@EXAMPLE.COM").expect("parse");
+        assert_eq!(p.short_name("EXAMPLE.COM").as_deref(), Ok("nm"));
+        let err = p.short_name("OTHER.COM").expect_err("foreign realm");
+        assert_eq!(err, "No rules applied to nm/host@EXAMPLE.COM");
+    }
+}
