@@ -60,7 +60,12 @@ fn rm_principal() -> Principal {
     Principal::parse(&format!("rm/localhost@{REALM}")).expect("principal")
 }
 
-fn kerberos_options(user: &str, login: KerberosLogin, server: Principal) -> ClientOptions {
+/// The server principal as clients configure it: `_HOST` is the host dialled.
+fn rm_pattern() -> String {
+    format!("rm/_HOST@{REALM}")
+}
+
+fn kerberos_options(user: &str, login: KerberosLogin, server: String) -> ClientOptions {
     ClientOptions::new(user, protocols::APPLICATION_CLIENT).with_kerberos(KerberosClient {
         login,
         server_principal: server,
@@ -109,16 +114,14 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let seen: Seen = Arc::default();
-        let identity = Arc::new(KerberosIdentity {
-            principal: rm_principal(),
-            keytab: rm_keytab.clone(),
-        });
+        let identity = Arc::new(KerberosIdentity::with_default_rule(rm_principal(), rm_keytab.clone()));
         let srv = server(vec![Mechanism::Kerberos(identity)], seen.clone()).await;
-        let addr = srv.local_addr().to_string();
+        // Dialled by name, as clients dial an RM: `_HOST` is that name.
+        let addr = format!("localhost:{}", srv.local_addr().port());
 
         // A daemon's keytab login: served as the principal's short name.
         let nm = keytab_login("nm/localhost", &nm_keytab);
-        let auth = call(&addr, kerberos_options(&format!("nm/localhost@{REALM}"), nm.clone(), rm_principal()))
+        let auth = call(&addr, kerberos_options(&format!("nm/localhost@{REALM}"), nm.clone(), rm_pattern()))
             .await
             .expect("the NM's keytab login is served");
         assert_eq!(auth, ClientAuth::Kerberos);
@@ -130,7 +133,7 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
         let cache = caches.path().join("alice.cc");
         kdc.kinit("alice", &alice_keytab, &cache).expect("kinit alice");
         std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
-        let auth = call(&addr, kerberos_options(&format!("alice@{REALM}"), KerberosLogin::TicketCache, rm_principal()))
+        let auth = call(&addr, kerberos_options(&format!("alice@{REALM}"), KerberosLogin::TicketCache, rm_pattern()))
             .await
             .expect("alice's ticket is served");
         assert_eq!(auth, ClientAuth::Kerberos);
@@ -140,13 +143,13 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
         // nothing reaches the server.
         let before = seen.lock().expect("seen").len();
         std::env::set_var("KRB5CCNAME", format!("FILE:{}", caches.path().join("none.cc").display()));
-        let err = call(&addr, kerberos_options("alice", KerberosLogin::TicketCache, rm_principal()))
+        let err = call(&addr, kerberos_options("alice", KerberosLogin::TicketCache, rm_pattern()))
             .await
             .expect_err("no ticket, no call");
         assert!(err.to_string().contains("no Kerberos credentials"), "{err}");
 
         // A Kerberos login may not claim another user (no proxy users yet).
-        let err = call(&addr, kerberos_options("bob", nm.clone(), rm_principal()))
+        let err = call(&addr, kerberos_options("bob", nm.clone(), rm_pattern()))
             .await
             .expect_err("impersonation is refused");
         assert!(
@@ -156,7 +159,7 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
 
         // The server is not who the client expects: the client stops before
         // sending a ticket.
-        let wrong = Principal::parse(&format!("rm/elsewhere@{REALM}")).expect("principal");
+        let wrong = format!("rm/elsewhere@{REALM}");
         let err = call(&addr, kerberos_options("nm", nm.clone(), wrong))
             .await
             .expect_err("a server with another principal is refused");
@@ -168,14 +171,14 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
         );
 
         // A keytab that holds another principal's keys.
-        let err = call(&addr, kerberos_options("nm", keytab_login("nm/localhost", &stranger_keytab), rm_principal()))
+        let err = call(&addr, kerberos_options("nm", keytab_login("nm/localhost", &stranger_keytab), rm_pattern()))
             .await
             .expect_err("a keytab without the principal's keys");
         assert!(err.to_string().contains("no Kerberos credentials"), "{err}");
 
         // A principal the KDC has deleted.
         kdc_delete(&kdc, "gone");
-        let err = call(&addr, kerberos_options("gone", keytab_login("gone", &gone_keytab), rm_principal()))
+        let err = call(&addr, kerberos_options("gone", keytab_login("gone", &gone_keytab), rm_pattern()))
             .await
             .expect_err("a deleted principal");
         assert!(err.to_string().contains("no Kerberos credentials"), "{err}");
@@ -193,21 +196,15 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
         // A server whose keytab has no key for its principal: the check a
         // daemon makes at start names the keytab; a client that reaches it
         // anyway is refused without learning the server's paths.
-        let broken = Arc::new(KerberosIdentity {
-            principal: rm_principal(),
-            keytab: nm_keytab.clone(),
-        });
+        let broken = Arc::new(KerberosIdentity::with_default_rule(rm_principal(), nm_keytab.clone()));
         let why = broken.check().expect_err("no key for rm/localhost in the NM's keytab");
         assert!(why.contains(&nm_keytab.display().to_string()), "{why}");
         assert!(why.contains(&format!("rm/localhost@{REALM}")), "{why}");
-        let missing = KerberosIdentity {
-            principal: rm_principal(),
-            keytab: caches.path().join("absent.keytab"),
-        };
+        let missing = KerberosIdentity::with_default_rule(rm_principal(), caches.path().join("absent.keytab"));
         let why = missing.check().expect_err("no keytab file");
         assert!(why.contains("absent.keytab"), "{why}");
         let bad_srv = server(vec![Mechanism::Kerberos(broken)], seen.clone()).await;
-        let err = call(&bad_srv.local_addr().to_string(), kerberos_options("nm", nm.clone(), rm_principal()))
+        let err = call(&format!("localhost:{}", bad_srv.local_addr().port()), kerberos_options("nm", nm.clone(), rm_pattern()))
             .await
             .expect_err("the server cannot accept");
         assert!(err.to_string().contains("GSS initiate failed"), "{err}");
@@ -215,7 +212,7 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
 
         // A Kerberos client never falls back to SIMPLE.
         let simple_srv = server(vec![Mechanism::Simple], seen.clone()).await;
-        let err = call(&simple_srv.local_addr().to_string(), kerberos_options("nm", nm, rm_principal()))
+        let err = call(&format!("localhost:{}", simple_srv.local_addr().port()), kerberos_options("nm", nm, rm_pattern()))
             .await
             .expect_err("no fallback");
         assert!(

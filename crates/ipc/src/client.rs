@@ -79,12 +79,12 @@ pub struct ClientOptions {
 }
 
 /// A client's Kerberos login and the principal it expects the server to
-/// have (Hadoop's `yarn.resourcemanager.principal` with `_HOST` replaced by
-/// the host dialled).
+/// have: Hadoop's `yarn.resourcemanager.principal`, whose `_HOST` stands for
+/// the host dialled (`rm/_HOST@R` at `rm1:8032` expects `rm/rm1@R`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KerberosClient {
     pub login: KerberosLogin,
-    pub server_principal: Principal,
+    pub server_principal: String,
 }
 
 impl ClientOptions {
@@ -161,8 +161,8 @@ impl IpcClient {
         let (mut read_half, mut write_half) = stream.into_split();
         let client_id = *uuid::Uuid::new_v4().as_bytes();
 
-        let auth = match (&options.token, &options.kerberos) {
-            (None, None) => ClientAuth::None,
+        let (auth, principal) = match (&options.token, &options.kerberos) {
+            (None, None) => (ClientAuth::None, None),
             (token, kerberos) => {
                 let negotiation = sasl_connect(
                     &mut read_half,
@@ -187,12 +187,16 @@ impl IpcClient {
         // For TOKEN the token already names the user: Hadoop sends an empty user info.
         let user_info = match auth {
             ClientAuth::Token => UserInformationProto::default(),
-            ClientAuth::None | ClientAuth::SaslSimple | ClientAuth::Kerberos => {
-                UserInformationProto {
-                    effective_user: Some(options.user.clone()),
-                    real_user: None,
-                }
-            }
+            // Kerberos: the login's principal, as Hadoop's client names its
+            // Kerberos user in full (this client acts for no proxy user).
+            ClientAuth::Kerberos => UserInformationProto {
+                effective_user: principal.or_else(|| Some(options.user.clone())),
+                real_user: None,
+            },
+            ClientAuth::None | ClientAuth::SaslSimple => UserInformationProto {
+                effective_user: Some(options.user.clone()),
+                real_user: None,
+            },
         };
         let context_header = request_header(call_id::CONNECTION_CONTEXT, &client_id, -1);
         let context = IpcConnectionContextProto {
@@ -496,7 +500,7 @@ async fn sasl_connect(
     options: &ClientOptions,
     token: Option<&Token>,
     kerberos: Option<&KerberosClient>,
-) -> Result<ClientAuth, IpcError> {
+) -> Result<(ClientAuth, Option<String>), IpcError> {
     let io_err = |source| IpcError::Io {
         addr: addr.to_string(),
         source,
@@ -526,21 +530,21 @@ async fn sasl_connect(
                                 .into(),
                         ));
                     }
-                    return Ok(ClientAuth::Kerberos);
+                    return Ok((ClientAuth::Kerberos, client.principal()));
                 }
                 if digest.is_none() && kerberos.is_some() {
                     return Err(protocol(FALLBACK_REFUSED.into()));
                 }
                 return match (digest.as_mut(), token) {
                     // The server offers only SIMPLE and said so right away.
-                    (None, _) | (_, None) => Ok(ClientAuth::SaslSimple),
+                    (None, _) | (_, None) => Ok((ClientAuth::SaslSimple, None)),
                     (Some(client), Some(token)) => {
                         client
                             .verify_rspauth(msg.token.as_deref().unwrap_or_default())
                             .map_err(|e| {
                                 protocol(format!("{} token authentication: {e}", token.kind))
                             })?;
-                        Ok(ClientAuth::Token)
+                        Ok((ClientAuth::Token, None))
                     }
                 };
             }
@@ -560,7 +564,10 @@ async fn sasl_connect(
                 if let (None, Some((auth, k))) = (token_auth, kerberos_auth) {
                     let protocol_name = auth.protocol.as_deref().unwrap_or_default();
                     let server_id = auth.server_id.as_deref().unwrap_or_default();
-                    let expected = &k.server_principal;
+                    let dialled = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+                    let dialled = dialled.trim_start_matches('[').trim_end_matches(']');
+                    let expected =
+                        &Principal::with_host(&k.server_principal, dialled).map_err(protocol)?;
                     if protocol_name != expected.primary
                         || Some(server_id) != expected.instance.as_deref()
                     {
@@ -615,7 +622,7 @@ async fn sasl_connect(
                     // The client does not wait for an answer to a SIMPLE initiate.
                     let out = sasl_frame(SaslState::Initiate, None, vec![simple.clone()]);
                     write_half.write_all(&out).await.map_err(io_err)?;
-                    return Ok(ClientAuth::SaslSimple);
+                    return Ok((ClientAuth::SaslSimple, None));
                 } else {
                     let offered: Vec<String> = msg
                         .auths

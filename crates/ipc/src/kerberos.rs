@@ -22,8 +22,13 @@
 //! (`spindle_common::conf::refuse`) until the server wraps its frames.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use hdfs_native::gss::{GssAcceptor, GssInitiator};
+use spindle_common::conf::{keys, Configuration};
+use spindle_common::security::auth_to_local::{self, AuthToLocal};
+
+use crate::client::KerberosClient;
 
 /// The SaslAuth method and mechanism names Hadoop uses for Kerberos.
 pub const METHOD_KERBEROS: &str = "KERBEROS";
@@ -37,11 +42,31 @@ const LAYER_PRIVACY: u8 = 4;
 const MAX_BUFFER: u32 = 65_536;
 
 /// A server's Kerberos identity: its principal, `_HOST` already replaced
-/// (`rm/rm1.example.com@EXAMPLE.COM`), and the keytab with its keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (`rm/rm1.example.com@EXAMPLE.COM`), the keytab with its keys, and the
+/// `hadoop.security.auth_to_local` rules that name its clients.
+#[derive(Debug, Clone)]
 pub struct KerberosIdentity {
     pub principal: Principal,
     pub keytab: PathBuf,
+    pub names: Arc<AuthToLocal>,
+}
+
+impl KerberosIdentity {
+    /// An identity whose clients are named by Hadoop's `DEFAULT` rule alone,
+    /// the default realm being the principal's.
+    pub fn with_default_rule(principal: Principal, keytab: PathBuf) -> KerberosIdentity {
+        let names = AuthToLocal::parse(
+            "DEFAULT",
+            &principal.realm,
+            auth_to_local::Mechanism::Hadoop,
+        )
+        .expect("DEFAULT parses");
+        KerberosIdentity {
+            principal,
+            keytab,
+            names: Arc::new(names),
+        }
+    }
 }
 
 impl KerberosIdentity {
@@ -51,6 +76,120 @@ impl KerberosIdentity {
     pub fn check(&self) -> Result<(), String> {
         GssapiServer::new(self).map(|_| ())
     }
+}
+
+/// Whether `hadoop.security.authentication` asks for Kerberos; `simple`
+/// (the default) or `kerberos`, and any other value is an error in Hadoop's
+/// words (its `UserGroupInformation` takes these two only).
+pub fn enabled(conf: &Configuration) -> Result<bool, String> {
+    let value = conf
+        .get_trimmed(keys::HADOOP_SECURITY_AUTHENTICATION)
+        .unwrap_or_else(|| "simple".into());
+    if value.eq_ignore_ascii_case("kerberos") {
+        Ok(true)
+    } else if value.eq_ignore_ascii_case("simple") {
+        Ok(false)
+    } else {
+        Err(format!(
+            "Invalid attribute value for {} of {value}",
+            keys::HADOOP_SECURITY_AUTHENTICATION
+        ))
+    }
+}
+
+/// A daemon's own Kerberos identity when Kerberos is on (`None` under
+/// simple): its principal from `principal_key` (which must be set), `_HOST`
+/// replaced by `host`, and its keytab from `keytab_key` (Hadoop's default
+/// `/etc/krb5.keytab`), checked now, so that a missing or wrong keytab stops
+/// the daemon at start with the keys named.
+pub fn daemon_identity(
+    conf: &Configuration,
+    principal_key: &str,
+    keytab_key: &str,
+    host: &str,
+) -> Result<Option<KerberosIdentity>, String> {
+    if !enabled(conf)? {
+        return Ok(None);
+    }
+    let pattern = conf.get_trimmed(principal_key).ok_or_else(|| {
+        format!(
+            "{principal_key} is not set: with {}=kerberos this daemon needs its principal \
+             (for example rm/_HOST@EXAMPLE.COM) and its keytab ({keytab_key})",
+            keys::HADOOP_SECURITY_AUTHENTICATION
+        )
+    })?;
+    let principal =
+        Principal::with_host(&pattern, host).map_err(|e| format!("{principal_key}: {e}"))?;
+    let keytab = PathBuf::from(
+        conf.get_trimmed(keytab_key)
+            .unwrap_or_else(|| keys::DEFAULT_KEYTAB.to_string()),
+    );
+    if !keytab.is_file() {
+        return Err(format!(
+            "{keytab_key}: the keytab {} does not exist or is not a file",
+            keytab.display()
+        ));
+    }
+    let names = Arc::new(names_of(conf, &principal.realm)?);
+    let identity = KerberosIdentity {
+        principal,
+        keytab,
+        names,
+    };
+    identity
+        .check()
+        .map_err(|e| format!("{principal_key} and {keytab_key}: {e}"))?;
+    Ok(Some(identity))
+}
+
+/// `hadoop.security.auth_to_local` (default `DEFAULT`) under
+/// `hadoop.security.auth_to_local.mechanism` (`hadoop` or `MIT`), `DEFAULT`
+/// standing for the default realm of MIT's configuration (`KRB5_CONFIG`,
+/// else `/etc/krb5.conf`), or `fallback_realm` when it names none.
+pub fn names_of(conf: &Configuration, fallback_realm: &str) -> Result<AuthToLocal, String> {
+    let mechanism = match conf
+        .get_trimmed(keys::AUTH_TO_LOCAL_MECHANISM)
+        .unwrap_or_else(|| "hadoop".into())
+    {
+        m if m.eq_ignore_ascii_case("hadoop") => auth_to_local::Mechanism::Hadoop,
+        m if m.eq_ignore_ascii_case("mit") => auth_to_local::Mechanism::Mit,
+        other => {
+            return Err(format!(
+                "{} = {other:?}: Hadoop takes hadoop or MIT",
+                keys::AUTH_TO_LOCAL_MECHANISM
+            ))
+        }
+    };
+    let realm = auth_to_local::default_realm_from(std::env::var("KRB5_CONFIG").ok().as_deref())
+        .unwrap_or_else(|| fallback_realm.to_string());
+    let rules = conf.get(keys::AUTH_TO_LOCAL).unwrap_or_default();
+    AuthToLocal::parse(&rules, &realm, mechanism)
+        .map_err(|e| format!("{}: {e}", keys::AUTH_TO_LOCAL))
+}
+
+/// How a client of the ResourceManager authenticates when Kerberos is on
+/// (`None` under simple): with `login`, expecting the RM to be
+/// `yarn.resourcemanager.principal` (which must be set, as Hadoop's client
+/// needs it to know whom it talks to).
+pub fn rm_client(
+    conf: &Configuration,
+    login: KerberosLogin,
+) -> Result<Option<KerberosClient>, String> {
+    if !enabled(conf)? {
+        return Ok(None);
+    }
+    let server_principal = conf.get_trimmed(keys::RM_PRINCIPAL).ok_or_else(|| {
+        format!(
+            "{} is not set: with {}=kerberos a client needs the ResourceManager's principal",
+            keys::RM_PRINCIPAL,
+            keys::HADOOP_SECURITY_AUTHENTICATION
+        )
+    })?;
+    Principal::parse(&server_principal).map_err(|e| format!("{}: {e}", keys::RM_PRINCIPAL))?;
+    Ok(Some(KerberosClient {
+        login,
+        server_principal,
+    }))
 }
 
 /// A Kerberos principal, `primary[/instance]@REALM`.
@@ -91,17 +230,6 @@ impl Principal {
             p.instance = Some(host.to_ascii_lowercase());
         }
         Ok(p)
-    }
-
-    /// The short name under Hadoop's DEFAULT `auth_to_local` rule: the
-    /// primary, for a principal of `default_realm`; any other realm is
-    /// refused, as Hadoop's "No rules applied to …".
-    pub fn short_name(&self, default_realm: &str) -> Result<String, String> {
-        if self.realm == default_realm {
-            Ok(self.primary.clone())
-        } else {
-            Err(format!("No rules applied to {self}"))
-        }
     }
 }
 
@@ -251,6 +379,7 @@ pub struct GssapiClient {
     initiator: GssInitiator,
     established: bool,
     done: bool,
+    principal: Option<String>,
 }
 
 impl GssapiClient {
@@ -276,11 +405,15 @@ impl GssapiClient {
             initiator,
             established: false,
             done: false,
+            principal: None,
         };
         let (token, complete) = client.initiator.step(None).map_err(|e| {
             format!("GSSAPI: cannot start a context with {protocol}/{server_id}: {e}")
         })?;
         client.established = complete;
+        if let KerberosLogin::Keytab { principal, .. } = login {
+            client.principal = Some(principal.clone());
+        }
         Ok((client, token.unwrap_or_default()))
     }
 
@@ -317,6 +450,10 @@ impl GssapiClient {
         let mut choice = MAX_BUFFER.to_be_bytes();
         choice[0] = LAYER_NONE;
         self.done = true;
+        if self.principal.is_none() {
+            // A ticket cache's principal, read off the established context.
+            self.principal = self.initiator.principal().ok();
+        }
         self.initiator
             .wrap(false, &choice)
             .map_err(|e| format!("GSSAPI: cannot wrap the security layer choice: {e}"))
@@ -325,6 +462,11 @@ impl GssapiClient {
     /// Whether the exchange reached its end on this side (SUCCESS may come).
     pub fn is_complete(&self) -> bool {
         self.done
+    }
+
+    /// The principal this side logged in as, when the library can say.
+    pub fn principal(&self) -> Option<String> {
+        self.principal.clone()
     }
 }
 
@@ -358,13 +500,5 @@ mod tests {
         assert_eq!(p.to_string(), "rm/rm1.example.com@EXAMPLE.COM");
         let fixed = Principal::with_host("rm/other@EXAMPLE.COM", "rm1").expect("parse");
         assert_eq!(fixed.to_string(), "rm/other@EXAMPLE.COM");
-    }
-
-    #[test]
-    fn the_default_rule_maps_the_default_realm_only() {
-        let p = Principal::parse("nm/host@EXAMPLE.COM").expect("parse");
-        assert_eq!(p.short_name("EXAMPLE.COM").as_deref(), Ok("nm"));
-        let err = p.short_name("OTHER.COM").expect_err("foreign realm");
-        assert_eq!(err, "No rules applied to nm/host@EXAMPLE.COM");
     }
 }

@@ -31,7 +31,7 @@ use spindle_common::security::Token;
 use spindle_common::text::escaped;
 use tracing::{debug, info, warn};
 
-use crate::client::{ClientAuth, ClientOptions, IpcClient};
+use crate::client::{ClientAuth, ClientOptions, IpcClient, KerberosClient};
 use crate::error::IpcError;
 use crate::frame;
 use crate::methods::Method;
@@ -48,6 +48,8 @@ pub struct ProxyConfig {
     pub protocol: String,
     /// Authenticate with this token (SASL TOKEN / DIGEST-MD5).
     pub token: Option<Token>,
+    /// Authenticate with Kerberos when the server offers it.
+    pub kerberos: Option<KerberosClient>,
     /// `ipc.client.connect.timeout`: time to open a connection, SASL included.
     pub connect_timeout: Duration,
     /// How long one call waits for its answer.
@@ -75,6 +77,7 @@ impl ProxyConfig {
             user: user.into(),
             protocol: protocol.into(),
             token: None,
+            kerberos: None,
             connect_timeout: Duration::from_secs(20),
             call_timeout: Duration::from_secs(60),
             max_frame_bytes: frame::DEFAULT_MAX_FRAME_BYTES,
@@ -451,6 +454,7 @@ impl RpcProxy {
         options.call_timeout = cfg.call_timeout;
         options.max_frame_bytes = cfg.max_frame_bytes;
         options.token = self.token();
+        options.kerberos = cfg.kerberos.clone();
         let mut failures = 0u32;
         let mut timeouts = 0u32;
         loop {

@@ -170,7 +170,7 @@ impl PartialEq for Mechanism {
             (Mechanism::Token(a), Mechanism::Token(b)) => {
                 std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
             }
-            (Mechanism::Kerberos(a), Mechanism::Kerberos(b)) => a == b,
+            (Mechanism::Kerberos(a), Mechanism::Kerberos(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -379,10 +379,10 @@ impl SaslServer {
                 Ok(SaslStep::Reply(reply))
             }
             ServerReply::Success(principal) => {
-                // Hadoop maps with hadoop.security.auth_to_local; its DEFAULT
-                // rule against the realm of the server's own principal.
-                let user = principal
-                    .short_name(&identity.principal.realm)
+                // Hadoop.security.auth_to_local names the user.
+                let user = identity
+                    .names
+                    .short_name(&principal.to_string())
                     .map_err(SaslFailure)?;
                 self.finished = true;
                 self.gss = None;

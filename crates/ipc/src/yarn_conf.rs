@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use spindle_common::conf::{keys as common_keys, ConfError, Configuration};
 
+use crate::kerberos::KerberosLogin;
 use crate::proxy::ProxyConfig;
 use crate::retry::{ConnectRetry, Limit, RetryPolicy, Sleep, NM_PROXY_RETRIED, RM_PROXY_RETRIED};
 
@@ -445,7 +446,12 @@ pub fn rm_client(
     user: &str,
     protocol: &str,
 ) -> Result<ProxyConfig, ConfError> {
-    rm_proxy(conf, address_key, user, protocol, RmRetry::client(conf)?)
+    let mut config = rm_proxy(conf, address_key, user, protocol, RmRetry::client(conf)?)?;
+    // Under Kerberos a client logs in with the user's ticket cache
+    // (`KRB5CCNAME`), as Hadoop's client does after `kinit`.
+    config.kerberos = crate::kerberos::rm_client(conf, KerberosLogin::TicketCache)
+        .map_err(|m| conf.invalid_value(common_keys::RM_PRINCIPAL, &m))?;
+    Ok(config)
 }
 
 /// The NodeManager's client of the ResourceManager (`ServerRMProxy`): as

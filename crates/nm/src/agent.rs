@@ -110,6 +110,7 @@ fn tracker(cfg: &NmConfig) -> RpcProxy {
     c.connect_timeout = cfg.rm_connect_timeout;
     c.call_timeout = cfg.rm_call_timeout;
     c.connect_retry = cfg.rm_connect_retry;
+    c.kerberos = cfg.kerberos.clone();
     RpcProxy::new(c)
 }
 

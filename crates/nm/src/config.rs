@@ -12,6 +12,8 @@ use std::time::Duration;
 use spindle_common::conf::keys;
 use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::{current_user, ConfError, Configuration, Resource};
+use spindle_ipc::client::KerberosClient;
+use spindle_ipc::kerberos::{self, KerberosLogin};
 use spindle_ipc::yarn_conf::{self, RmRetry};
 use spindle_ipc::ConnectRetry;
 use spindle_ipc::{Mechanism, ServerConfig};
@@ -302,6 +304,8 @@ pub struct NmConfig {
     pub rm_retry: RmRetry,
     /// Connection-level retries (`ipc.client.connect.*`).
     pub rm_connect_retry: ConnectRetry,
+    /// The node's Kerberos login to the ResourceManager, under Kerberos.
+    pub kerberos: Option<KerberosClient>,
     /// Port of the NodeManager's web server, reported to the ResourceManager
     /// at registration and to containers (`NM_HTTP_PORT`). Read from
     /// `yarn.nodemanager.webapp.address`; once the server is bound it is
@@ -460,7 +464,9 @@ impl NmConfig {
                 .into());
         }
         let aux = crate::aux_services::AuxConfig::from_conf(conf, &local_dirs)?;
+        let kerberos = kerberos_login(conf)?;
         Ok(NmConfig {
+            kerberos,
             aux,
             node_host,
             bind_host,
@@ -490,6 +496,30 @@ impl NmConfig {
             conf_properties: crate::web::ops::conf_properties(conf),
         })
     }
+}
+
+/// How the node authenticates to the ResourceManager under Kerberos:
+/// `yarn.nodemanager.principal` (`_HOST` standing for the machine's host
+/// name, as Hadoop's `SecurityUtil.login`) with the keys of
+/// `yarn.nodemanager.keytab`, checked now, expecting the RM to be
+/// `yarn.resourcemanager.principal`.
+fn kerberos_login(conf: &Configuration) -> Result<Option<KerberosClient>, NmError> {
+    let invalid = |key: &str, message: String| NmError::Config {
+        key: key.to_string(),
+        message,
+    };
+    if !kerberos::enabled(conf).map_err(|m| invalid(keys::HADOOP_SECURITY_AUTHENTICATION, m))? {
+        return Ok(None);
+    }
+    let host = machine_hostname()?.to_ascii_lowercase();
+    let identity = kerberos::daemon_identity(conf, keys::NM_PRINCIPAL, keys::NM_KEYTAB, &host)
+        .map_err(|m| invalid(keys::NM_PRINCIPAL, m))?
+        .expect("Kerberos is on");
+    let login = KerberosLogin::Keytab {
+        principal: identity.principal.to_string(),
+        keytab: identity.keytab,
+    };
+    kerberos::rm_client(conf, login).map_err(|m| invalid(keys::RM_PRINCIPAL, m))
 }
 
 /// True for the addresses that mean "every interface".

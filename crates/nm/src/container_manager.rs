@@ -45,16 +45,19 @@ pub async fn bind(
 ) -> Result<RpcServer, NmError> {
     let shown = format!("{}:{}", cfg.bind_host, cfg.bind_port);
     let addr = resolve(&cfg.bind_host, cfg.bind_port, &shown).await?;
+    // Every call needs an NMToken; SIMPLE only lets a token-less client hear
+    // Hadoop's "No NMToken sent", and goes under Kerberos, as Hadoop's
+    // server offers TOKEN and KERBEROS there (a Kerberos caller would hear
+    // the same refusal).
+    let mut mechanisms = vec![Mechanism::token(NmTokenVerifier::new(node_id, secrets))];
+    if cfg.kerberos.is_none() {
+        mechanisms.push(Mechanism::Simple);
+    }
     RpcServer::bind(
         addr,
         vec![service(containers.clone())],
-        cfg.ipc_limits.server_config(
-            "nm-container-manager",
-            vec![
-                Mechanism::token(NmTokenVerifier::new(node_id, secrets)),
-                Mechanism::Simple,
-            ],
-        ),
+        cfg.ipc_limits
+            .server_config("nm-container-manager", mechanisms),
     )
     .await
     .map_err(|source| NmError::Bind {

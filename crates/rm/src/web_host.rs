@@ -103,7 +103,8 @@ fn canonical_name(r: &dyn Resolver, ip: IpAddr) -> String {
         .unwrap_or_else(|| ip.to_string())
 }
 
-fn machine_hostname() -> Option<String> {
+/// The machine's host name (`gethostname(2)`).
+pub(crate) fn machine_hostname() -> Option<String> {
     let name = nix::unistd::gethostname().ok()?;
     let name = name.to_str()?.trim().to_string();
     (!name.is_empty()).then_some(name)

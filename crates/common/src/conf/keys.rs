@@ -14,6 +14,18 @@ pub const FS_DEFAULT_FS: &str = "fs.defaultFS";
 
 // Security
 pub const HADOOP_SECURITY_AUTHENTICATION: &str = "hadoop.security.authentication";
+/// The ResourceManager's Kerberos principal (`rm/_HOST@REALM`) and keytab.
+pub const RM_PRINCIPAL: &str = "yarn.resourcemanager.principal";
+pub const RM_KEYTAB: &str = "yarn.resourcemanager.keytab";
+/// The NodeManager's Kerberos principal and keytab.
+pub const NM_PRINCIPAL: &str = "yarn.nodemanager.principal";
+pub const NM_KEYTAB: &str = "yarn.nodemanager.keytab";
+/// The rules that map Kerberos principals to user names, and which of
+/// Hadoop's two checks of their results applies (`hadoop` or `MIT`).
+pub const AUTH_TO_LOCAL: &str = "hadoop.security.auth_to_local";
+pub const AUTH_TO_LOCAL_MECHANISM: &str = "hadoop.security.auth_to_local.mechanism";
+/// Hadoop's default for both keytabs.
+pub const DEFAULT_KEYTAB: &str = "/etc/krb5.keytab";
 pub const HADOOP_SECURITY_AUTHORIZATION: &str = "hadoop.security.authorization";
 pub const HADOOP_RPC_PROTECTION: &str = "hadoop.rpc.protection";
 pub const HADOOP_SECURITY_GROUP_MAPPING: &str = "hadoop.security.group.mapping";

@@ -143,14 +143,17 @@ const OS_GROUP_MAPPINGS: &[&str] = &[
 
 /// Every refused setting.
 pub static RULES: &[Rule] = &[
+    // The ResourceManager and the NodeManager serve Kerberos on RPC
+    // (spindle_ipc::kerberos); any value but simple and kerberos stops them
+    // there, with Hadoop's words.
     Rule {
         key: keys::HADOOP_SECURITY_AUTHENTICATION,
         deprecated: &[],
-        daemons: WEB_DAEMONS,
+        daemons: &[Daemon::WebProxy],
         accepts: |v, _| v.eq_ignore_ascii_case("simple"),
         supported: "simple",
-        why: "Kerberos is not built yet: the daemon would serve SIMPLE authentication, where \
-              every client names its own user",
+        why: "the web proxy server has no Kerberos login yet (yarn.web-proxy.principal and \
+              .keytab): it could not reach a Kerberized ResourceManager",
     },
     Rule {
         key: keys::HADOOP_RPC_PROTECTION,
@@ -452,21 +455,22 @@ mod tests {
     }
 
     #[test]
-    fn kerberos_is_refused_with_its_file_line_and_what_to_set() {
+    fn kerberos_is_served_by_the_rm_and_the_nm_and_refused_by_the_web_proxy() {
         let c = conf(&[("hadoop.security.authentication", "kerberos")]);
-        let r = refusals(&c, Daemon::ResourceManager);
+        // The RM and the NM serve Kerberos on RPC (spindle_ipc::kerberos).
+        assert!(refusals(&c, Daemon::ResourceManager).is_empty());
+        assert!(refusals(&c, Daemon::NodeManager).is_empty());
+        let r = refusals(&c, Daemon::WebProxy);
         assert_eq!(r.len(), 1);
         let line = r[0].to_string();
         assert!(
             line.starts_with(
                 "/etc/hadoop/core-site.xml:2: hadoop.security.authentication = \"kerberos\" \
-                 is refused: Kerberos is not built yet"
+                 is refused: the web proxy server has no Kerberos login yet"
             ),
             "{line}"
         );
         assert!(line.ends_with("Spindle supports simple"), "{line}");
-        assert_eq!(refusals(&c, Daemon::NodeManager).len(), 1);
-        assert_eq!(refusals(&c, Daemon::WebProxy).len(), 1);
         // Hadoop reads the method case-insensitively.
         assert!(refusals(
             &conf(&[("hadoop.security.authentication", "SIMPLE")]),
@@ -552,7 +556,7 @@ mod tests {
     #[test]
     fn the_error_lists_every_refusal_one_per_line() {
         let c = conf(&[
-            ("hadoop.security.authentication", "kerberos"),
+            ("hadoop.rpc.protection", "privacy"),
             ("yarn.http.policy", "HTTPS_ONLY"),
         ]);
         let e = check(
@@ -563,7 +567,7 @@ mod tests {
         .expect_err("refused");
         let text = e.to_string();
         assert_eq!(text.lines().count(), 3, "{text}");
-        assert!(text.contains("hadoop.security.authentication = \"kerberos\""));
+        assert!(text.contains("hadoop.rpc.protection = \"privacy\""));
         assert!(text.contains("yarn.http.policy = \"HTTPS_ONLY\""));
     }
 

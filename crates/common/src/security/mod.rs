@@ -9,6 +9,7 @@
 //! The IPC layer proves tokens with DIGEST-MD5 (`spindle_ipc::sasl`); this module
 //! supplies the identifiers and passwords it works with.
 
+pub mod auth_to_local;
 pub mod credentials;
 pub mod secret;
 pub mod tokens;

@@ -77,6 +77,12 @@ impl ResourceManager {
         let rm_id = ha.as_ref().map(|h| h.rm_id.clone());
         let clock = Clock::start();
         let read = Read::read(conf, conf_dir.as_deref(), clock.now().mono_ms).await?;
+        // Under Kerberos the client, admin and resource-tracker ports take
+        // Kerberos only (no SIMPLE), as Hadoop's with its RM principal.
+        let kerberos_only: Option<Vec<Mechanism>> = read
+            .kerberos
+            .clone()
+            .map(|identity| vec![Mechanism::Kerberos(Arc::new(identity))]);
         let standby_message = match &rm_id {
             Some(id) => format!("ResourceManager {id} is not Active!"),
             None => "ResourceManager is not Active!".to_string(),
@@ -115,7 +121,7 @@ impl ResourceManager {
             "yarn.resourcemanager.address",
             vec![client_service::service(context.clone())],
             "rm-client",
-            None,
+            kerberos_only.clone(),
         )
         .await?;
         // The scheduler port accepts only AMRMToken-authenticated connections.
@@ -133,7 +139,7 @@ impl ResourceManager {
             "yarn.resourcemanager.resource-tracker.address",
             vec![tracker_service::service(context.clone())],
             "rm-tracker",
-            None,
+            kerberos_only.clone(),
         )
         .await?;
 
@@ -186,7 +192,7 @@ impl ResourceManager {
             "yarn.resourcemanager.admin.address",
             admin_services,
             "rm-admin",
-            None,
+            kerberos_only,
         )
         .await?;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use spindle_common::conf::{keys as conf_keys, Configuration};
 use spindle_common::resource::Resource;
+use spindle_ipc::kerberos::{self, KerberosIdentity};
 use spindle_scheduler::{Scheduler, SchedulerConfig, SchedulerKind};
 use tracing::info;
 
@@ -52,6 +53,9 @@ pub(super) struct Read {
     pub key_rolling: KeyRolling,
     pub log_aggregation: log_aggregation::LogAggregationConf,
     pub log_retention: Option<log_retention::LogRetention>,
+    /// The RM's Kerberos principal and keytab when Kerberos is on: its
+    /// client, admin and resource-tracker ports then take Kerberos only.
+    pub kerberos: Option<KerberosIdentity>,
 }
 
 impl Read {
@@ -151,8 +155,36 @@ impl Read {
             key_rolling: key_rolling(conf, expiry_ms, now_mono_ms)?,
             log_aggregation: log_aggregation::LogAggregationConf::from_conf(conf)?,
             log_retention: log_retention::LogRetention::from_conf(conf)?,
+            kerberos: kerberos_identity(conf)?,
         })
     }
+}
+
+/// `yarn.resourcemanager.principal` and `.keytab` under Kerberos, `_HOST`
+/// standing for the host of `yarn.resourcemanager.address` (the machine's
+/// host name when that is a wildcard), as Hadoop's `doSecureLogin`.
+fn kerberos_identity(conf: &Configuration) -> Result<Option<KerberosIdentity>, RmError> {
+    if !kerberos::enabled(conf).map_err(RmError::Invalid)? {
+        return Ok(None);
+    }
+    let (host, _) = conf.get_socket_addr(conf_keys::RM_ADDRESS)?;
+    let wildcard = host.is_empty()
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_unspecified());
+    let host = if wildcard {
+        crate::web_host::machine_hostname().ok_or_else(|| {
+            RmError::Invalid(format!(
+                "{} is a wildcard and the machine has no host name for _HOST in {}",
+                conf_keys::RM_ADDRESS,
+                conf_keys::RM_PRINCIPAL
+            ))
+        })?
+    } else {
+        host
+    };
+    kerberos::daemon_identity(conf, conf_keys::RM_PRINCIPAL, conf_keys::RM_KEYTAB, &host)
+        .map_err(RmError::Invalid)
 }
 
 /// `yarn.scheduler.{minimum,maximum}-allocation-{mb,vcores}`; the maximum

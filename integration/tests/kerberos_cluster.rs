@@ -1,0 +1,180 @@
+//! A Kerberized Spindle cluster with a real MIT KDC (`integration/src/kdc.rs`):
+//! the NodeManager registers with its keytab, Hadoop's own `yarn` CLI with a
+//! `kinit` ticket lists it, and the same CLI without a ticket, or as another
+//! user than it logged in as, is refused with Hadoop's words.
+//!
+//! One test function: MIT's library (in the test and in the daemons it
+//! starts) reads the realm from the process environment.
+
+use std::time::Duration;
+
+use spindle_integration::kdc::{self, Kdc, REALM};
+use spindle_integration::process::run_with_timeout;
+use spindle_integration::{wait_for, Cluster, HadoopClients};
+
+/// The JVM reads its realm from a krb5.conf of its own, not `KRB5_CONFIG`.
+fn java_opts(kdc: &Kdc) -> String {
+    format!(
+        "-Djava.security.krb5.conf={} -Dsun.security.krb5.disableReferrals=true",
+        kdc.krb5_conf().display()
+    )
+}
+
+#[test]
+fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_without() {
+    let Some(clients) = HadoopClients::for_tests() else {
+        return;
+    };
+    if let Some(why) = kdc::missing() {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI must install the KDC: {why}");
+        }
+        println!("SKIP: {why}");
+        return;
+    }
+    let kdc = Kdc::start("1h").expect("the KDC starts");
+    for (k, v) in kdc.env() {
+        std::env::set_var(k, v);
+    }
+    let host = nix::unistd::gethostname()
+        .expect("host name")
+        .to_string_lossy()
+        .to_ascii_lowercase();
+    // The RM is dialled as 127.0.0.1, whose canonical name the Java client
+    // looks up (localhost); the NM's _HOST is the machine's host name, as
+    // Hadoop's SecurityUtil.login gives it.
+    let rm_keytab = kdc.keytab_for("rm/localhost").expect("rm keytab");
+    let nm_keytab = kdc.keytab_for(&format!("nm/{host}")).expect("nm keytab");
+    let alice_keytab = kdc.keytab_for("alice").expect("alice keytab");
+    let caches = tempfile::tempdir().expect("tempdir");
+    let cache = caches.path().join("alice.cc");
+    kdc.kinit("alice", &alice_keytab, &cache).expect("kinit");
+
+    let cluster = Cluster::builder()
+        .nodemanagers(1)
+        .core_property("hadoop.security.authentication", "kerberos")
+        // alice is the cluster's administrator under another name: the
+        // admin ACL sees the short name auth_to_local gives.
+        .core_property(
+            "hadoop.security.auth_to_local",
+            format!("RULE:[1:$1@$0](alice@{REALM})s/.*/ops/ DEFAULT"),
+        )
+        .rm_property("yarn.admin.acl", "ops")
+        .rm_property(
+            "yarn.resourcemanager.principal",
+            format!("rm/localhost@{REALM}"),
+        )
+        .rm_property("yarn.resourcemanager.keytab", rm_keytab.display())
+        .rm_property("yarn.nodemanager.principal", format!("nm/_HOST@{REALM}"))
+        .rm_property("yarn.nodemanager.keytab", nm_keytab.display())
+        .start(&clients)
+        .expect("the Kerberized cluster starts");
+
+    let with_ticket = || {
+        cluster
+            .yarn_command()
+            .env("YARN_OPTS", java_opts(&kdc))
+            .env("KRB5CCNAME", format!("FILE:{}", cache.display()))
+    };
+
+    // The NM registered over Kerberos; alice's ticket lists it.
+    let listed = wait_for(Duration::from_secs(60), Duration::from_millis(500), || {
+        let out = with_ticket().run(["node", "-list"]).expect("the CLI runs");
+        (out.success() && out.stdout.contains("RUNNING")).then_some(out)
+    });
+    let Some(listed) = listed else {
+        let out = with_ticket().run(["node", "-list"]).expect("the CLI runs");
+        panic!(
+            "no RUNNING node listed with a ticket:\n{out}\n{}",
+            cluster.log_report()
+        );
+    };
+    assert!(listed.stdout.contains("Total Nodes:1"), "{listed}");
+    let apps = with_ticket()
+        .run(["application", "-list", "-appStates", "ALL"])
+        .expect("the CLI runs");
+    assert!(apps.success(), "{apps}\n{}", cluster.log_report());
+
+    // Spindle's own client with alice's ticket: submission on the client
+    // port (Kerberos), the AM started on the node (tokens), containers
+    // asked for and run (AMRM and NM tokens) under a Kerberized cluster.
+    let mut dshell = std::process::Command::new(cluster.binary());
+    dshell
+        .arg("distributed-shell")
+        .arg("--conf")
+        .arg(cluster.conf_dir())
+        .args(["--num-containers", "1", "--timeout-secs", "120"])
+        .args(["--command", "echo hello from $CONTAINER_ID"])
+        .env("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let out = run_with_timeout(dshell, Duration::from_secs(180)).expect("distributed-shell runs");
+    assert!(
+        out.success(),
+        "distributed-shell with a ticket failed:\n{out}\n{}",
+        cluster.log_report()
+    );
+    let apps = with_ticket()
+        .run(["application", "-list", "-appStates", "FINISHED"])
+        .expect("the CLI runs");
+    // The application belongs to the short name of alice's principal.
+    let row: Vec<&str> = apps
+        .stdout
+        .lines()
+        .find(|l| l.contains("DistributedShell"))
+        .unwrap_or_else(|| panic!("no DistributedShell row:\n{apps}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.get(3), Some(&"ops"), "the user column: {apps}");
+
+    // The admin ACL names "ops": alice's principal maps to it.
+    let refresh = with_ticket()
+        .run(["rmadmin", "-refreshNodes"])
+        .expect("the CLI runs");
+    assert!(refresh.success(), "{refresh}\n{}", cluster.log_report());
+    // bob maps to bob under DEFAULT, and is no administrator.
+    let bob_keytab = kdc.keytab_for("bob").expect("bob keytab");
+    let bob_cache = caches.path().join("bob.cc");
+    kdc.kinit("bob", &bob_keytab, &bob_cache)
+        .expect("kinit bob");
+    let refused = cluster
+        .yarn_command()
+        .env("YARN_OPTS", java_opts(&kdc))
+        .env("KRB5CCNAME", format!("FILE:{}", bob_cache.display()))
+        .run(["rmadmin", "-refreshNodes"])
+        .expect("the CLI runs");
+    assert!(!refused.success(), "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("User bob doesn't have permission to call 'refreshNodes'"),
+        "{refused}"
+    );
+
+    // No ticket: Hadoop's client has no Kerberos login to offer.
+    let empty_cache = caches.path().join("none.cc");
+    let out = cluster
+        .yarn_command()
+        .env("YARN_OPTS", java_opts(&kdc))
+        .env("KRB5CCNAME", format!("FILE:{}", empty_cache.display()))
+        .run(["application", "-list"])
+        .expect("the CLI runs");
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr
+            .contains("Client cannot authenticate via:[KERBEROS]"),
+        "{out}"
+    );
+
+    // alice's ticket naming another user (HADOOP_PROXY_USER) is a proxy
+    // user, which this cluster does not allow.
+    let out = with_ticket()
+        .env("HADOOP_PROXY_USER", "bob")
+        .run(["application", "-list"])
+        .expect("the CLI runs");
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "User: alice@{REALM} is not allowed to impersonate bob"
+        )),
+        "{out}"
+    );
+}
