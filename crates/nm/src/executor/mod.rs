@@ -139,6 +139,10 @@ pub struct CgroupSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecutorConfig {
     pub kind: ExecutorKind,
+    /// Kerberos is on (`hadoop.security.authentication=kerberos`): the
+    /// LinuxContainerExecutor runs every container as its application's
+    /// user and the nonsecure-mode keys do not apply.
+    pub secure: bool,
     pub limit_users: bool,
     pub local_user: String,
     pub user_pattern: String,
@@ -281,6 +285,12 @@ impl ExecutorConfig {
         }
         Ok(ExecutorConfig {
             kind,
+            secure: spindle_ipc::kerberos::enabled(conf).map_err(|m| {
+                conf.invalid_value(
+                    spindle_common::conf::keys::HADOOP_SECURITY_AUTHENTICATION,
+                    &m,
+                )
+            })?,
             limit_users: optional_bool(conf, keys::LIMIT_USERS, true)?,
             local_user,
             user_pattern,
@@ -370,6 +380,11 @@ impl ExecutorConfig {
                 "DefaultContainerExecutor: containers run as this NodeManager's user ({})",
                 spindle_common::current_user()
             ),
+            ExecutorKind::Linux if self.secure => {
+                "LinuxContainerExecutor in secure mode (Kerberos): containers run as their \
+                 application's user"
+                    .to_string()
+            }
             ExecutorKind::Linux if self.limit_users => format!(
                 "LinuxContainerExecutor: containers run as {} ({} is true)",
                 self.local_user,

@@ -57,6 +57,13 @@ impl ExecutorConfig {
     /// Hadoop checks it. Looks users up in the system's user database, so
     /// it may block.
     pub fn run_as(&self, app_user: &str) -> Result<RunAs, UserRefusal> {
+        // Under Kerberos the nonsecure-mode keys stop applying: every
+        // container runs as its application's user, with no pattern check
+        // (Hadoop's LinuxContainerExecutor.getRunAsUser and
+        // verifyUsernamePattern).
+        if self.secure {
+            return self.checked_run_as(app_user, app_user);
+        }
         let pattern = regex::Regex::new(&format!("^(?:{})$", self.user_pattern)).map_err(|e| {
             UserRefusal {
                 message: format!("the user pattern does not compile: {e}"),
@@ -77,6 +84,11 @@ impl ExecutorConfig {
         } else {
             app_user
         };
+        self.checked_run_as(run_as, app_user)
+    }
+
+    /// `run_as` for `app_user`, checked as container-executor checks it.
+    fn checked_run_as(&self, run_as: &str, app_user: &str) -> Result<RunAs, UserRefusal> {
         // What container-executor prints before it checks the user.
         let preamble = format!(
             "main : command provided 0\nmain : run as user is {run_as}\n\
@@ -152,6 +164,25 @@ mod tests {
             .expect("nobody exists");
         assert_eq!(r.uid, nobody.uid.as_raw());
         assert!(r.groups.contains(&r.gid));
+    }
+
+    #[test]
+    fn under_kerberos_containers_run_as_their_applications_user() {
+        // limit-users (true by default) and the user pattern stop applying.
+        let e = lce(&[
+            ("hadoop.security.authentication", "kerberos"),
+            (super::super::keys::USER_PATTERN, "^zzz$"),
+        ]);
+        let r = e.run_as("nobody").expect("the application's own user");
+        assert_eq!(r.name, "nobody");
+        // container-executor's own checks still hold.
+        let root = e.run_as("root").expect_err("root").message;
+        assert!(root.ends_with("\nRunning as root is not allowed"), "{root}");
+        let missing = e.run_as("no-such-user-here").expect_err("missing").message;
+        assert!(
+            missing.ends_with("\nUser no-such-user-here not found"),
+            "{missing}"
+        );
     }
 
     #[test]
