@@ -494,6 +494,80 @@ mod tests {
         }
     }
 
+    fn conf(pairs: &[(&str, &str)]) -> Configuration {
+        let mut c = Configuration::with_defaults();
+        for (k, v) in pairs {
+            c.set(k, *v);
+        }
+        c
+    }
+
+    #[test]
+    fn only_simple_and_kerberos_are_methods() {
+        assert_eq!(enabled(&conf(&[])), Ok(false));
+        assert_eq!(
+            enabled(&conf(&[(keys::HADOOP_SECURITY_AUTHENTICATION, "Kerberos")])),
+            Ok(true)
+        );
+        assert_eq!(
+            enabled(&conf(&[(keys::HADOOP_SECURITY_AUTHENTICATION, "token")])),
+            Err("Invalid attribute value for hadoop.security.authentication of token".into())
+        );
+    }
+
+    #[test]
+    fn a_daemon_without_its_principal_or_keytab_is_told_which_key() {
+        let krb = (keys::HADOOP_SECURITY_AUTHENTICATION, "kerberos");
+        assert!(
+            daemon_identity(&conf(&[]), keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h")
+                .expect("simple")
+                .is_none()
+        );
+        let err = daemon_identity(&conf(&[krb]), keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h")
+            .expect_err("no principal");
+        assert!(
+            err.starts_with("yarn.resourcemanager.principal is not set"),
+            "{err}"
+        );
+        let bad = conf(&[krb, (keys::RM_PRINCIPAL, "rm/_HOST")]);
+        let err =
+            daemon_identity(&bad, keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h").expect_err("no realm");
+        assert!(
+            err.starts_with("yarn.resourcemanager.principal: 'rm/_HOST'"),
+            "{err}"
+        );
+        let missing = conf(&[
+            krb,
+            (keys::RM_PRINCIPAL, "rm/_HOST@R"),
+            (keys::RM_KEYTAB, "/nonexistent/rm.keytab"),
+        ]);
+        let err = daemon_identity(&missing, keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h")
+            .expect_err("no keytab");
+        assert_eq!(
+            err,
+            "yarn.resourcemanager.keytab: the keytab /nonexistent/rm.keytab does not exist or \
+             is not a file"
+        );
+        // A client needs the RM's principal too.
+        let err = rm_client(&conf(&[krb]), KerberosLogin::TicketCache).expect_err("no principal");
+        assert!(
+            err.starts_with("yarn.resourcemanager.principal is not set"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_mechanism_of_auth_to_local_is_hadoop_or_mit() {
+        let err = names_of(&conf(&[(keys::AUTH_TO_LOCAL_MECHANISM, "ldap")]), "R")
+            .expect_err("unknown mechanism");
+        assert!(err.contains("Hadoop takes hadoop or MIT"), "{err}");
+        let err = names_of(&conf(&[(keys::AUTH_TO_LOCAL, "RULE:[x]")]), "R").expect_err("bad rule");
+        assert!(
+            err.starts_with("hadoop.security.auth_to_local: Invalid rule"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn host_is_substituted_lower_cased() {
         let p = Principal::with_host("rm/_HOST@EXAMPLE.COM", "RM1.Example.com").expect("parse");
