@@ -165,15 +165,61 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
     );
 
     // alice's ticket naming another user (HADOOP_PROXY_USER) is a proxy
-    // user, which this cluster does not allow.
-    let out = with_ticket()
-        .env("HADOOP_PROXY_USER", "bob")
-        .run(["application", "-list"])
-        .expect("the CLI runs");
+    // user, which this cluster does not allow yet.
+    let as_proxy = |user: &str, args: &[&str]| {
+        with_ticket()
+            .env("HADOOP_PROXY_USER", user)
+            .run(args)
+            .expect("the CLI runs")
+    };
+    let out = as_proxy("bob", &["application", "-list"]);
     assert!(!out.success(), "{out}");
     assert!(
         out.stderr.contains(&format!(
             "User: alice@{REALM} is not allowed to impersonate bob"
+        )),
+        "{out}"
+    );
+
+    // Proxy-user rules for alice's short name (ops), put in force by
+    // -refreshSuperUserGroupsConfiguration: she may act for bob from here.
+    let mut core = cluster.core_site().clone();
+    core.set("hadoop.proxyuser.ops.users", "bob");
+    core.set("hadoop.proxyuser.ops.hosts", "127.0.0.1");
+    core.write(&cluster.conf_dir().join("core-site.xml"))
+        .expect("core-site");
+    let refresh = with_ticket()
+        .run(["rmadmin", "-refreshSuperUserGroupsConfiguration"])
+        .expect("the CLI runs");
+    assert!(refresh.success(), "{refresh}\n{}", cluster.log_report());
+    let out = as_proxy("bob", &["application", "-list"]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    // The call runs as bob, who is no administrator.
+    let out = as_proxy("bob", &["rmadmin", "-refreshNodes"]);
+    assert!(
+        out.stderr
+            .contains("User bob doesn't have permission to call 'refreshNodes'"),
+        "{out}"
+    );
+    // Not for carol, and not from another address.
+    let out = as_proxy("carol", &["application", "-list"]);
+    assert!(
+        out.stderr.contains(&format!(
+            "User: alice@{REALM} is not allowed to impersonate carol"
+        )),
+        "{out}"
+    );
+    core.set("hadoop.proxyuser.ops.hosts", "10.0.0.0/8");
+    core.write(&cluster.conf_dir().join("core-site.xml"))
+        .expect("core-site");
+    let refresh = with_ticket()
+        .run(["rmadmin", "-refreshSuperUserGroupsConfiguration"])
+        .expect("the CLI runs");
+    assert!(refresh.success(), "{refresh}");
+    let out = as_proxy("bob", &["application", "-list"]);
+    assert!(
+        out.stderr.contains(&format!(
+            "Unauthorized connection for super-user: alice@{REALM} from IP 127.0.0.1"
         )),
         "{out}"
     );

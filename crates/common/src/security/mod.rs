@@ -11,6 +11,7 @@
 
 pub mod auth_to_local;
 pub mod credentials;
+pub mod proxy_users;
 pub mod secret;
 pub mod tokens;
 

@@ -1,5 +1,9 @@
 //! A server's limits and timeouts, and the `ipc.*` keys that set them.
 
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use spindle_common::conf::{ConfError, Configuration};
@@ -26,6 +30,19 @@ pub mod keys {
 }
 
 /// Open connections of one server when `ipc.server.max.connections` is unset.
+/// Who may act for whom on a server (Hadoop's `ImpersonationProvider`).
+pub trait Impersonation: Send + Sync + std::fmt::Debug {
+    /// `Ok` when `real_principal` (short name `real_short`) may act for
+    /// `user` from `from`; a refusal is Hadoop's message.
+    fn authorize<'a>(
+        &'a self,
+        real_principal: &'a str,
+        real_short: &'a str,
+        user: &'a str,
+        from: IpAddr,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+}
+
 pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
 /// Default of `spindle.ipc.server.max.connections.per.peer`.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
@@ -56,6 +73,9 @@ pub struct ServerConfig {
     pub max_buffered_request_bytes: usize,
     /// Authentication methods offered to SASL clients.
     pub mechanisms: Vec<Mechanism>,
+    /// Who may act for whom: asked when a Kerberos caller names another user
+    /// in its connection context (Hadoop's proxy users). `None`: nobody may.
+    pub impersonation: Option<Arc<dyn Impersonation>>,
     /// Name used in logs.
     pub name: String,
 }
@@ -72,6 +92,7 @@ impl Default for ServerConfig {
             max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             max_buffered_request_bytes: DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
             mechanisms: vec![Mechanism::Simple],
+            impersonation: None,
             name: "ipc".into(),
         }
     }

@@ -183,20 +183,37 @@ pub(super) async fn handle_frame(
             }
             Some(AuthMethod::Kerberos { principal, user }) => {
                 // The Java client names its login user in full; another name
-                // would be a proxy user, which this server does not authorize.
-                if let Some(claimed) = info
+                // is a proxy user, allowed by the server's impersonation rules
+                // (hadoop.proxyuser.*) or refused in Hadoop's words.
+                let claimed = info
                     .effective_user
-                    .filter(|u| !u.is_empty() && u != principal && u != user)
-                {
-                    return Err(Fatal::new(
-                        cid,
-                        &client_id,
-                        class::AUTHORIZATION,
-                        format!("User: {principal} is not allowed to impersonate {claimed}"),
-                        RpcErrorCodeProto::FatalUnauthorized,
-                    ));
+                    .filter(|u| !u.is_empty() && u != principal && u != user);
+                match claimed {
+                    None => conn.user = Some(user.clone()),
+                    Some(claimed) => {
+                        let verdict = match &shared.config.impersonation {
+                            Some(rules) => {
+                                rules
+                                    .authorize(principal, user, &claimed, conn.peer.ip())
+                                    .await
+                            }
+                            None => Err(format!(
+                                "User: {principal} is not allowed to impersonate {claimed}"
+                            )),
+                        };
+                        if let Err(why) = verdict {
+                            return Err(Fatal::new(
+                                cid,
+                                &client_id,
+                                class::AUTHORIZATION,
+                                why,
+                                RpcErrorCodeProto::FatalUnauthorized,
+                            ));
+                        }
+                        conn.user = Some(claimed);
+                        conn.real_user = Some(user.clone());
+                    }
                 }
-                conn.user = Some(user.clone());
             }
             _ => {
                 let user = info

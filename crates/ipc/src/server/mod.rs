@@ -41,7 +41,7 @@ mod reply;
 mod service;
 
 pub use config::{
-    keys, ServerConfig, DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_CONNECTIONS,
+    keys, Impersonation, ServerConfig, DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER,
 };
 pub use service::{Service, StatefulService};

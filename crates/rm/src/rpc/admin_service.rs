@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use spindle_common::conf::Configuration;
+use spindle_common::security::proxy_users::ProxyUsers;
 use spindle_common::text::escaped;
 use spindle_ipc::methods::resource_manager_administration as admin;
-use spindle_ipc::{protocols, CallContext, RpcError, Service};
+use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use tracing::info;
 
 use crate::acl::{admin_acl, groups_for_user};
@@ -207,7 +208,8 @@ async fn refresh_admin_acls(
 
 // Spindle keeps users' groups for hadoop.security.groups.cache.secs
 // (refreshUserToGroupsMappings forgets them) and does not enforce service-level
-// ACLs; these refreshes re-validate the configuration.
+// ACLs; these refreshes re-validate the configuration, and the super-users'
+// refresh puts the re-read hadoop.proxyuser.* rules in force.
 
 async fn refresh_super_user_groups_configuration(
     ctx: Arc<RmContext>,
@@ -221,7 +223,9 @@ async fn refresh_super_user_groups_configuration(
     )
     .await?;
     check_active(&ctx)?;
-    reload_conf(&ctx).await?;
+    let conf = reload_conf(&ctx).await?;
+    let rules = ProxyUsers::from_conf(&conf).map_err(|e| RpcError::new(class::IO_EXCEPTION, e))?;
+    ctx.set_proxy_users(rules);
     Ok(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
 }
 

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use spindle_common::resource::Resource;
+use spindle_common::security::proxy_users::ProxyUsers;
 use spindle_scheduler::SchedulerKind;
 
 use crate::acl::{Acl, GroupCache};
@@ -50,12 +51,28 @@ pub struct RmContext {
     /// The RM's web app and web proxy addresses, for the tracking URLs
     /// reports carry.
     pub web: WebAddresses,
+    /// Who may act for whom (`hadoop.proxyuser.*`), replaced by
+    /// `refreshSuperUserGroupsConfiguration`.
+    pub proxy_users: RwLock<Arc<ProxyUsers>>,
 }
 
 impl RmContext {
     /// The cluster timestamp of the RM's current (or last) activation.
     pub fn cluster_ts(&self) -> i64 {
         self.cluster_ts.load(Ordering::Relaxed)
+    }
+
+    /// The proxy-user rules in force.
+    pub fn proxy_users(&self) -> Arc<ProxyUsers> {
+        self.proxy_users
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Puts `rules` in force.
+    pub fn set_proxy_users(&self, rules: ProxyUsers) {
+        *self.proxy_users.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rules);
     }
 
     /// The admin ACL for a standby's checks.

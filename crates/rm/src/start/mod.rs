@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::conf::{keys as conf_keys, Configuration};
+use spindle_ipc::server::Impersonation;
 use spindle_ipc::{Mechanism, RpcServer, Service};
 use tracing::info;
 
@@ -26,6 +27,7 @@ use crate::runtime::active::{self, RmControl, ServiceState};
 use crate::runtime::amrm_verifier::{AmrmVerifier, KeySlot};
 use crate::runtime::context::RmContext;
 use crate::runtime::core::CoreHandle;
+use crate::runtime::impersonation::Impersonator;
 use crate::runtime::{failover, ha_conf};
 use crate::state::build as state_build;
 use crate::state::Settings;
@@ -107,7 +109,12 @@ impl ResourceManager {
             daemon_user: read.daemon_user,
             max_reply_bytes: read.max_reply_bytes,
             web: web_addresses,
+            proxy_users: std::sync::RwLock::new(Arc::new(read.proxy_users)),
         });
+        // Kerberos callers may act for others as hadoop.proxyuser.* allows,
+        // on the ports clients and administrators use.
+        let impersonation: Option<Arc<dyn Impersonation>> =
+            Some(Arc::new(Impersonator(context.clone())));
         // Without HA, calls that arrive before the state exists wait for it
         // in the first activation's channel (as they always did).
         let first = ha.is_none().then(|| {
@@ -122,6 +129,7 @@ impl ResourceManager {
             vec![client_service::service(context.clone())],
             "rm-client",
             kerberos_only.clone(),
+            impersonation.clone(),
         )
         .await?;
         // The scheduler port accepts only AMRMToken-authenticated connections.
@@ -131,6 +139,7 @@ impl ResourceManager {
             vec![ams_service::service(context.clone())],
             "rm-scheduler",
             Some(vec![Mechanism::token(AmrmVerifier(keys.clone()))]),
+            None,
         )
         .await?;
         let scheduler_service = service_name(scheduler_server.local_addr());
@@ -140,6 +149,7 @@ impl ResourceManager {
             vec![tracker_service::service(context.clone())],
             "rm-tracker",
             kerberos_only.clone(),
+            None,
         )
         .await?;
 
@@ -193,6 +203,7 @@ impl ResourceManager {
             admin_services,
             "rm-admin",
             kerberos_only,
+            impersonation,
         )
         .await?;
 
@@ -326,19 +337,22 @@ async fn bind_web(
 }
 
 /// Binds the RPC port `key` names, serving `services`; `mechanisms`
-/// replaces the SASL mechanisms the IPC settings give.
+/// replaces the SASL mechanisms the IPC settings give; `impersonation`
+/// decides who may act for whom there.
 async fn bind_rpc(
     conf: &Configuration,
     key: &'static str,
     services: Vec<Service>,
     name: &str,
     mechanisms: Option<Vec<Mechanism>>,
+    impersonation: Option<Arc<dyn Impersonation>>,
 ) -> Result<RpcServer, RmError> {
     let addr = listen_addr(conf, key, BIND_HOST_KEY).await?;
     let mut cfg = ipc_server_config(conf, name)?;
     if let Some(mechanisms) = mechanisms {
         cfg.mechanisms = mechanisms;
     }
+    cfg.impersonation = impersonation;
     RpcServer::bind(addr, services, cfg)
         .await
         .map_err(|source| bind_error(key, addr, source))

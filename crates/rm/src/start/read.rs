@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use spindle_common::conf::{keys as conf_keys, Configuration};
 use spindle_common::resource::Resource;
+use spindle_common::security::proxy_users::ProxyUsers;
 use spindle_ipc::kerberos::{self, KerberosIdentity};
 use spindle_scheduler::{Scheduler, SchedulerConfig, SchedulerKind};
 use tracing::info;
@@ -56,6 +57,9 @@ pub(super) struct Read {
     /// The RM's Kerberos principal and keytab when Kerberos is on: its
     /// client, admin and resource-tracker ports then take Kerberos only.
     pub kerberos: Option<KerberosIdentity>,
+    /// `hadoop.proxyuser.*`: who may act for whom on the client and admin
+    /// ports.
+    pub proxy_users: ProxyUsers,
 }
 
 impl Read {
@@ -156,6 +160,7 @@ impl Read {
             log_aggregation: log_aggregation::LogAggregationConf::from_conf(conf)?,
             log_retention: log_retention::LogRetention::from_conf(conf)?,
             kerberos: kerberos_identity(conf)?,
+            proxy_users: ProxyUsers::from_conf(conf).map_err(RmError::Invalid)?,
         })
     }
 }

@@ -250,6 +250,7 @@ pub(super) static READ_PATTERNS: &[&str] = &[
 /// Keys Spindle reads with a difference from Hadoop: the pattern, what
 /// differs, and where it is written down.
 pub(super) static DIFFERS: &[(&str, &str)] = &[
+    ("hadoop.proxyuser.*", "checked for Kerberos callers on the RM's client and admin ports, and re-read by -refreshSuperUserGroupsConfiguration; under simple authentication a connection's real user is not checked, where Hadoop checks it (docs/compatibility.md)"),
     (
         "yarn.resourcemanager.store.class",
         "FileSystemRMStateStore and LeveldbRMStateStore are replaced by Spindle's embedded \
@@ -377,7 +378,6 @@ pub(super) static NOT_BUILT: &[(&str, &str)] = &[
     ("yarn.*.webapp.spnego-*", "SPNEGO on the web is not built yet (S16); Hadoop ignores it too under simple authentication"),
     ("hadoop.kerberos.*", "Kerberos logins are not renewed by these settings yet (S16): a Spindle daemon takes a fresh ticket from its keytab for each new connection"),
     ("hadoop.http.authentication.kerberos.*", "SPNEGO is not built yet (S16); read only with hadoop.http.authentication.type=kerberos, which is refused"),
-    ("hadoop.proxyuser.*", "proxy-user rules are not checked yet (S16); under simple authentication a client names its own user anyway"),
     ("hadoop.ssl.*", "TLS is not built yet (S16); read only with yarn.http.policy=HTTPS_ONLY, which is refused"),
     ("yarn.resourcemanager.delegation*", "RM delegation tokens are not built yet (S16)"),
     ("yarn.resourcemanager.proxy-user-privileges.enabled", "the delegation-token renewer is not built yet (S16)"),
