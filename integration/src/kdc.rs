@@ -5,8 +5,8 @@
 //! The programs come from Debian's packages (`krb5-kdc`, `krb5-admin-server`,
 //! `krb5-user`), installed by `integration/setup-kdc.sh` (run by `.ci/run`).
 //! Every process the KDC starts or a test runs gets the realm through
-//! [`Kdc::env`] (`KRB5_CONFIG`, `KRB5_KDC_PROFILE`): nothing reads or changes
-//! the machine's `/etc/krb5.conf`.
+//! [`Kdc::env`] (`KRB5_CONFIG`, `KRB5_KDC_PROFILE`, no replay cache):
+//! nothing reads or changes the machine's `/etc/krb5.conf`.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -181,6 +181,11 @@ fn env_of(dir: &Path) -> Vec<(String, String)> {
             "KRB5_KDC_PROFILE".into(),
             dir.join("kdc.conf").display().to_string(),
         ),
+        // Servers of several tests at once accept as the same service
+        // names (rm/localhost) in different realms; MIT's replay cache is a
+        // file per service name under /var/tmp, shared by them all. Tests
+        // keep none (a daemon in production keeps its replay cache).
+        ("KRB5RCACHETYPE".into(), "none".into()),
     ]
 }
 

@@ -37,7 +37,8 @@ use crate::error::{CloseCause, IpcError};
 use crate::frame::{
     self, call_id, decode_delimited, read_frame, FrameError, Preamble, AUTH_NONE, AUTH_SASL,
 };
-use crate::kerberos::{GssapiClient, KerberosLogin, Principal, MECHANISM_GSSAPI, METHOD_KERBEROS};
+pub use crate::kerberos::KerberosClient;
+use crate::kerberos::{GssapiClient, Principal, MECHANISM_GSSAPI, METHOD_KERBEROS};
 use crate::methods::Method;
 use crate::sasl::{METHOD_SIMPLE, METHOD_TOKEN};
 
@@ -76,15 +77,6 @@ pub struct ClientOptions {
     /// offers it. A token, when also set, is preferred, as Hadoop's client
     /// prefers TOKEN.
     pub kerberos: Option<KerberosClient>,
-}
-
-/// A client's Kerberos login and the principal it expects the server to
-/// have: Hadoop's `yarn.resourcemanager.principal`, whose `_HOST` stands for
-/// the host dialled (`rm/_HOST@R` at `rm1:8032` expects `rm/rm1@R`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KerberosClient {
-    pub login: KerberosLogin,
-    pub server_principal: String,
 }
 
 impl ClientOptions {

@@ -28,8 +28,6 @@ use hdfs_native::gss::{GssAcceptor, GssInitiator};
 use spindle_common::conf::{keys, Configuration};
 use spindle_common::security::auth_to_local::{self, AuthToLocal};
 
-use crate::client::KerberosClient;
-
 /// The SaslAuth method and mechanism names Hadoop uses for Kerberos.
 pub const METHOD_KERBEROS: &str = "KERBEROS";
 pub const MECHANISM_GSSAPI: &str = "GSSAPI";
@@ -372,6 +370,15 @@ pub enum KerberosLogin {
     Keytab { principal: String, keytab: PathBuf },
     /// The ticket cache of the user (`KRB5CCNAME`, or MIT's default).
     TicketCache,
+}
+
+/// A client's Kerberos login and the principal it expects the server to
+/// have: Hadoop's `yarn.resourcemanager.principal`, whose `_HOST` stands for
+/// the host dialled (`rm/_HOST@R` at `rm1:8032` expects `rm/rm1@R`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KerberosClient {
+    pub login: KerberosLogin,
+    pub server_principal: String,
 }
 
 /// The client side of one connection's GSSAPI exchange.
