@@ -104,6 +104,30 @@ impl FrameReader {
         }
     }
 
+    /// Reads and drops what the peer still sends, until it closes, `limit`
+    /// bytes have come or `deadline` passes: a server that refused the
+    /// connection does this after its FATAL reply and its half-close, so
+    /// the socket is not closed over unread input (which makes the kernel
+    /// reset the connection, and the peer may lose the FATAL before it
+    /// reads it).
+    pub async fn drain(&mut self, limit: usize, deadline: std::time::Duration) {
+        let mut seen = 0usize;
+        let _ = tokio::time::timeout(deadline, async {
+            while seen < limit {
+                match self.fill().await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        seen += n;
+                        self.buf.clear();
+                    }
+                }
+            }
+        })
+        .await;
+        self.buf.clear();
+        self.release_if_empty();
+    }
+
     /// Waits until the next frame starts: `false` if the peer closed the
     /// connection instead. Holds no buffer while it waits.
     pub async fn next_frame_starts(&mut self) -> io::Result<bool> {

@@ -207,6 +207,58 @@ async fn plain_connection_is_refused_when_simple_is_not_offered() {
     .await;
 }
 
+/// A refused client may still be writing: its context, then its calls.
+/// The server half-closes after its FATAL and takes the client's input for
+/// a while before it closes: a server that closed outright answered the
+/// next write with a reset, and a real client busy writing its first call
+/// then failed with "connection is closed" before it had read the refusal
+/// (seen under load in CI). Here a closed-outright server makes the second
+/// write fail with a broken pipe.
+#[tokio::test]
+async fn a_refused_client_gets_the_fatal_and_a_clean_close_whatever_it_sent() {
+    bounded(async {
+        let ts = start(
+            ServerConfig {
+                mechanisms: Vec::new(),
+                ..config()
+            },
+            Duration::ZERO,
+        )
+        .await;
+        for _ in 0..20 {
+            let mut peer = RawPeer::connect(&ts.addr).await;
+            let mut bytes = preamble(0).to_vec();
+            bytes.extend(context_frame(
+                &RAW_CLIENT_ID,
+                RAW_USER,
+                protocols::APPLICATION_CLIENT,
+            ));
+            peer.send(&bytes).await;
+            // The server refuses; the client, not reading yet, sends its call.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let call = call_frame(
+                0,
+                "getApplications",
+                &hadoop_protos::yarn::GetApplicationsRequestProto::default(),
+            );
+            peer.send(&call).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            // A server that closed outright has answered that call with a
+            // reset, and this write fails ("broken pipe").
+            peer.send(&call).await;
+            let reply = peer.reply().await;
+            reply.assert_fatal(
+                CALL_ID_MINUS_1,
+                class::ACCESS_CONTROL,
+                RpcErrorCodeProto::FatalUnauthorized,
+                &["SIMPLE authentication is not enabled"],
+            );
+            peer.expect_eof().await;
+        }
+    })
+    .await;
+}
+
 // ---------------------------------------------------------------------------------------
 // Identity from the connection context
 // ---------------------------------------------------------------------------------------

@@ -208,6 +208,8 @@ async fn serve_connection(
                     RpcErrorCodeProto::FatalUnauthorized,
                 );
                 let _ = write_half.write_all(&frame).await;
+                let _ = write_half.shutdown().await;
+                reader.drain(DRAIN_LIMIT, DRAIN_TIME).await;
                 return Err(msg);
             }
             conn.auth = Some(AuthMethod::Simple);
@@ -223,6 +225,8 @@ async fn serve_connection(
                 RpcErrorCodeProto::FatalUnauthorized,
             );
             let _ = write_half.write_all(&frame).await;
+            let _ = write_half.shutdown().await;
+            reader.drain(DRAIN_LIMIT, DRAIN_TIME).await;
             return Err(msg);
         }
     }
@@ -265,19 +269,30 @@ async fn serve_connection(
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection));
     let result = read_loop(&mut reader, &mut conn, &shared, &tx, &in_flight).await;
     drop(tx);
+    let mut fatal_sent = false;
     let result = match result {
         Ok(()) => Ok(()),
         Err(Closing { reason, fatal }) => {
             if let Some(frame) = fatal {
-                let _ = final_tx.send(frame);
+                fatal_sent = final_tx.send(frame).is_ok();
             }
             Err(reason)
         }
     };
     // Let queued replies (or the FATAL) reach the client before the socket closes.
     let _ = writer.await;
+    if fatal_sent {
+        // After a FATAL the client may still be sending: take its input
+        // briefly, so the close does not reset the connection under it.
+        reader.drain(DRAIN_LIMIT, DRAIN_TIME).await;
+    }
     result
 }
+
+/// How much a refused peer's remaining input is read, and for how long,
+/// before the socket closes (see [`FrameReader::drain`]).
+const DRAIN_LIMIT: usize = 64 * 1024;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
 
 /// Why a connection's read loop ended abnormally, with the FATAL reply to send if any.
 struct Closing {
