@@ -569,8 +569,19 @@ async fn sasl_connect(
                             expected.realm
                         )));
                     }
-                    let (client, first) = GssapiClient::start(&k.login, protocol_name, server_id)
-                        .map_err(protocol)?;
+                    // Getting the tickets asks the KDC, synchronously inside
+                    // MIT's library: off the runtime's worker threads.
+                    let (login, service, host) = (
+                        k.login.clone(),
+                        protocol_name.to_string(),
+                        server_id.to_string(),
+                    );
+                    let (client, first) = tokio::task::spawn_blocking(move || {
+                        GssapiClient::start(&login, &service, &host)
+                    })
+                    .await
+                    .map_err(|e| protocol(format!("GSSAPI: the ticket request failed: {e}")))?
+                    .map_err(protocol)?;
                     let echoed = SaslAuth {
                         challenge: None,
                         ..auth.clone()
