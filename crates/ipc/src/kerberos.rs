@@ -116,6 +116,7 @@ pub fn daemon_identity(
             keys::HADOOP_SECURITY_AUTHENTICATION
         )
     })?;
+    let pattern = in_default_realm(&pattern, default_realm().as_deref());
     let principal =
         Principal::with_host(&pattern, host).map_err(|e| format!("{principal_key}: {e}"))?;
     let keytab = PathBuf::from(
@@ -140,6 +141,22 @@ pub fn daemon_identity(
     Ok(Some(identity))
 }
 
+/// MIT's default realm (`default_realm` of `KRB5_CONFIG`, else
+/// `/etc/krb5.conf`).
+fn default_realm() -> Option<String> {
+    auth_to_local::default_realm_from(std::env::var("KRB5_CONFIG").ok().as_deref())
+}
+
+/// A configured principal without a realm is in the default realm, as
+/// Hadoop's Kerberos login takes it; with no default realm known it is left
+/// as written (and refused, named, when parsed).
+fn in_default_realm(principal: &str, default_realm: Option<&str>) -> String {
+    match default_realm {
+        Some(realm) if !principal.contains('@') => format!("{principal}@{realm}"),
+        _ => principal.to_string(),
+    }
+}
+
 /// `hadoop.security.auth_to_local` (default `DEFAULT`) under
 /// `hadoop.security.auth_to_local.mechanism` (`hadoop` or `MIT`), `DEFAULT`
 /// standing for the default realm of MIT's configuration (`KRB5_CONFIG`,
@@ -158,8 +175,7 @@ pub fn names_of(conf: &Configuration, fallback_realm: &str) -> Result<AuthToLoca
             ))
         }
     };
-    let realm = auth_to_local::default_realm_from(std::env::var("KRB5_CONFIG").ok().as_deref())
-        .unwrap_or_else(|| fallback_realm.to_string());
+    let realm = default_realm().unwrap_or_else(|| fallback_realm.to_string());
     let rules = conf.get(keys::AUTH_TO_LOCAL).unwrap_or_default();
     AuthToLocal::parse(&rules, &realm, mechanism)
         .map_err(|e| format!("{}: {e}", keys::AUTH_TO_LOCAL))
@@ -183,6 +199,7 @@ pub fn rm_client(
             keys::HADOOP_SECURITY_AUTHENTICATION
         )
     })?;
+    let server_principal = in_default_realm(&server_principal, default_realm().as_deref());
     Principal::parse(&server_principal).map_err(|e| format!("{}: {e}", keys::RM_PRINCIPAL))?;
     Ok(Some(KerberosClient {
         login,
@@ -536,11 +553,11 @@ mod tests {
             err.starts_with("yarn.resourcemanager.principal is not set"),
             "{err}"
         );
-        let bad = conf(&[krb, (keys::RM_PRINCIPAL, "rm/_HOST")]);
-        let err =
-            daemon_identity(&bad, keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h").expect_err("no realm");
+        let bad = conf(&[krb, (keys::RM_PRINCIPAL, "rm/_HOST@")]);
+        let err = daemon_identity(&bad, keys::RM_PRINCIPAL, keys::RM_KEYTAB, "h")
+            .expect_err("an empty realm");
         assert!(
-            err.starts_with("yarn.resourcemanager.principal: 'rm/_HOST'"),
+            err.starts_with("yarn.resourcemanager.principal: 'rm/_HOST@'"),
             "{err}"
         );
         let missing = conf(&[
@@ -573,6 +590,19 @@ mod tests {
             err.starts_with("hadoop.security.auth_to_local: Invalid rule"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_principal_without_a_realm_is_in_the_default_realm() {
+        assert_eq!(
+            in_default_realm("rm/_HOST", Some("EXAMPLE.COM")),
+            "rm/_HOST@EXAMPLE.COM"
+        );
+        assert_eq!(
+            in_default_realm("rm/_HOST@OTHER", Some("EXAMPLE.COM")),
+            "rm/_HOST@OTHER"
+        );
+        assert_eq!(in_default_realm("rm/_HOST", None), "rm/_HOST");
     }
 
     #[test]
