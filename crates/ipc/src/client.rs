@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -114,6 +114,9 @@ struct Inner {
     next_call: AtomicI32,
     pending: Pending,
     closed: Arc<AtomicBool>,
+    /// Why the connection ended, set before `closed`: a call made after the
+    /// end (a FATAL can come before the first call is sent) names it.
+    why_closed: Arc<OnceLock<String>>,
     writer: mpsc::Sender<Bytes>,
     auth: ClientAuth,
 }
@@ -205,6 +208,7 @@ impl IpcClient {
 
         let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
         let closed = Arc::new(AtomicBool::new(false));
+        let why_closed = Arc::new(OnceLock::new());
         let (tx, mut rx) = mpsc::channel::<Bytes>(256);
         tokio::spawn(async move {
             while let Some(f) = rx.recv().await {
@@ -216,6 +220,7 @@ impl IpcClient {
         {
             let pending = pending.clone();
             let closed = closed.clone();
+            let why_closed = why_closed.clone();
             let addr = addr.to_string();
             let max = options.max_frame_bytes;
             tokio::spawn(async move {
@@ -270,6 +275,7 @@ impl IpcClient {
                 };
                 {
                     let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = why_closed.set(reason.clone());
                     closed.store(true, Ordering::SeqCst);
                     for (_, w) in p.drain() {
                         let _ = w.send(Err(IpcError::Closed {
@@ -289,6 +295,7 @@ impl IpcClient {
                 next_call: AtomicI32::new(0),
                 pending,
                 closed,
+                why_closed,
                 writer: tx,
                 auth,
             }),
@@ -348,7 +355,11 @@ impl IpcClient {
         let inner = &self.inner;
         let closed = |cause| IpcError::Closed {
             addr: inner.addr.clone(),
-            detail: "connection is closed".into(),
+            detail: inner
+                .why_closed
+                .get()
+                .cloned()
+                .unwrap_or_else(|| "connection is closed".into()),
             cause,
         };
         if !self.is_open() {
@@ -916,6 +927,33 @@ mod tests {
                     .unwrap_or_default()
                     .contains("SIMPLE authentication is not enabled"),
                 "the refusal names the reason"
+            );
+        })
+        .await;
+    }
+
+    /// The refusal can reach the client before its first call leaves (the
+    /// server answers the preamble at once): the call still names the
+    /// server's reason, not a bare "connection is closed". CI saw the bare
+    /// words once, when the FATAL won the race.
+    #[tokio::test]
+    async fn a_call_after_a_fatal_names_the_servers_reason() {
+        bounded(async {
+            let srv = server(vec![Mechanism::token(Verifier)]).await;
+            let client = IpcClient::connect(&srv.local_addr().to_string(), options(None))
+                .await
+                .expect("connect: SIMPLE sends its preamble without waiting");
+            while client.is_open() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let err = client
+                .call::<_, UserInformationProto>("whoami", &UserInformationProto::default())
+                .await
+                .expect_err("a refused connection serves no call")
+                .to_string();
+            assert!(
+                err.contains("SIMPLE authentication is not enabled"),
+                "the call names the refusal: {err}"
             );
         })
         .await;
