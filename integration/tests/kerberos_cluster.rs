@@ -160,7 +160,7 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
     assert!(!out.success(), "{out}");
     assert!(
         out.stderr
-            .contains("Client cannot authenticate via:[KERBEROS]"),
+            .contains("Client cannot authenticate via:[TOKEN, KERBEROS]"),
         "{out}"
     );
 
@@ -223,4 +223,115 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
         )),
         "{out}"
     );
+
+    delegation_tokens(&cluster, &clients, &kdc, &cache, &bob_cache, &empty_cache);
+}
+
+/// RM delegation tokens through Hadoop's own client classes (`RmToken.java`)
+/// and the stock CLI: alice's ticket gets one naming herself as renewer; a
+/// process with only the token file and no ticket is served as alice; the
+/// renewer renews it, bob may neither renew nor cancel it, a token cannot
+/// beget another, and once alice cancels it the token is refused.
+fn delegation_tokens(
+    cluster: &Cluster,
+    clients: &HadoopClients,
+    kdc: &Kdc,
+    alice: &std::path::Path,
+    bob: &std::path::Path,
+    nobody: &std::path::Path,
+) {
+    let classes = clients
+        .compile_java("RmToken")
+        .unwrap_or_else(|e| panic!("cannot compile RmToken: {e:#}"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("rm.token");
+    let file_arg = file.display().to_string();
+    let rm_token = |cache: &std::path::Path, token_file: bool, args: &[&str]| {
+        let mut command = cluster
+            .yarn_command()
+            .classpath(classes.clone())
+            .env("YARN_OPTS", java_opts(kdc))
+            .env("KRB5CCNAME", format!("FILE:{}", cache.display()));
+        if token_file {
+            command = command.env("HADOOP_TOKEN_FILE_LOCATION", &file_arg);
+        }
+        let mut full = vec!["RmToken"];
+        full.extend_from_slice(args);
+        command.run(&full).expect("RmToken runs")
+    };
+
+    // alice's principal maps to "ops": the renewer is kept by short name.
+    let renewer = format!("alice@{REALM}");
+    let out = rm_token(
+        alice,
+        false,
+        &["fetch", "--renewer", &renewer, "--out", &file_arg],
+    );
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    assert!(
+        out.stdout.contains(&format!(
+            "owner=alice@{REALM} renewer=ops realUser= kind=RM_DELEGATION_TOKEN"
+        )),
+        "{out}"
+    );
+
+    // No ticket, only the token: the stock CLI is served (by TOKEN).
+    let with_token = |args: &[&str]| {
+        cluster
+            .yarn_command()
+            .env("YARN_OPTS", java_opts(kdc))
+            .env("KRB5CCNAME", format!("FILE:{}", nobody.display()))
+            .env("HADOOP_TOKEN_FILE_LOCATION", &file_arg)
+            .run(args)
+            .expect("the CLI runs")
+    };
+    let out = with_token(&["application", "-list", "-appStates", "FINISHED"]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    assert!(out.stdout.contains("DistributedShell"), "{out}");
+    // A token does not beget tokens.
+    let out = rm_token(
+        nobody,
+        true,
+        &["fetch", "--renewer", "ops", "--out", "/dev/null"],
+    );
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr
+            .contains("Delegation Token can be issued only with kerberos authentication"),
+        "{out}"
+    );
+
+    // alice (ops) renews; bob may not renew or cancel.
+    let out = rm_token(alice, false, &["renew", "--in", &file_arg]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    let expires: i64 = out
+        .stdout
+        .trim()
+        .strip_prefix("expires=")
+        .and_then(|e| e.parse().ok())
+        .unwrap_or_else(|| panic!("no expiry: {out}"));
+    assert!(expires > spindle_common::time::wall_ms(), "{out}");
+    let out = rm_token(bob, false, &["renew", "--in", &file_arg]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr
+            .contains("bob tries to renew a token (owner=alice@")
+            && out.stderr.contains("with non-matching renewer ops"),
+        "{out}"
+    );
+    let out = rm_token(bob, false, &["cancel", "--in", &file_arg]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "bob@{REALM} is not authorized to cancel the token (owner=alice@"
+        )),
+        "{out}"
+    );
+
+    // alice cancels it: the token no longer opens the RM.
+    let out = rm_token(alice, false, &["cancel", "--in", &file_arg]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    let out = with_token(&["application", "-list"]);
+    assert!(!out.success(), "{out}");
+    assert!(out.stderr.contains("can't be found in cache"), "{out}");
 }

@@ -74,6 +74,7 @@ impl TokenVerifier for AmrmVerifier {
             .retrieve_password(identifier, id.key_id)
             .map_err(|e| e.to_string())?;
         Ok(VerifiedToken {
+            real_user: None,
             password,
             user: id.user(),
         })

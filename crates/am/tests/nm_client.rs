@@ -57,6 +57,7 @@ impl TokenVerifier for NmVerifier {
             return Err(format!("unknown key {}", id.key_id));
         }
         Ok(VerifiedToken {
+            real_user: None,
             password: spindle_common::security::secret::password(identifier, sm.current_key()),
             user: id.user(),
         })

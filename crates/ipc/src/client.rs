@@ -712,6 +712,7 @@ mod tests {
                 .strip_prefix("good:")
                 .ok_or_else(|| format!("token identifier '{text}' is not known"))?;
             Ok(VerifiedToken {
+                real_user: None,
                 password: format!("pw-{user}").into_bytes(),
                 user: user.to_string(),
             })

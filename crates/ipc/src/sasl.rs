@@ -45,6 +45,8 @@ pub enum AuthMethod {
         kind: String,
         user: String,
         identifier: Vec<u8>,
+        /// See [`VerifiedToken::real_user`].
+        real_user: Option<String>,
     },
     /// A Kerberos ticket proved by GSSAPI: the client's principal and the
     /// short name it maps to, which is the connection's user.
@@ -57,12 +59,16 @@ pub enum AuthMethod {
 pub struct VerifiedToken {
     pub password: Vec<u8>,
     pub user: String,
+    /// The user who authenticated for `user`, when the token was issued to
+    /// an impersonator (an RM delegation token's real user).
+    pub real_user: Option<String>,
 }
 
 impl std::fmt::Debug for VerifiedToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VerifiedToken")
             .field("user", &self.user)
+            .field("real_user", &self.real_user)
             .field("password", &"<redacted>")
             .finish()
     }
@@ -431,6 +437,7 @@ impl SaslServer {
                             kind,
                             user: verified.user,
                             identifier,
+                            real_user: verified.real_user,
                         },
                     ));
                 }
@@ -577,6 +584,7 @@ mod tests {
                 .strip_prefix("good:")
                 .ok_or_else(|| format!("unknown token identifier '{text}'"))?;
             Ok(VerifiedToken {
+                real_user: None,
                 password: format!("pw-{user}").into_bytes(),
                 user: user.to_string(),
             })
@@ -662,6 +670,7 @@ mod tests {
                     kind,
                     user,
                     identifier,
+                    ..
                 },
             )) => {
                 assert_eq!(done.state, SaslState::Success as i32);
@@ -778,6 +787,7 @@ mod tests {
             }
             fn verify(&self, identifier: &[u8]) -> Result<VerifiedToken, String> {
                 Ok(VerifiedToken {
+                    real_user: None,
                     password: b"other-pw".to_vec(),
                     user: format!("other:{}", identifier.len()),
                 })

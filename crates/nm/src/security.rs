@@ -172,6 +172,7 @@ impl TokenVerifier for NmTokenVerifier {
             .password(KeyPurpose::NmToken, parsed.key_id, identifier)
             .map_err(|e| format!("the NMToken of {} cannot be checked: {e}", parsed.attempt))?;
         Ok(VerifiedToken {
+            real_user: None,
             password,
             user: parsed.user(),
         })
@@ -195,6 +196,7 @@ impl NmTokenCaller {
                 kind,
                 user,
                 identifier,
+                ..
             } if kind == NM_TOKEN_KIND => {
                 let identity = NmTokenIdentifier::decode(identifier)
                     .map_err(|e| RpcError::yarn(e.to_string()))?;
@@ -646,6 +648,7 @@ pub(crate) mod tests {
             kind: "YARN_AM_RM_TOKEN".into(),
             user: "appattempt_1_0001_000001".into(),
             identifier: vec![],
+            real_user: None,
         }))
         .expect_err("other kind");
         assert!(err.message.contains("YARN_AM_RM_TOKEN"), "{}", err.message);
@@ -655,6 +658,7 @@ pub(crate) mod tests {
             kind: NM_TOKEN_KIND.into(),
             user: attempt(1).to_string(),
             identifier: token.identifier.clone(),
+            real_user: None,
         }))
         .expect("nm token");
         assert_eq!(ok.identity, identity(1));
@@ -663,6 +667,7 @@ pub(crate) mod tests {
             kind: NM_TOKEN_KIND.into(),
             user: "appattempt_1_0009_000001".into(),
             identifier: token.identifier,
+            real_user: None,
         }))
         .expect_err("user mismatch");
         assert!(err.message.contains("appattempt_1_0009_000001"));

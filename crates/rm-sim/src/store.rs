@@ -4,13 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use spindle_rm::store::{Recovered, StoreError, StoreOp, StoredApp, StoredKeys};
+use spindle_rm::store::{
+    Recovered, StoreError, StoreOp, StoredApp, StoredDelegationKeys, StoredDelegationToken,
+    StoredKeys,
+};
 
 /// What the store holds between RM lives.
 #[derive(Debug, Default)]
 pub struct MemStore {
     apps: BTreeMap<String, StoredApp>,
     keys: Option<StoredKeys>,
+    delegation_keys: Option<StoredDelegationKeys>,
+    delegation_tokens: BTreeMap<i32, StoredDelegationToken>,
     last_epoch: Option<u64>,
     last_cluster_ts: Option<i64>,
     /// The epoch of the RM that opened it last: only it may write.
@@ -29,6 +34,8 @@ impl MemStore {
         let mut recovered = Recovered::starting(self.last_epoch, self.last_cluster_ts, cluster_ts);
         recovered.apps = self.apps.values().cloned().collect();
         recovered.keys = self.keys.clone();
+        recovered.delegation_keys = self.delegation_keys.clone();
+        recovered.delegation_tokens = self.delegation_tokens.values().cloned().collect();
         self.last_epoch = Some(recovered.epoch);
         self.last_cluster_ts = Some(recovered.cluster_ts);
         self.fence = Some(recovered.epoch);
@@ -67,6 +74,13 @@ impl MemStore {
                     self.apps.remove(&id.to_string());
                 }
                 StoreOp::PutKeys(keys) => self.keys = Some(keys.clone()),
+                StoreOp::PutDelegationKeys(keys) => self.delegation_keys = Some(keys.clone()),
+                StoreOp::PutDelegationToken(token) => {
+                    self.delegation_tokens.insert(token.sequence, token.clone());
+                }
+                StoreOp::RemoveDelegationToken(sequence) => {
+                    self.delegation_tokens.remove(sequence);
+                }
             }
         }
         self.writes += 1;

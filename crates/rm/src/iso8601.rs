@@ -1,7 +1,7 @@
 //! Hadoop's ISO 8601 times (`Times.formatISO8601` / `parseISO8601ToLocalTimeInMillis`,
 //! the pattern `yyyy-MM-dd'T'HH:mm:ss.SSSZ`), as application timeouts carry
 //! them: written in UTC (`+0000`), read with any `+HHMM`/`-HHMM` offset (or
-//! `Z`, `+HH:MM`). Pure functions: no clock. The calendar arithmetic is
+//! `Z`, `+HH:MM`); and the times of Hadoop's messages (`Time.formatTime`). Pure functions: no clock. The calendar arithmetic is
 //! `spindle_common::time`'s.
 
 use spindle_common::time::{days_from_civil, UtcTime};
@@ -11,6 +11,16 @@ pub fn format(ms: u64) -> String {
     let t = UtcTime::of_ms(i64::try_from(ms).unwrap_or(i64::MAX));
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}+0000",
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond
+    )
+}
+
+/// `ms` since the epoch as Hadoop's `Time.formatTime` writes it in its
+/// messages (`yyyy-MM-dd HH:mm:ss,SSSZ`), in UTC.
+pub fn format_log_time(ms: i64) -> String {
+    let t = UtcTime::of_ms(ms);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}+0000",
         t.year, t.month, t.day, t.hour, t.minute, t.second, t.millisecond
     )
 }

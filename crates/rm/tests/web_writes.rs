@@ -300,6 +300,25 @@ async fn priority_queue_and_new_application() {
     assert_eq!(id.cluster_timestamp, app.cluster_timestamp);
     assert!(id.id > app.id, "{v}");
     assert_eq!(v["maximum-resource-capability"]["memory"], 8192);
+
+    // Delegation tokens need a Kerberos (SPNEGO) caller, which this web
+    // does not authenticate: Hadoop's 403, for each of the three resources.
+    for (method, path) in [
+        ("POST", "/ws/v1/cluster/delegation-token?user.name=alice"),
+        (
+            "POST",
+            "/ws/v1/cluster/delegation-token/expiration?user.name=alice",
+        ),
+        ("DELETE", "/ws/v1/cluster/delegation-token?user.name=alice"),
+    ] {
+        let r = http(web, method, path, JSON, r#"{"renewer":"yarn"}"#).await;
+        assert_eq!(r.status, 403, "{method} {path}: {}", r.body);
+        assert_eq!(
+            r.body,
+            "Delegation token operations can only be carried out on a Kerberos \
+             authenticated channel. Expected auth type is kerberos, got type simple"
+        );
+    }
 }
 
 #[tokio::test]

@@ -18,6 +18,6 @@ pub mod tokens;
 pub use credentials::{Credentials, CredentialsError};
 pub use secret::{MasterKey, SecretError, SecretManager};
 pub use tokens::{
-    kind, AmRmTokenIdentifier, ContainerKind, ContainerTokenIdentifier, NmTokenIdentifier, Token,
-    TokenError, TokenIdentifier,
+    kind, AmRmTokenIdentifier, ContainerKind, ContainerTokenIdentifier, NmTokenIdentifier,
+    RmDelegationTokenIdentifier, Token, TokenError, TokenIdentifier,
 };

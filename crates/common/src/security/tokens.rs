@@ -19,6 +19,7 @@ use hadoop_protos::yarn::{
     AmrmTokenIdentifierProto, ApplicationAttemptIdProto, ContainerIdProto,
     ContainerTokenIdentifierProto, ContainerTypeProto, ExecutionTypeProto,
     LogAggregationContextProto, NmTokenIdentifierProto, NodeIdProto, PriorityProto,
+    YarnDelegationTokenIdentifierProto,
 };
 use prost::Message;
 
@@ -34,6 +35,9 @@ pub mod kind {
     pub const NM: &str = "NMToken";
     /// The RM's authorisation to start one container on one node.
     pub const CONTAINER: &str = "ContainerToken";
+    /// Lets its owner (or whoever it was handed to) call the RM's client port
+    /// without a Kerberos ticket (ApplicationClientProtocol).
+    pub const RM_DELEGATION: &str = "RM_DELEGATION_TOKEN";
 }
 
 /// A token: identifier bytes, password bytes, kind and service (Hadoop's
@@ -227,6 +231,92 @@ impl AmRmTokenIdentifier {
     /// The user a connection authenticated with this token acts as.
     pub fn user(&self) -> String {
         self.attempt.to_string()
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// RM delegation token
+
+/// The identifier of an RM delegation token (Hadoop's
+/// `RMDelegationTokenIdentifier`, written as `YARNDelegationTokenIdentifierProto`
+/// without a length prefix).
+///
+/// `owner` is the full name of the user it was issued to (a Kerberos
+/// principal, as Hadoop's `UserGroupInformation.getUserName`), `renewer` the
+/// short name of who may renew it (empty: nobody), `real_user` the
+/// authenticated user when the owner was impersonated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct RmDelegationTokenIdentifier {
+    pub owner: String,
+    pub renewer: String,
+    pub real_user: String,
+    /// Wall-clock milliseconds.
+    pub issue_date: i64,
+    /// Wall-clock milliseconds after which no renewal extends it.
+    pub max_date: i64,
+    pub sequence_number: i32,
+    pub master_key_id: i32,
+}
+
+impl RmDelegationTokenIdentifier {
+    pub fn to_proto(&self) -> YarnDelegationTokenIdentifierProto {
+        YarnDelegationTokenIdentifierProto {
+            owner: Some(self.owner.clone()),
+            renewer: Some(self.renewer.clone()),
+            // Hadoop leaves a missing real user out.
+            real_user: Some(self.real_user.clone()).filter(|r| !r.is_empty()),
+            issue_date: Some(self.issue_date),
+            max_date: Some(self.max_date),
+            sequence_number: Some(self.sequence_number),
+            master_key_id: Some(self.master_key_id),
+        }
+    }
+
+    pub fn from_proto(p: &YarnDelegationTokenIdentifierProto) -> Self {
+        RmDelegationTokenIdentifier {
+            owner: p.owner().to_string(),
+            renewer: p.renewer().to_string(),
+            real_user: p.real_user().to_string(),
+            issue_date: p.issue_date(),
+            max_date: p.max_date(),
+            sequence_number: p.sequence_number(),
+            master_key_id: p.master_key_id(),
+        }
+    }
+
+    /// The identifier bytes (the proto, not length-delimited).
+    pub fn encode(&self) -> Vec<u8> {
+        self.to_proto().encode_to_vec()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, TokenError> {
+        Ok(Self::from_proto(&decode(kind::RM_DELEGATION, bytes)?))
+    }
+
+    /// The impersonating user, when the owner was impersonated: a token
+    /// whose real user is empty or the owner itself has none.
+    pub fn real_user(&self) -> Option<&str> {
+        Some(self.real_user.as_str()).filter(|r| !r.is_empty() && *r != self.owner)
+    }
+}
+
+/// Hadoop's words for a delegation token in its messages
+/// (`AbstractDelegationTokenSecretManager.formatTokenId` over
+/// `YARNDelegationTokenIdentifier.toString`): every field, in parentheses.
+impl fmt::Display for RmDelegationTokenIdentifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "(owner={}, renewer={}, realUser={}, issueDate={}, maxDate={}, \
+             sequenceNumber={}, masterKeyId={})",
+            self.owner,
+            self.renewer,
+            self.real_user,
+            self.issue_date,
+            self.max_date,
+            self.sequence_number,
+            self.master_key_id
+        )
     }
 }
 

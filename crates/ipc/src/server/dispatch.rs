@@ -166,7 +166,9 @@ pub(super) async fn handle_frame(
         })?;
         let info = ctx.user_info.unwrap_or_default();
         match conn.auth.as_ref() {
-            Some(AuthMethod::Token { user, .. }) => {
+            Some(AuthMethod::Token {
+                user, real_user, ..
+            }) => {
                 // A token connection may not claim another identity.
                 if let Some(claimed) = info.effective_user.filter(|u| !u.is_empty() && u != user) {
                     return Err(Fatal::new(
@@ -180,6 +182,9 @@ pub(super) async fn handle_frame(
                     ));
                 }
                 conn.user = Some(user.clone());
+                // A delegation token issued to an impersonator carries
+                // who authenticated.
+                conn.real_user = real_user.clone();
             }
             Some(AuthMethod::Kerberos { principal, user }) => {
                 // The Java client names its login user in full; another name

@@ -448,6 +448,7 @@ fn scenario_conf(rng: &mut StdRng) -> StateConf {
         },
         container_token_expiry_ms: 60_000,
         scheduler_service: "127.0.0.1:8030".into(),
+        delegation: spindle_rm::model::delegation::DelegationConf::default(),
     }
 }
 

@@ -38,6 +38,9 @@ pub use spindle_common::proto::{
 /// Hadoop's message.
 pub fn refusal_to_rpc(refusal: Refusal) -> RpcError {
     match refusal {
+        // RPCUtil.getRemoteException(IOException): a YarnException whose
+        // message is the cause's class and message.
+        Refusal::DelegationToken(r) => RpcError::yarn(format!("{}: {}", r.class, r.message)),
         Refusal::ApplicationNotFound(id) => RpcError::new(
             class::APPLICATION_NOT_FOUND,
             format!("Application with id '{id}' doesn't exist in RM. Please check that the job submission was successful."),

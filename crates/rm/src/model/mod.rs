@@ -8,6 +8,7 @@ pub mod amrm;
 pub mod apps;
 pub mod attempts;
 pub mod convert;
+pub mod delegation;
 pub mod keys;
 pub mod launch;
 pub mod limits;

@@ -17,6 +17,10 @@ use crate::model::limits::LimitExceeded;
 /// A refused command or an unanswerable query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
+    /// A delegation-token renewal or cancellation refused, with Hadoop's
+    /// exception and message (sent inside a YarnException, as Hadoop's
+    /// ClientRMService does).
+    DelegationToken(crate::model::delegation::DelegationRefusal),
     /// No such application (reports, attempts, priority updates).
     ApplicationNotFound(ApplicationId),
     /// `forceKillApplication` of an application the RM does not know.

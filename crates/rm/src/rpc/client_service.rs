@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use hadoop_protos::yarn as pb;
 use prost::Message;
+use spindle_common::security::Token;
 use spindle_ipc::methods::application_client as ac;
+use spindle_ipc::sasl::AuthMethod;
 use spindle_ipc::{class, protocols, CallContext, RpcError, Service};
 use spindle_scheduler::{QueueRunState, SchedulerKind};
 use tracing::warn;
@@ -25,15 +27,13 @@ use crate::model::reports::{ClusterMetrics, QueueInfo};
 use crate::model::tracking::WebAddresses;
 use crate::runtime::context::RmContext;
 use crate::state::command::{
-    FailApplicationAttempt, KillApplication, MoveApplication, NewApplication, SignalContainer,
-    SubmitApplication, UpdateApplicationPriority, UpdateApplicationTimeouts,
+    CancelDelegationToken, FailApplicationAttempt, GetDelegationToken, KillApplication,
+    MoveApplication, NewApplication, RenewDelegationToken, SignalContainer, SubmitApplication,
+    UpdateApplicationPriority, UpdateApplicationTimeouts,
 };
 
 /// Methods of Hadoop's ApplicationClientProtocol that Spindle does not serve yet.
 const UNSUPPORTED: &[&str] = &[
-    ac::GET_DELEGATION_TOKEN.name,
-    ac::RENEW_DELEGATION_TOKEN.name,
-    ac::CANCEL_DELEGATION_TOKEN.name,
     ac::GET_NEW_RESERVATION.name,
     ac::SUBMIT_RESERVATION.name,
     ac::UPDATE_RESERVATION.name,
@@ -64,6 +64,9 @@ pub fn service(ctx: Arc<RmContext>) -> Service {
         )
         .handle(&ac::SIGNAL_TO_CONTAINER, signal_to_container)
         .handle(&ac::FAIL_APPLICATION_ATTEMPT, fail_application_attempt)
+        .handle(&ac::GET_DELEGATION_TOKEN, get_delegation_token)
+        .handle(&ac::RENEW_DELEGATION_TOKEN, renew_delegation_token)
+        .handle(&ac::CANCEL_DELEGATION_TOKEN, cancel_delegation_token)
         .handle(&ac::GET_APPLICATIONS, get_applications)
         .handle(&ac::GET_CLUSTER_METRICS, get_cluster_metrics)
         .handle(&ac::GET_CLUSTER_NODES, get_cluster_nodes)
@@ -269,6 +272,88 @@ async fn fail_application_attempt(
     };
     ctx.core.call(fail).await??;
     Ok(pb::FailApplicationAttemptResponseProto {})
+}
+
+/// Who asks for a delegation-token operation, by full name, with the
+/// impersonator's full name when there is one; refused, in Hadoop's words
+/// with `what` ("issued", "renewed", "cancelled"), when Kerberos is on and
+/// the connection did not authenticate by Kerberos (a token cannot beget
+/// tokens).
+fn delegation_caller(
+    ctx: &RmContext,
+    call: &CallContext,
+    what: &str,
+) -> Result<(String, Option<String>), RpcError> {
+    if !ctx.kerberos {
+        return Ok((call.user.clone(), call.real_user.clone()));
+    }
+    match &call.auth {
+        AuthMethod::Kerberos { principal, .. } => Ok(match &call.real_user {
+            Some(_) => (call.user.clone(), Some(principal.clone())),
+            None => (principal.clone(), None),
+        }),
+        _ => Err(RpcError::yarn(format!(
+            "java.io.IOException: Delegation Token can be {what} only with kerberos authentication"
+        ))),
+    }
+}
+
+async fn get_delegation_token(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: hadoop_protos::common::GetDelegationTokenRequestProto,
+) -> Result<hadoop_protos::common::GetDelegationTokenResponseProto, RpcError> {
+    let (owner, real_user) = delegation_caller(&ctx, &call, "issued")?;
+    // Hadoop keeps the renewer's short name.
+    let renewer = if req.renewer.is_empty() {
+        String::new()
+    } else {
+        ctx.names
+            .short_name(&req.renewer)
+            .map_err(|e| RpcError::yarn(format!("java.io.IOException: {e}")))?
+    };
+    let token = ctx
+        .core
+        .call(GetDelegationToken {
+            owner,
+            renewer,
+            real_user,
+        })
+        .await?;
+    Ok(hadoop_protos::common::GetDelegationTokenResponseProto {
+        token: Some(token.to_proto()),
+    })
+}
+
+async fn renew_delegation_token(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: hadoop_protos::common::RenewDelegationTokenRequestProto,
+) -> Result<hadoop_protos::common::RenewDelegationTokenResponseProto, RpcError> {
+    delegation_caller(&ctx, &call, "renewed")?;
+    let renew = RenewDelegationToken {
+        token: Token::from_proto(req.token),
+        renewer: call.user,
+    };
+    let expiry = ctx.core.call(renew).await??;
+    Ok(hadoop_protos::common::RenewDelegationTokenResponseProto {
+        new_expiry_time: expiry.max(0) as u64,
+    })
+}
+
+async fn cancel_delegation_token(
+    ctx: Arc<RmContext>,
+    call: CallContext,
+    req: hadoop_protos::common::CancelDelegationTokenRequestProto,
+) -> Result<hadoop_protos::common::CancelDelegationTokenResponseProto, RpcError> {
+    let (canceller, _) = delegation_caller(&ctx, &call, "cancelled")?;
+    let cancel = CancelDelegationToken {
+        token: Token::from_proto(req.token),
+        canceller,
+        short: call.user,
+    };
+    ctx.core.call(cancel).await??;
+    Ok(hadoop_protos::common::CancelDelegationTokenResponseProto {})
 }
 
 async fn get_applications(

@@ -305,7 +305,8 @@ impl RmControl {
         self.ctx
             .cluster_ts
             .store(cluster_ts, std::sync::atomic::Ordering::Relaxed);
-        self.keys.set(Some(state.keys().amrm.clone()));
+        self.keys
+            .set(Some((state.keys().amrm.clone(), state.delegation_view())));
         self.ctx.core.serve(&inbox);
         let owner = inbox.spawn(
             state,

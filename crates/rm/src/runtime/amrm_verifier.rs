@@ -1,19 +1,26 @@
-//! The scheduler port's AMRMToken check. The state owns the keys
-//! ([`crate::model::keys`]); the owner task publishes the AMRMToken keys
-//! here when they change (before any reply carrying a token under a new key
-//! leaves), and the verifier reads them on connection tasks without waiting
-//! for the owner.
+//! The scheduler port's AMRMToken check, and the slot both token verifiers
+//! read. The state owns the keys ([`crate::model::keys`]) and the live RM
+//! delegation tokens ([`crate::model::delegation`]); the owner task
+//! publishes the AMRMToken keys here when they change (before any reply
+//! carrying a token under a new key leaves) and the delegation tokens'
+//! view after each change, and the verifiers read them on connection tasks
+//! without waiting for the owner.
 
 use std::sync::{Arc, RwLock};
 
 use spindle_common::security::{kind, AmRmTokenIdentifier, SecretManager};
 use spindle_ipc::sasl::{TokenVerifier, VerifiedToken};
 
-/// The AMRMToken keys of the RM's current activation (`crate::runtime::active`):
-/// none while the RM is standby. The scheduler port's [`AmrmVerifier`] reads them.
+use crate::model::delegation::DelegationView;
+
+/// The AMRMToken keys and the live delegation tokens of the RM's current
+/// activation (`crate::runtime::active`): none while the RM is standby. The
+/// scheduler port's [`AmrmVerifier`] and the client port's
+/// [`crate::runtime::delegation_verifier::DelegationVerifier`] read them.
 #[derive(Clone, Default)]
 pub struct KeySlot {
     keys: Arc<RwLock<Option<Arc<SecretManager>>>>,
+    delegation: Arc<RwLock<Option<Arc<DelegationView>>>>,
     /// The standby refusal.
     standby_message: Arc<str>,
 }
@@ -23,13 +30,37 @@ impl KeySlot {
     pub fn new(standby_message: String) -> KeySlot {
         KeySlot {
             keys: Arc::default(),
+            delegation: Arc::default(),
             standby_message: Arc::from(standby_message),
         }
     }
 
-    /// Installs (or, with `None`, removes) the activation's keys.
-    pub fn set(&self, keys: Option<SecretManager>) {
+    /// Installs (or, with `None`, removes) the activation's keys and
+    /// delegation tokens.
+    pub fn set(&self, keys: Option<(SecretManager, Arc<DelegationView>)>) {
+        let (keys, delegation) = keys.map_or((None, None), |(k, d)| (Some(k), Some(d)));
         *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys.map(Arc::new);
+        *self.delegation.write().unwrap_or_else(|e| e.into_inner()) = delegation;
+    }
+
+    /// Replaces the delegation tokens of an active slot (as [`KeySlot::publish`]).
+    pub fn publish_delegation(&self, view: Arc<DelegationView>) {
+        let mut slot = self.delegation.write().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            *slot = Some(view);
+        }
+    }
+
+    pub fn delegation(&self) -> Option<Arc<DelegationView>> {
+        self.delegation
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// What a standby answers.
+    pub fn standby_message(&self) -> &str {
+        &self.standby_message
     }
 
     /// Replaces the keys of an active slot when they changed (a roll); a
@@ -76,6 +107,7 @@ impl TokenVerifier for AmrmVerifier {
             .retrieve_password(identifier, ident.key_id)
             .map_err(|e| format!("AMRMToken for {} refused: {e}", ident.attempt))?;
         Ok(VerifiedToken {
+            real_user: None,
             password,
             user: ident.user(),
         })
@@ -100,7 +132,7 @@ mod tests {
             AmrmVerifier(slot.clone()).standby().as_deref(),
             Some("standby")
         );
-        slot.set(Some(keys.clone()));
+        slot.set(Some((keys.clone(), Arc::default())));
         let mut rolled = keys.clone();
         rolled.roll(random_master_key(&mut rng, 2)).expect("a roll");
         slot.publish(&rolled);

@@ -54,6 +54,11 @@ pub struct RmContext {
     /// Who may act for whom (`hadoop.proxyuser.*`), replaced by
     /// `refreshSuperUserGroupsConfiguration`.
     pub proxy_users: RwLock<Arc<ProxyUsers>>,
+    /// `hadoop.security.auth_to_local`: principals' short names.
+    pub names: Arc<spindle_common::security::auth_to_local::AuthToLocal>,
+    /// Whether Kerberos is on (`hadoop.security.authentication=kerberos`):
+    /// delegation tokens are then issued only to Kerberos logins.
+    pub kerberos: bool,
 }
 
 impl RmContext {

@@ -420,6 +420,7 @@ impl CoreInbox {
                 let mut answered = Vec::new();
                 let mut next = Some(message);
                 let amrm_key = state.keys().amrm.current_key().key_id;
+                let delegation = state.delegation_version();
                 while let Some(message) = next.take() {
                     match message {
                         Message::Command(command, reply_to) => {
@@ -440,6 +441,11 @@ impl CoreInbox {
                 // verifier before any reply carries a token under it.
                 if state.keys().amrm.current_key().key_id != amrm_key {
                     keys.publish(&state.keys().amrm);
+                }
+                // So do delegation tokens issued, renewed or cancelled: a
+                // token works once its getDelegationToken has answered.
+                if state.delegation_version() != delegation {
+                    keys.publish_delegation(state.delegation_view());
                 }
                 if let Some(store) = &mut store {
                     // Durable before answered: a change the store could

@@ -10,6 +10,7 @@ pub mod active;
 pub mod amrm_verifier;
 pub mod context;
 pub mod core;
+pub mod delegation_verifier;
 pub mod failover;
 pub mod ha_conf;
 pub mod impersonation;

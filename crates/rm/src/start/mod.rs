@@ -27,6 +27,7 @@ use crate::runtime::active::{self, RmControl, ServiceState};
 use crate::runtime::amrm_verifier::{AmrmVerifier, KeySlot};
 use crate::runtime::context::RmContext;
 use crate::runtime::core::CoreHandle;
+use crate::runtime::delegation_verifier::DelegationVerifier;
 use crate::runtime::impersonation::Impersonator;
 use crate::runtime::{failover, ha_conf};
 use crate::state::build as state_build;
@@ -110,6 +111,8 @@ impl ResourceManager {
             max_reply_bytes: read.max_reply_bytes,
             web: web_addresses,
             proxy_users: std::sync::RwLock::new(Arc::new(read.proxy_users)),
+            names: read.names.clone(),
+            kerberos: read.kerberos.is_some(),
         });
         // Kerberos callers may act for others as hadoop.proxyuser.* allows,
         // on the ports clients and administrators use.
@@ -123,12 +126,24 @@ impl ResourceManager {
             inbox
         });
 
+        // Under Kerberos the client port also takes RM delegation tokens
+        // (Hadoop's TOKEN method), before KERBEROS as Hadoop lists them.
+        let client_mechanisms = kerberos_only.clone().map(|mut mechanisms| {
+            mechanisms.insert(
+                0,
+                Mechanism::token(DelegationVerifier {
+                    slot: keys.clone(),
+                    names: read.names.clone(),
+                }),
+            );
+            mechanisms
+        });
         let client = bind_rpc(
             conf,
             "yarn.resourcemanager.address",
             vec![client_service::service(context.clone())],
             "rm-client",
-            kerberos_only.clone(),
+            client_mechanisms,
             impersonation.clone(),
         )
         .await?;
@@ -179,6 +194,7 @@ impl ResourceManager {
             key_rolling: read.key_rolling,
             container_token_expiry_ms: read.container_token_expiry_ms,
             scheduler_service,
+            delegation: read.delegation,
         };
         let active_conf = active::ActiveConf {
             clock,

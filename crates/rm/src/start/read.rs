@@ -60,6 +60,11 @@ pub(super) struct Read {
     /// `hadoop.proxyuser.*`: who may act for whom on the client and admin
     /// ports.
     pub proxy_users: ProxyUsers,
+    /// `hadoop.security.auth_to_local`: the short names of principals
+    /// (delegation tokens' renewers and owners).
+    pub names: std::sync::Arc<spindle_common::security::auth_to_local::AuthToLocal>,
+    /// `yarn.resourcemanager.delegation.*`.
+    pub delegation: crate::model::delegation::DelegationConf,
 }
 
 impl Read {
@@ -125,6 +130,7 @@ impl Read {
             racks = %topology.describe(),
             "scheduler configured"
         );
+        let kerberos = kerberos_identity(conf)?;
         Ok(Read {
             store,
             work_preserving,
@@ -159,8 +165,25 @@ impl Read {
             key_rolling: key_rolling(conf, expiry_ms, now_mono_ms)?,
             log_aggregation: log_aggregation::LogAggregationConf::from_conf(conf)?,
             log_retention: log_retention::LogRetention::from_conf(conf)?,
-            kerberos: kerberos_identity(conf)?,
+            kerberos: kerberos.clone(),
             proxy_users: ProxyUsers::from_conf(conf).map_err(RmError::Invalid)?,
+            names: match &kerberos {
+                Some(identity) => identity.names.clone(),
+                None => {
+                    std::sync::Arc::new(kerberos::names_of(conf, "").map_err(RmError::Invalid)?)
+                }
+            },
+            delegation: crate::model::delegation::DelegationConf {
+                key_update_interval_ms: positive(
+                    conf,
+                    conf_keys::RM_DELEGATION_KEY_UPDATE_INTERVAL,
+                )? as u64,
+                renew_interval_ms: positive(conf, conf_keys::RM_DELEGATION_TOKEN_RENEW_INTERVAL)?
+                    as u64,
+                max_lifetime_ms: positive(conf, conf_keys::RM_DELEGATION_TOKEN_MAX_LIFETIME)?
+                    as u64,
+                ..Default::default()
+            },
         })
     }
 }

@@ -8,12 +8,14 @@
 //! time read and the key seed drawn by the caller.
 
 use spindle_scheduler::{Scheduler, SchedulerConfig};
+use tracing::warn;
 
 use crate::acl::Acl;
 use crate::cluster::nodes::{NodeConfig, NodeTable};
 use crate::cluster::Cluster;
 use crate::hosts::HostLists;
 use crate::model::apps::AppTable;
+use crate::model::delegation::{DelegationConf, DelegationTokens};
 use crate::model::keys::{KeyRing, KeyRolling, TokenIssuer};
 use crate::queue_files::QueueFile;
 use crate::state::{RecoverySummary, RmState, Settings};
@@ -38,6 +40,8 @@ pub struct StateConf {
     pub container_token_expiry_ms: u64,
     /// The scheduler port's `host:port`, in AMRMTokens.
     pub scheduler_service: String,
+    /// `yarn.resourcemanager.delegation.*`.
+    pub delegation: DelegationConf,
 }
 
 /// With recovery on: what the store held and its bound on finished
@@ -68,7 +72,7 @@ impl StateConf {
         &self,
         admin_acl: Acl,
         now: Now,
-        store: Option<FromStore>,
+        mut store: Option<FromStore>,
         key_seed: u64,
     ) -> Result<Built, String> {
         use rand::SeedableRng;
@@ -124,10 +128,37 @@ impl StateConf {
                 rand::Rng::random(&mut rng),
             ),
         );
+        // Delegation tokens as the store kept them, else a fresh key.
+        let stored_delegation = store.as_mut().and_then(|s| {
+            let tokens = std::mem::take(&mut s.recovered.delegation_tokens);
+            s.recovered.delegation_keys.take().map(|k| (k, tokens))
+        });
+        let delegation_seed = rand::Rng::random(&mut rng);
+        let delegation = match &stored_delegation {
+            Some((keys, tokens)) => {
+                let (dt, dropped) = DelegationTokens::from_stored(
+                    self.delegation,
+                    keys,
+                    tokens,
+                    now.wall_ms as i64,
+                    delegation_seed,
+                )?;
+                for token in dropped {
+                    warn!(%token, "stored RM delegation token dropped: its master key is gone");
+                }
+                dt
+            }
+            None => DelegationTokens::new(self.delegation, now.wall_ms as i64, delegation_seed),
+        };
         let recovery = store.map(|s| {
             state.enable_store(s.max_completed);
             state.recover(s.recovered.apps, now)
         });
+        let mut delegation = delegation;
+        if state.store_enabled() {
+            delegation.record();
+        }
+        state.set_delegation(delegation);
         Ok(Built {
             state,
             keys_stored,

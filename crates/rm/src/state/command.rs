@@ -22,7 +22,7 @@
 
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
-use spindle_common::security::MasterKey;
+use spindle_common::security::{MasterKey, Token};
 use spindle_common::states::FinalStatus;
 
 use crate::acl::Acl;
@@ -56,6 +56,9 @@ pub enum Command {
     UpdateApplicationTimeouts(UpdateApplicationTimeouts),
     SignalContainer(SignalContainer),
     FailApplicationAttempt(FailApplicationAttempt),
+    GetDelegationToken(GetDelegationToken),
+    RenewDelegationToken(RenewDelegationToken),
+    CancelDelegationToken(CancelDelegationToken),
     // ApplicationMasterProtocol
     RegisterApplicationMaster(RegisterApplicationMaster),
     Allocate(Allocate),
@@ -105,6 +108,9 @@ impl Command {
             | Command::MoveApplication(_)
             | Command::UpdateApplicationTimeouts(_)
             | Command::FailApplicationAttempt(_)
+            | Command::GetDelegationToken(_)
+            | Command::RenewDelegationToken(_)
+            | Command::CancelDelegationToken(_)
             | Command::RegisterApplicationMaster(_)
             | Command::FinishApplicationMaster(_)
             | Command::AmLaunched(_)
@@ -134,6 +140,9 @@ impl Command {
             Command::UpdateApplicationTimeouts(_) => "UpdateApplicationTimeouts",
             Command::SignalContainer(_) => "SignalContainer",
             Command::FailApplicationAttempt(_) => "FailApplicationAttempt",
+            Command::GetDelegationToken(_) => "GetDelegationToken",
+            Command::RenewDelegationToken(_) => "RenewDelegationToken",
+            Command::CancelDelegationToken(_) => "CancelDelegationToken",
             Command::RegisterApplicationMaster(_) => "RegisterApplicationMaster",
             Command::Allocate(_) => "Allocate",
             Command::FinishApplicationMaster(_) => "FinishApplicationMaster",
@@ -164,6 +173,9 @@ pub enum Reply {
     UpdateApplicationTimeouts(Result<(), Refusal>),
     SignalContainer(Result<(), Refusal>),
     FailApplicationAttempt(Result<(), Refusal>),
+    GetDelegationToken(Token),
+    RenewDelegationToken(Result<i64, Refusal>),
+    CancelDelegationToken(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
     Allocate(Result<AllocateReply, Refusal>),
     FinishApplicationMaster(Result<bool, Refusal>),
@@ -234,6 +246,9 @@ request!(MoveApplication => Result<(), Refusal>);
 request!(UpdateApplicationTimeouts => Result<(), Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
 request!(FailApplicationAttempt => Result<(), Refusal>);
+request!(GetDelegationToken => Token);
+request!(RenewDelegationToken => Result<i64, Refusal>);
+request!(CancelDelegationToken => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
 request!(Allocate => Result<AllocateReply, Refusal>);
 request!(FinishApplicationMaster => Result<bool, Refusal>);
@@ -250,6 +265,33 @@ request!(AmLaunched => ());
 request!(AmLaunchFailed => ());
 
 // ---- ApplicationClientProtocol ------------------------------------------------
+
+/// `getDelegationToken` by `owner` (its full name, a Kerberos principal),
+/// for `renewer` (a short name), `real_user` when the owner is
+/// impersonated. Answers the token (its service empty, as Hadoop's RM).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetDelegationToken {
+    pub owner: String,
+    pub renewer: String,
+    pub real_user: Option<String>,
+}
+
+/// `renewDelegationToken` by `renewer` (the caller's short name). Answers
+/// the token's new expiry (wall ms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenewDelegationToken {
+    pub token: Token,
+    pub renewer: String,
+}
+
+/// `cancelDelegationToken` by `canceller` (its full name), whose short name
+/// is `short`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CancelDelegationToken {
+    pub token: Token,
+    pub canceller: String,
+    pub short: String,
+}
 
 /// `getNewApplication`: the next application id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

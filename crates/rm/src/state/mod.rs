@@ -31,6 +31,7 @@ mod am_protocol;
 pub mod build;
 pub mod command;
 mod decisions;
+mod delegation;
 mod heartbeat;
 mod invariants;
 mod lifecycle;
@@ -56,6 +57,7 @@ use crate::model::access::AccessControl;
 use crate::model::amrm::AllocateReply;
 use crate::model::apps::AppTable;
 use crate::model::attempts::{AppAttempts, Attempt};
+use crate::model::delegation::{DelegationConf, DelegationTokens};
 use crate::model::keys::TokenIssuer;
 use crate::model::launch::{AmLaunchContext, Effect};
 use crate::model::limits::Limits;
@@ -130,6 +132,8 @@ pub struct RmState {
     /// replaced by `refreshAdminAcls`).
     access: AccessControl,
     tokens: TokenIssuer,
+    /// RM delegation tokens (`getDelegationToken` and the rest).
+    delegation: DelegationTokens,
     /// Heartbeat-borne instructions per node.
     node_work: BTreeMap<NodeId, NodeWork>,
     /// The last NORMAL heartbeat answer of each node, whole, for a node
@@ -187,7 +191,15 @@ impl RmState {
     ) -> RmState {
         let access = AccessControl::new(settings.acl_enabled, admin_acl);
         let log_aggregation = LogAggregations::new(settings.log_aggregation);
+        // Hadoop's settings, keys seeded from the cluster timestamp (a
+        // simulation replays); the RM's build replaces it.
+        let delegation = DelegationTokens::new(
+            DelegationConf::default(),
+            settings.cluster_ts,
+            settings.cluster_ts as u64,
+        );
         RmState {
+            delegation,
             settings,
             cluster,
             apps,
@@ -260,6 +272,15 @@ impl RmState {
             Command::Tick(_) => {
                 self.tick(now);
                 Reply::Tick
+            }
+            Command::GetDelegationToken(c) => {
+                Reply::GetDelegationToken(self.get_delegation_token(now, c))
+            }
+            Command::RenewDelegationToken(c) => {
+                Reply::RenewDelegationToken(self.renew_delegation_token(now, c))
+            }
+            Command::CancelDelegationToken(c) => {
+                Reply::CancelDelegationToken(self.cancel_delegation_token(c))
             }
             Command::AmLaunched(c) => {
                 self.am_launched(now, c.attempt);
@@ -339,6 +360,7 @@ impl RmState {
         retain_listed(&mut self.node_work, active());
         retain_listed(&mut self.last_answers, active());
         self.tokens.roll_due(now.mono_ms);
+        self.delegation.tick(now.wall_ms as i64);
         self.expire_silent_ams(now);
         self.expire_lifetimes(now);
         self.log_aggregation.expire(now.mono_ms);

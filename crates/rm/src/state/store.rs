@@ -91,6 +91,7 @@ impl RmState {
     /// answers what changed. `max_completed` is the store's bound on
     /// finished applications.
     pub(crate) fn enable_store(&mut self, max_completed: usize) {
+        self.delegation.record();
         self.persist = Some(Persist {
             max_completed,
             ..Persist::default()
@@ -228,7 +229,7 @@ impl RmState {
         };
         #[cfg(test)]
         self.check_unchanged(&persist, &changed);
-        let mut ops = Vec::new();
+        let mut ops = self.delegation.take_store_ops();
         // Only the watched applications a command touched can have changed.
         let ids: Vec<ApplicationId> = changed
             .into_iter()

@@ -36,7 +36,10 @@ fn apply(stored: &mut BTreeMap<String, StoredApp>, ops: Vec<StoreOp>) {
             StoreOp::RemoveApp(id) => {
                 stored.remove(&id.to_string());
             }
-            StoreOp::PutKeys(_) => {}
+            StoreOp::PutKeys(_)
+            | StoreOp::PutDelegationKeys(_)
+            | StoreOp::PutDelegationToken(_)
+            | StoreOp::RemoveDelegationToken(_) => {}
         }
     }
 }

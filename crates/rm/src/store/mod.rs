@@ -17,7 +17,10 @@ mod records;
 mod redb_store;
 pub mod zk_store;
 
-pub use records::{StoredApp, StoredAttempt, StoredKeys, StoredLaunch, StoredSecret};
+pub use records::{
+    StoredApp, StoredAttempt, StoredDelegationKey, StoredDelegationKeys, StoredDelegationToken,
+    StoredKeys, StoredLaunch, StoredSecret,
+};
 pub use redb_store::{RedbStore, FORMAT_VERSION};
 pub use zk_store::{ZkStore, ZkStoreConf};
 
@@ -37,6 +40,12 @@ pub enum StoreOp {
     RemoveApp(ApplicationId),
     /// The token master keys (current and previous of each manager).
     PutKeys(StoredKeys),
+    /// The RM delegation-token keys and sequence number.
+    PutDelegationKeys(StoredDelegationKeys),
+    /// An RM delegation token, new or renewed.
+    PutDelegationToken(StoredDelegationToken),
+    /// An RM delegation token cancelled or expired (its sequence number).
+    RemoveDelegationToken(i32),
 }
 
 /// What a store held when the RM started, and this start's epoch.
@@ -52,6 +61,8 @@ pub struct Recovered {
     pub last_cluster_ts: Option<i64>,
     pub apps: Vec<StoredApp>,
     pub keys: Option<StoredKeys>,
+    pub delegation_keys: Option<StoredDelegationKeys>,
+    pub delegation_tokens: Vec<StoredDelegationToken>,
 }
 
 impl Recovered {
@@ -74,6 +85,8 @@ impl Recovered {
             last_cluster_ts,
             apps: Vec::new(),
             keys: None,
+            delegation_keys: None,
+            delegation_tokens: Vec::new(),
         }
     }
 }

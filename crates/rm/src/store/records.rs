@@ -80,6 +80,43 @@ pub struct StoredKeys {
     pub nm_token: StoredSecret,
 }
 
+/// The RM delegation-token master keys, the last sequence number handed
+/// out and when the keys last rolled (`crate::model::delegation`).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredDelegationKeys {
+    pub keys: Vec<StoredDelegationKey>,
+    pub current: i32,
+    pub rolled_ms: i64,
+    pub sequence: i32,
+}
+
+/// One delegation-token master key.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredDelegationKey {
+    pub id: i32,
+    pub bytes: Vec<u8>,
+    pub expiry_ms: i64,
+}
+
+/// A live RM delegation token: its identifier as issued (its password is
+/// recomputed from its key) and its renew date.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredDelegationToken {
+    pub sequence: i32,
+    pub identifier: Vec<u8>,
+    pub renew_date_ms: i64,
+}
+
+impl std::fmt::Debug for StoredDelegationKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredDelegationKeys")
+            .field("keys", &self.keys.iter().map(|k| k.id).collect::<Vec<_>>())
+            .field("current", &self.current)
+            .field("sequence", &self.sequence)
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for StoredSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoredSecret")

@@ -1,8 +1,9 @@
 //! The embedded store: one `redb` file on local disk.
 //!
-//! Two tables: `meta` (format version, epoch, last cluster timestamp, token
-//! master keys) and `apps` (one JSON record per application, keyed by its
-//! id). Every write is one transaction committed with redb's default
+//! Three tables: `meta` (format version, epoch, last cluster timestamp, token
+//! master keys, delegation-token keys), `apps` (one JSON record per
+//! application, keyed by its id) and `delegation-tokens` (one JSON record
+//! per live RM delegation token, keyed by its sequence number). Every write is one transaction committed with redb's default
 //! durability (fsync'd before `commit` returns).
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,9 @@ use super::{Recovered, StateStore, StoreError, StoreOp, StoredApp, StoredKeys};
 
 pub(super) const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
 pub(super) const APPS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("apps");
+/// RM delegation tokens by sequence number.
+pub(super) const DELEGATION_TOKENS: TableDefinition<'_, i32, &[u8]> =
+    TableDefinition::new("delegation-tokens");
 
 /// The record layout this binary writes and understands.
 pub const FORMAT_VERSION: u32 = 1;
@@ -21,6 +25,7 @@ pub(super) const VERSION_KEY: &str = "format-version";
 const EPOCH_KEY: &str = "epoch";
 const CLUSTER_TS_KEY: &str = "cluster-timestamp";
 const KEYS_KEY: &str = "master-keys";
+const DELEGATION_KEYS_KEY: &str = "delegation-keys";
 
 /// The embedded state store.
 pub struct RedbStore {
@@ -129,6 +134,11 @@ impl RedbStore {
                     .map_err(|e| format!("its master-keys record is malformed: {e}"))?;
                 recovered.keys = Some(keys);
             }
+            if let Some(v) = meta.get(DELEGATION_KEYS_KEY).map_err(|e| e.to_string())? {
+                let keys = serde_json::from_slice(v.value())
+                    .map_err(|e| format!("its delegation-keys record is malformed: {e}"))?;
+                recovered.delegation_keys = Some(keys);
+            }
             meta.insert(
                 VERSION_KEY,
                 u64::from(FORMAT_VERSION).to_le_bytes().as_slice(),
@@ -148,6 +158,15 @@ impl RedbStore {
                     .map_err(|e| format!("the record of {} is malformed: {e}", k.value()))?;
                 recovered.apps.push(app);
             }
+            let tokens = txn
+                .open_table(DELEGATION_TOKENS)
+                .map_err(|e| e.to_string())?;
+            for entry in tokens.iter().map_err(|e| e.to_string())? {
+                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let token = serde_json::from_slice(v.value())
+                    .map_err(|e| format!("delegation token {} is malformed: {e}", k.value()))?;
+                recovered.delegation_tokens.push(token);
+            }
         }
         txn.commit().map_err(|e| e.to_string())?;
         Ok(recovered)
@@ -158,6 +177,9 @@ impl RedbStore {
         {
             let mut apps = txn.open_table(APPS).map_err(|e| e.to_string())?;
             let mut meta = txn.open_table(META).map_err(|e| e.to_string())?;
+            let mut tokens = txn
+                .open_table(DELEGATION_TOKENS)
+                .map_err(|e| e.to_string())?;
             for op in ops {
                 match op {
                     StoreOp::PutApp(app) => {
@@ -173,6 +195,20 @@ impl RedbStore {
                         let bytes = serde_json::to_vec(keys).map_err(|e| e.to_string())?;
                         meta.insert(KEYS_KEY, bytes.as_slice())
                             .map_err(|e| e.to_string())?;
+                    }
+                    StoreOp::PutDelegationKeys(keys) => {
+                        let bytes = serde_json::to_vec(keys).map_err(|e| e.to_string())?;
+                        meta.insert(DELEGATION_KEYS_KEY, bytes.as_slice())
+                            .map_err(|e| e.to_string())?;
+                    }
+                    StoreOp::PutDelegationToken(token) => {
+                        let bytes = serde_json::to_vec(token).map_err(|e| e.to_string())?;
+                        tokens
+                            .insert(token.sequence, bytes.as_slice())
+                            .map_err(|e| e.to_string())?;
+                    }
+                    StoreOp::RemoveDelegationToken(sequence) => {
+                        tokens.remove(*sequence).map_err(|e| e.to_string())?;
                     }
                 }
             }

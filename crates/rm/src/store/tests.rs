@@ -87,6 +87,9 @@ fn round_trip_with_epoch_and_cluster_timestamp() {
         ])
         .expect("written");
     store
+        .write(&delegation_ops())
+        .expect("delegation tokens written");
+    store
         .write(&[StoreOp::RemoveApp(
             "application_1000_0002"
                 .parse::<ApplicationId>()
@@ -103,9 +106,51 @@ fn round_trip_with_epoch_and_cluster_timestamp() {
     assert_eq!(second.cluster_ts, 1001);
     assert_eq!(second.apps, vec![a]);
     assert_eq!(second.keys, Some(keys()));
+    assert_delegation_kept(&second);
     drop(store);
     let (_, third) = open(&path, 5000);
     assert_eq!((third.epoch, third.cluster_ts), (2, 5000));
+}
+
+/// Delegation-token keys, two tokens written, one renewed, one cancelled.
+pub(super) fn delegation_ops() -> Vec<StoreOp> {
+    let token = |sequence, renew_date_ms| {
+        StoreOp::PutDelegationToken(StoredDelegationToken {
+            sequence,
+            identifier: vec![sequence as u8; 12],
+            renew_date_ms,
+        })
+    };
+    vec![
+        StoreOp::PutDelegationKeys(StoredDelegationKeys {
+            keys: vec![StoredDelegationKey {
+                id: 3,
+                bytes: vec![7; 20],
+                expiry_ms: 99,
+            }],
+            current: 3,
+            rolled_ms: 5,
+            sequence: 2,
+        }),
+        token(1, 10),
+        token(2, 10),
+        token(1, 20),
+        StoreOp::RemoveDelegationToken(2),
+    ]
+}
+
+/// What [`delegation_ops`] leaves.
+pub(super) fn assert_delegation_kept(recovered: &Recovered) {
+    let keys = recovered.delegation_keys.as_ref().expect("delegation keys");
+    assert_eq!((keys.current, keys.sequence, keys.keys.len()), (3, 2, 1));
+    assert_eq!(
+        recovered.delegation_tokens,
+        vec![StoredDelegationToken {
+            sequence: 1,
+            identifier: vec![1; 12],
+            renew_date_ms: 20,
+        }]
+    );
 }
 
 #[test]

@@ -11,6 +11,8 @@
 //! | `SpindleMeta` | `{"epoch":…,"cluster_ts":…}` |
 //! | `SpindleKeys` | the token master keys |
 //! | `SpindleApps/<application id>` | one application |
+//! | `SpindleDelegationKeys` | the RM delegation-token keys and sequence number |
+//! | `SpindleDelegationTokens/<sequence number>` | one live RM delegation token |
 //! | `SpindleFencing` | the RM that opened the store last |
 //!
 //! Fencing: opening the store bumps the version of `SpindleFencing` (in the same multi-op
@@ -39,6 +41,8 @@ const VERSION_NODE: &str = "SpindleVersion";
 const META_NODE: &str = "SpindleMeta";
 const KEYS_NODE: &str = "SpindleKeys";
 const APPS_NODE: &str = "SpindleApps";
+const DELEGATION_KEYS_NODE: &str = "SpindleDelegationKeys";
+const DELEGATION_TOKENS_NODE: &str = "SpindleDelegationTokens";
 const FENCING_NODE: &str = "SpindleFencing";
 
 /// The ZooKeeper store's settings.
@@ -111,6 +115,8 @@ pub struct ZkStore {
     fence_version: i32,
     /// Applications that have a znode.
     apps: HashSet<String>,
+    /// Delegation tokens (sequence numbers) that have a znode.
+    tokens: HashSet<i32>,
     /// How long one ZooKeeper operation may take before the write fails.
     op_timeout: Duration,
 }
@@ -179,6 +185,7 @@ struct Opened {
     recovered: Recovered,
     fence_version: i32,
     apps: HashSet<String>,
+    tokens: HashSet<i32>,
 }
 
 async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String> {
@@ -191,7 +198,15 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
     zk.ensure_path(&client, &root)
         .await
         .map_err(|e| format!("cannot create {root}: {e}"))?;
-    for name in [VERSION_NODE, META_NODE, KEYS_NODE, APPS_NODE, FENCING_NODE] {
+    for name in [
+        VERSION_NODE,
+        META_NODE,
+        KEYS_NODE,
+        APPS_NODE,
+        DELEGATION_KEYS_NODE,
+        DELEGATION_TOKENS_NODE,
+        FENCING_NODE,
+    ] {
         create_if_missing(&client, zk, &node(&root, name)).await?;
     }
     // The format first: a newer store is not read any further.
@@ -232,6 +247,32 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
                 .map_err(|e| format!("znode {keys_path} is malformed: {e}"))?;
             recovered.keys = Some(keys);
         }
+    }
+    let dt_keys_path = node(&root, DELEGATION_KEYS_NODE);
+    if let Some((bytes, _)) = read(&client, &dt_keys_path).await? {
+        if !bytes.is_empty() {
+            let keys = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("znode {dt_keys_path} is malformed: {e}"))?;
+            recovered.delegation_keys = Some(keys);
+        }
+    }
+    let tokens_path = node(&root, DELEGATION_TOKENS_NODE);
+    let mut tokens = HashSet::new();
+    for child in client
+        .list_children(&tokens_path)
+        .await
+        .map_err(|e| format!("cannot list {tokens_path}: {e}"))?
+    {
+        let path = node(&tokens_path, &child);
+        let bytes = match client.get_data(&path).await {
+            Ok((bytes, _)) => bytes,
+            Err(zookeeper_client::Error::NoNode) => continue,
+            Err(e) => return Err(format!("cannot read {path}: {e}")),
+        };
+        let token: super::StoredDelegationToken = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("znode {path} is malformed: {e}"))?;
+        tokens.insert(token.sequence);
+        recovered.delegation_tokens.push(token);
     }
     let apps_path = node(&root, APPS_NODE);
     let mut children = client
@@ -290,6 +331,7 @@ async fn open_async(conf: ZkStoreConf, cluster_ts: i64) -> Result<Opened, String
         recovered,
         fence_version,
         apps,
+        tokens,
     })
 }
 
@@ -328,6 +370,7 @@ impl ZkStore {
                 root,
                 fence_version: opened.fence_version,
                 apps: opened.apps,
+                tokens: opened.tokens,
                 op_timeout: conf.zk.session_timeout * 2,
             },
             recovered,
@@ -354,6 +397,8 @@ impl ZkStore {
         }
         let mut changes = Vec::new();
         let mut exists = self.apps.clone();
+        let mut tokens = self.tokens.clone();
+        let tokens_path = node(&self.root, DELEGATION_TOKENS_NODE);
         let mut total = 0usize;
         for op in ops {
             match op {
@@ -386,6 +431,26 @@ impl ZkStore {
                     let bytes = serde_json::to_vec(keys).map_err(|e| self.error(e.to_string()))?;
                     total += bytes.len();
                     changes.push(Change::Set(node(&self.root, KEYS_NODE), bytes));
+                }
+                StoreOp::PutDelegationKeys(keys) => {
+                    let bytes = serde_json::to_vec(keys).map_err(|e| self.error(e.to_string()))?;
+                    total += bytes.len();
+                    changes.push(Change::Set(node(&self.root, DELEGATION_KEYS_NODE), bytes));
+                }
+                StoreOp::PutDelegationToken(token) => {
+                    let bytes = serde_json::to_vec(token).map_err(|e| self.error(e.to_string()))?;
+                    total += bytes.len();
+                    let path = node(&tokens_path, &token.sequence.to_string());
+                    if tokens.insert(token.sequence) {
+                        changes.push(Change::Create(path, bytes));
+                    } else {
+                        changes.push(Change::Set(path, bytes));
+                    }
+                }
+                StoreOp::RemoveDelegationToken(sequence) => {
+                    if tokens.remove(sequence) {
+                        changes.push(Change::Delete(node(&tokens_path, &sequence.to_string())));
+                    }
                 }
             }
         }
@@ -434,6 +499,7 @@ impl ZkStore {
         };
         result.map_err(|what| self.error(what))?;
         self.apps = exists;
+        self.tokens = tokens;
         Ok(())
     }
 }

@@ -96,6 +96,9 @@ fn round_trip_with_epoch_and_cluster_timestamp() {
             ),
         ])
         .expect("update and remove");
+    store
+        .write(&super::tests::delegation_ops())
+        .expect("delegation tokens written");
     drop(store);
     // An earlier clock: the new timestamp still moves past the stored one.
     let (_store, recovered) = open(&conf, 900).expect("reopen");
@@ -104,6 +107,7 @@ fn round_trip_with_epoch_and_cluster_timestamp() {
     assert_eq!(recovered.cluster_ts, 1001);
     assert_eq!(recovered.apps, vec![a1_done]);
     assert_eq!(recovered.keys, Some(keys()));
+    super::tests::assert_delegation_kept(&recovered);
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! | `POST /ws/v1/cluster/containers/{id}/signal/{command}` | `SignalContainer` | 200, empty; 400 `Invalid command: <C>, valid commands are: [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]`; any refusal a 500 with the RPC's message, as `RMWebServices.signalToContainer` |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
 //! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
+//! | `POST /ws/v1/cluster/delegation-token`, `POST .../delegation-token/expiration`, `DELETE .../delegation-token` | none | 403 `Delegation token operations can only be carried out on a Kerberos authenticated channel. Expected auth type is kerberos, got type <simple or null>`, as Hadoop's RM answers without SPNEGO (which Spindle's web does not offer yet); the RPC serves them |
 //!
 //! The caller is Hadoop's pseudo-authentication user, the `user.name` query
 //! parameter, else the static web user (`dr.who`, see `web::caller`); with
@@ -61,6 +62,40 @@ pub fn routes() -> Router<WebContext> {
         )
         .route("/ws/v1/cluster/apps/new-application", post(new_application))
         .route("/ws/v1/cluster/apps", post(submit_application))
+        .route(
+            "/ws/v1/cluster/delegation-token",
+            post(delegation_token).delete(delegation_token),
+        )
+        .route(
+            "/ws/v1/cluster/delegation-token/expiration",
+            post(delegation_token),
+        )
+}
+
+/// `RMWebServices`' delegation-token resources: only a Kerberos (SPNEGO)
+/// caller may use them, and this web authenticates by `user.name` or the
+/// static user, so each is refused as Hadoop's `createKerberosUserGroupInformation`
+/// refuses another authentication type (a caller without a user first gets
+/// the 401 every write gets).
+async fn delegation_token(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = require_user(&web, query.as_deref(), &headers) {
+        return *r;
+    }
+    let auth_type = match caller::user_in_query(query.as_deref()) {
+        Ok(Some(_)) => "simple",
+        _ => "null",
+    };
+    plain(
+        StatusCode::FORBIDDEN,
+        format!(
+            "Delegation token operations can only be carried out on a Kerberos authenticated \
+             channel. Expected auth type is kerberos, got type {auth_type}"
+        ),
+    )
 }
 
 type WebResult = Result<Response, Box<Response>>;
