@@ -60,7 +60,7 @@ pub(crate) fn run_cmd(args: RmSimArgs) -> Result<u8, String> {
     let next = AtomicU64::new(args.from);
     let end = args.from + args.seeds;
     let failures = Mutex::new(Vec::new());
-    let totals = Mutex::new((0u64, 0u64, 0u64));
+    let totals = Mutex::new((0u64, 0u64, 0u64, 0u64));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -74,6 +74,7 @@ pub(crate) fn run_cmd(args: RmSimArgs) -> Result<u8, String> {
                         t.0 += r.events;
                         t.1 += r.apps_acknowledged as u64;
                         t.2 += u64::from(r.rm_restarts + r.failovers);
+                        t.3 += r.delegation_tokens as u64;
                     }
                     Err(f) => failures
                         .lock()
@@ -88,10 +89,11 @@ pub(crate) fn run_cmd(args: RmSimArgs) -> Result<u8, String> {
     for (_, text) in &failures {
         println!("{text}");
     }
-    let (events, apps, restarts) = totals.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (events, apps, restarts, tokens) =
+        totals.into_inner().unwrap_or_else(|e| e.into_inner());
     println!(
         "{} of {} seeds ({}..{}) held every invariant; the passing runs: {events} events, {apps} \
-         applications, {restarts} RM restarts and failovers",
+         applications, {tokens} delegation tokens, {restarts} RM restarts and failovers",
         args.seeds - failures.len() as u64,
         args.seeds,
         args.from,

@@ -32,6 +32,7 @@ impl World {
                 running: BTreeMap::new(),
                 to_release: Vec::new(),
                 completed: BTreeMap::new(),
+                answers: BTreeSet::new(),
                 asks_sent: None,
                 amrm_key_id: 0,
                 node: nm,
@@ -222,6 +223,13 @@ impl World {
             return Ok(());
         };
         if am.phase == AmPhase::Done {
+            return Ok(());
+        }
+        if !am.answers.insert((generation, reply.response_id)) {
+            self.note(format!(
+                "{a}: answer {} of the same RM activation again: taken already",
+                reply.response_id
+            ));
             return Ok(());
         }
         am.response_id = reply.response_id;

@@ -19,6 +19,19 @@ impl World {
                 ));
             }
         }
+        // Every delegation token handed out and not cancelled is taken by
+        // the store's owner until its renew date, failovers or not.
+        let wall = self.now().wall_ms as i64;
+        let view = state.delegation_view();
+        for (sequence, (token, until)) in &self.tokens {
+            if wall < *until {
+                if let Err(e) = view.check(&token.identifier, wall) {
+                    return Err(format!(
+                        "rm{owner}, the store's owner, refuses delegation token {sequence}: {e} (it holds {})", view.len()
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 

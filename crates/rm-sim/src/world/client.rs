@@ -1,5 +1,5 @@
 //! The simulated clients: new application, submission (retried as the same
-//! one), kill.
+//! one), kill; and an RM delegation token asked for, renewed and cancelled.
 
 use super::*;
 
@@ -36,7 +36,37 @@ impl World {
                     from: None,
                 })
             }
-            ClientPhase::Acknowledged(_) => return,
+            ClientPhase::Acknowledged(_) => match &c.token {
+                TokenPlan::Wanted { .. } => Command::GetDelegationToken(GetDelegationToken {
+                    owner: TOKEN_OWNER.into(),
+                    renewer: USER.into(),
+                    real_user: None,
+                }),
+                TokenPlan::Held {
+                    token,
+                    renewed: false,
+                    ..
+                } => Command::RenewDelegationToken(RenewDelegationToken {
+                    token: token.clone(),
+                    renewer: USER.into(),
+                }),
+                TokenPlan::Held {
+                    token,
+                    cancel: true,
+                    ..
+                } => {
+                    // Gone from the moment the RM may handle the cancel.
+                    if let Ok(ident) = RmDelegationTokenIdentifier::decode(&token.identifier) {
+                        self.tokens.remove(&ident.sequence_number);
+                    }
+                    Command::CancelDelegationToken(CancelDelegationToken {
+                        token: token.clone(),
+                        canceller: TOKEN_OWNER.into(),
+                        short: USER.into(),
+                    })
+                }
+                _ => return,
+            },
         };
         if matches!(c.phase, ClientPhase::Waiting) {
             self.clients[i].phase = ClientPhase::GettingId;
@@ -66,6 +96,8 @@ impl World {
                             if self.clients[i].kill {
                                 let at = self.rng.random_range(1_000..30_000);
                                 self.wake_in(Actor::Client(i), at);
+                            } else if self.clients[i].token != TokenPlan::None {
+                                self.wake_in(Actor::Client(i), 2_000);
                             }
                         }
                         Err(e) => {
@@ -80,6 +112,52 @@ impl World {
             Reply::KillApplication(r) => {
                 if r.is_ok() {
                     self.clients[i].killed = true;
+                }
+            }
+            Reply::GetDelegationToken(token) => {
+                if let TokenPlan::Wanted { cancel } = self.clients[i].token {
+                    let ident = RmDelegationTokenIdentifier::decode(&token.identifier)
+                        .expect("the RM's own token identifier");
+                    let until = self.now().wall_ms as i64 + DAY_MS;
+                    self.note(format!(
+                        "client {i}: delegation token {}",
+                        ident.sequence_number
+                    ));
+                    self.tokens
+                        .insert(ident.sequence_number, (token.clone(), until));
+                    self.report.delegation_tokens += 1;
+                    self.clients[i].token = TokenPlan::Held {
+                        token,
+                        renewed: false,
+                        cancel,
+                    };
+                    self.wake_in(Actor::Client(i), 1_000);
+                }
+            }
+            Reply::RenewDelegationToken(r) => {
+                if let TokenPlan::Held { token, renewed, .. } = &mut self.clients[i].token {
+                    *renewed = true;
+                    let sequence = RmDelegationTokenIdentifier::decode(&token.identifier)
+                        .map_or(0, |t| t.sequence_number);
+                    match r {
+                        Ok(until) => {
+                            if let Some(t) = self.tokens.get_mut(&sequence) {
+                                t.1 = until;
+                            }
+                        }
+                        Err(e) => self.note(format!("client {i}: renewal refused: {e:?}")),
+                    }
+                    self.wake_in(Actor::Client(i), 1_000);
+                }
+            }
+            Reply::CancelDelegationToken(r) => {
+                if let TokenPlan::Held { token, .. } = &self.clients[i].token {
+                    // Cancelled now, or by an earlier try whose answer was
+                    // lost ("Token not found"): gone either way.
+                    let sequence = RmDelegationTokenIdentifier::decode(&token.identifier)
+                        .map_or(0, |t| t.sequence_number);
+                    self.note(format!("client {i}: token {sequence} cancelled: {r:?}"));
+                    self.clients[i].token = TokenPlan::Done;
                 }
             }
             other => self.note(format!("client {i}: unexpected reply {other:?}")),

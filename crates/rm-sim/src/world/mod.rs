@@ -18,7 +18,9 @@ use rand::{Rng, SeedableRng};
 use spindle_common::conf::Configuration;
 use spindle_common::ids::{ApplicationAttemptId, ApplicationId, ContainerId, NodeId};
 use spindle_common::resource::Resource;
-use spindle_common::security::{AmRmTokenIdentifier, ContainerTokenIdentifier};
+use spindle_common::security::{
+    AmRmTokenIdentifier, ContainerTokenIdentifier, RmDelegationTokenIdentifier, Token,
+};
 use spindle_common::states::FinalStatus;
 use spindle_rm::acl::Acl;
 use spindle_rm::cluster::nodes::{
@@ -35,9 +37,10 @@ use spindle_rm::queue_files::capacity;
 use spindle_rm::runtime::core::Persistence;
 use spindle_rm::state::build::{FromStore, StateConf};
 use spindle_rm::state::command::{
-    Allocate, AmLaunchFailed, AmLaunched, Command, FinishApplicationMaster, KillApplication,
-    NewApplication, NodeHeartbeat, NodeRegistration, RegisterApplicationMaster, RegisterNode,
-    Reply, SubmitApplication, Tick,
+    Allocate, AmLaunchFailed, AmLaunched, CancelDelegationToken, Command,
+    FinishApplicationMaster, GetDelegationToken, KillApplication, NewApplication, NodeHeartbeat,
+    NodeRegistration, RegisterApplicationMaster, RegisterNode, RenewDelegationToken, Reply,
+    SubmitApplication, Tick,
 };
 use spindle_rm::state::{RmState, Settings};
 use spindle_rm::time::Now;
@@ -49,6 +52,10 @@ use crate::store::MemStore;
 const WALL_BASE_MS: u64 = 1_800_000_000_000;
 /// How long a caller waits for an answer before sending again.
 const RPC_TIMEOUT_MS: u64 = 3_000;
+/// A delegation token's renew interval (Hadoop's default, the scenario's).
+const DAY_MS: i64 = 86_400_000;
+/// The full name delegation tokens are issued to.
+const TOKEN_OWNER: &str = "sim@SIM.EXAMPLE";
 /// How long a caller waits after a standby or unreachable RM.
 const RETRY_MS: u64 = 500;
 const HEARTBEAT_MS: u64 = 1_000;
@@ -70,6 +77,10 @@ pub struct Options {
     pub liveness_ms: u64,
     /// Print every traced event to stderr as it happens (to study a seed).
     pub verbose: bool,
+    /// Clients also ask for RM delegation tokens, renew and cancel them (on
+    /// by default; off replays the runs of seeds recorded before tokens
+    /// existed exactly: token traffic draws network faults of its own).
+    pub delegation_tokens: bool,
 }
 
 impl Default for Options {
@@ -78,6 +89,7 @@ impl Default for Options {
             steps: 3_000,
             liveness_ms: 900_000,
             verbose: false,
+            delegation_tokens: true,
         }
     }
 }
@@ -95,6 +107,8 @@ pub struct Report {
     pub apps_acknowledged: usize,
     pub apps_ended: usize,
     pub containers_granted: usize,
+    /// RM delegation tokens handed to clients.
+    pub delegation_tokens: usize,
     pub rm_restarts: u32,
     pub failovers: u32,
     pub store_failures: u32,
@@ -112,7 +126,8 @@ impl fmt::Display for Report {
         write!(
             f,
             "seed {}: {} events, {:.0} s simulated, {} commands; {} nodes{}; {}/{} applications \
-             acknowledged and ended ({} submitted), {} containers granted; faults: {} RM \
+             acknowledged and ended ({} submitted), {} containers granted, {} delegation tokens; \
+             faults: {} RM \
              restarts, {} failovers, {} store write failures ({} writes), {} messages lost, {} \
              duplicated, {} delayed, {} NM partitions, {} NM crashes, {} AM crashes",
             self.seed,
@@ -125,6 +140,7 @@ impl fmt::Display for Report {
             self.apps_acknowledged,
             self.apps,
             self.containers_granted,
+            self.delegation_tokens,
             self.rm_restarts,
             self.failovers,
             self.store_failures,
@@ -320,6 +336,12 @@ struct Am {
     /// Completed containers heard of, with the RM activation that told
     /// (each once per activation).
     completed: BTreeMap<(ContainerId, u64), i32>,
+    /// Allocate answers taken, by RM activation and response id: an RM
+    /// replays its last answer to a request that repeats its response id
+    /// (as Hadoop's does), also to an AM that registered again with another
+    /// RM meanwhile and starts counting from 0 (a deposed active still
+    /// answering); the AM takes each answer once.
+    answers: BTreeSet<(u64, i32)>,
     /// The ask count the RM's table holds, as far as the AM knows (`None`:
     /// send it whole, after registering again).
     asks_sent: Option<i32>,
@@ -359,7 +381,19 @@ struct Client {
     /// Kill the application once it is acknowledged.
     kill: bool,
     killed: bool,
+    /// Ask for an RM delegation token once acknowledged, renew it, and
+    /// (`cancel`) cancel it.
+    token: TokenPlan,
     call: Option<Call>,
+}
+
+/// A client's RM delegation token, through its steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TokenPlan {
+    None,
+    Wanted { cancel: bool },
+    Held { token: Token, renewed: bool, cancel: bool },
+    Done,
 }
 
 // ---- the world ---------------------------------------------------------------------
@@ -382,6 +416,10 @@ struct World {
     granted: BTreeSet<ContainerId>,
     /// Applications whose submission a client saw acknowledged.
     acknowledged: BTreeMap<ApplicationId, usize>,
+    /// RM delegation tokens a client was handed and has not seen cancelled,
+    /// by sequence number, with the renew date the RM last answered (wall
+    /// ms): the store's owner must take each until then.
+    tokens: BTreeMap<i32, (Token, i64)>,
     /// When each actor's timer fires.
     wakes: BTreeMap<Actor, u64>,
     /// The last delivery time on each connection (caller, RM, direction):
@@ -477,6 +515,7 @@ impl World {
             ams: BTreeMap::new(),
             granted: BTreeSet::new(),
             acknowledged: BTreeMap::new(),
+            tokens: BTreeMap::new(),
             wakes: BTreeMap::new(),
             channels: BTreeMap::new(),
             faults_on: true,
@@ -503,6 +542,7 @@ impl World {
             let at = world.rng.random_range(0..2_000);
             world.wake_at(Actor::Nm(i), at);
         }
+        let mut token_rng = StdRng::seed_from_u64(seed ^ 0x746f_6b65_6e73);
         for i in 0..apps {
             let client = Client {
                 phase: ClientPhase::Waiting,
@@ -518,6 +558,15 @@ impl World {
                 max_attempts: world.rng.random_range(1..=3),
                 kill: world.rng.random_bool(0.15),
                 killed: false,
+                // From a generator of their own: the scenario's other
+                // draws stay those of a run without tokens.
+                token: if world.options.delegation_tokens && token_rng.random_bool(0.4) {
+                    TokenPlan::Wanted {
+                        cancel: token_rng.random_bool(0.5),
+                    }
+                } else {
+                    TokenPlan::None
+                },
                 call: None,
             };
             world.clients.push(client);
