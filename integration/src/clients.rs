@@ -281,6 +281,11 @@ impl YarnCommand {
         ] {
             cmd.env_remove(key);
         }
+        // A test that sets up something for every Java client it starts
+        // (a Kerberos realm: the JVM reads its own krb5.conf) says so here.
+        if let Some(opts) = std::env::var_os(TEST_YARN_OPTS) {
+            cmd.env("YARN_OPTS", opts);
+        }
         cmd.env("SPINDLE_CLIENT_JARS", &self.jar_dir);
         if !self.extra_classpath.is_empty() {
             let cp = std::env::join_paths(&self.extra_classpath)
@@ -293,6 +298,10 @@ impl YarnCommand {
         Ok(cmd)
     }
 }
+
+/// The environment variable whose value becomes `YARN_OPTS` of every `yarn`
+/// command the harness starts (unless the command sets its own).
+pub const TEST_YARN_OPTS: &str = "SPINDLE_TEST_YARN_OPTS";
 
 #[cfg(test)]
 mod tests {

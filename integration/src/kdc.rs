@@ -117,6 +117,15 @@ impl Kdc {
         self.dir.path().join("krb5.conf")
     }
 
+    /// The JVM options that point a Java client at this realm (the JVM
+    /// reads a krb5.conf of its own, not `KRB5_CONFIG`): for `YARN_OPTS`.
+    pub fn java_opts(&self) -> String {
+        format!(
+            "-Djava.security.krb5.conf={} -Dsun.security.krb5.disableReferrals=true",
+            self.krb5_conf().display()
+        )
+    }
+
     pub fn port(&self) -> u16 {
         self.port
     }

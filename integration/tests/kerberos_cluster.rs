@@ -12,12 +12,8 @@ use spindle_integration::kdc::{self, Kdc, REALM};
 use spindle_integration::process::run_with_timeout;
 use spindle_integration::{wait_for, Cluster, HadoopClients};
 
-/// The JVM reads its realm from a krb5.conf of its own, not `KRB5_CONFIG`.
 fn java_opts(kdc: &Kdc) -> String {
-    format!(
-        "-Djava.security.krb5.conf={} -Dsun.security.krb5.disableReferrals=true",
-        kdc.krb5_conf().display()
-    )
+    kdc.java_opts()
 }
 
 #[test]

@@ -89,8 +89,7 @@ pub(crate) fn run_cmd(args: RmSimArgs) -> Result<u8, String> {
     for (_, text) in &failures {
         println!("{text}");
     }
-    let (events, apps, restarts, tokens) =
-        totals.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (events, apps, restarts, tokens) = totals.into_inner().unwrap_or_else(|e| e.into_inner());
     println!(
         "{} of {} seeds ({}..{}) held every invariant; the passing runs: {events} events, {apps} \
          applications, {tokens} delegation tokens, {restarts} RM restarts and failovers",

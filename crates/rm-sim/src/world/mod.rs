@@ -37,10 +37,9 @@ use spindle_rm::queue_files::capacity;
 use spindle_rm::runtime::core::Persistence;
 use spindle_rm::state::build::{FromStore, StateConf};
 use spindle_rm::state::command::{
-    Allocate, AmLaunchFailed, AmLaunched, CancelDelegationToken, Command,
-    FinishApplicationMaster, GetDelegationToken, KillApplication, NewApplication, NodeHeartbeat,
-    NodeRegistration, RegisterApplicationMaster, RegisterNode, RenewDelegationToken, Reply,
-    SubmitApplication, Tick,
+    Allocate, AmLaunchFailed, AmLaunched, CancelDelegationToken, Command, FinishApplicationMaster,
+    GetDelegationToken, KillApplication, NewApplication, NodeHeartbeat, NodeRegistration,
+    RegisterApplicationMaster, RegisterNode, RenewDelegationToken, Reply, SubmitApplication, Tick,
 };
 use spindle_rm::state::{RmState, Settings};
 use spindle_rm::time::Now;
@@ -391,8 +390,14 @@ struct Client {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum TokenPlan {
     None,
-    Wanted { cancel: bool },
-    Held { token: Token, renewed: bool, cancel: bool },
+    Wanted {
+        cancel: bool,
+    },
+    Held {
+        token: Token,
+        renewed: bool,
+        cancel: bool,
+    },
     Done,
 }
 
