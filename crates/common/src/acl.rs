@@ -103,6 +103,30 @@ pub async fn daemon_user() -> Option<String> {
 pub struct GroupCache {
     ttl: Duration,
     entries: Mutex<HashMap<String, (Instant, Vec<String>)>>,
+    /// `hadoop.user.group.static.mapping.overrides`: these users' groups
+    /// are the listed ones, never looked up.
+    overrides: HashMap<String, Vec<String>>,
+}
+
+/// `hadoop.user.group.static.mapping.overrides` (Hadoop's default
+/// `dr.who=;`): `user=group,group;user=;…`, each user's groups fixed.
+pub fn static_group_overrides(value: &str) -> Result<HashMap<String, Vec<String>>, String> {
+    let mut map = HashMap::new();
+    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((user, groups)) = entry.split_once('=') else {
+            return Err(format!(
+                "'{entry}' is not user=group,group (hadoop.user.group.static.mapping.overrides)"
+            ));
+        };
+        let groups = groups
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+            .map(str::to_string)
+            .collect();
+        map.insert(user.trim().to_string(), groups);
+    }
+    Ok(map)
 }
 
 /// Users whose groups the cache keeps at most; past it, it starts afresh
@@ -114,11 +138,22 @@ impl GroupCache {
         GroupCache {
             ttl,
             entries: Mutex::new(HashMap::new()),
+            overrides: HashMap::new(),
         }
     }
 
-    /// The groups of `user`, from the cache while fresh.
+    /// The cache with static overrides ([`static_group_overrides`]).
+    pub fn with_overrides(mut self, overrides: HashMap<String, Vec<String>>) -> GroupCache {
+        self.overrides = overrides;
+        self
+    }
+
+    /// The groups of `user`: its static override, else from the cache while
+    /// fresh, else looked up.
     pub async fn groups(&self, user: &str) -> Vec<String> {
+        if let Some(groups) = self.overrides.get(user) {
+            return groups.clone();
+        }
         let now = Instant::now();
         if let Ok(entries) = self.entries.lock() {
             if let Some((at, groups)) = entries.get(user) {
@@ -193,6 +228,17 @@ mod tests {
         assert!(admin_acl(None, Some("yarn")).allows("anyone", &[]));
         let nobody = admin_acl(Some(" "), None);
         assert!(!nobody.allows("yarn", &[]));
+    }
+
+    #[tokio::test]
+    async fn static_overrides_fix_a_users_groups() {
+        let map = static_group_overrides("dr.who=;root=ops, admins ; bob=").expect("parses");
+        let cache = GroupCache::new(Duration::from_secs(300)).with_overrides(map);
+        assert_eq!(cache.groups("root").await, vec!["ops", "admins"]);
+        assert!(cache.groups("dr.who").await.is_empty());
+        assert!(cache.groups("bob").await.is_empty());
+        assert!(static_group_overrides("nobody-equals").is_err());
+        assert!(static_group_overrides("").expect("empty").is_empty());
     }
 
     #[tokio::test]

@@ -222,14 +222,6 @@ pub static RULES: &[Rule] = &[
               ACLs naming groups would be decided on other groups",
     },
     Rule {
-        key: keys::HADOOP_USER_GROUP_STATIC_MAPPING_OVERRIDES,
-        deprecated: &[],
-        daemons: RPC_DAEMONS,
-        accepts: |v, _| v.is_empty() || v == "dr.who=;",
-        supported: "dr.who=; (Hadoop's default)",
-        why: "static group overrides are not applied yet: users would keep the host's groups",
-    },
-    Rule {
         key: "hadoop.zk.auth",
         deprecated: &["yarn.resourcemanager.zk-auth"],
         daemons: RM,
@@ -500,7 +492,6 @@ mod tests {
                 "hadoop.security.group.mapping",
                 "org.apache.hadoop.security.LdapGroupsMapping",
             ),
-            ("hadoop.user.group.static.mapping.overrides", "bob=;"),
             ("hadoop.zk.auth", "digest:yarn:secret"),
             ("yarn.nodemanager.runtime.linux.allowed-runtimes", "default,docker"),
             ("yarn.nodemanager.runtime.linux.type", "docker"),

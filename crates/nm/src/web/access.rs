@@ -45,6 +45,8 @@ pub struct WebAccess {
     pub anonymous_allowed: bool,
     /// `hadoop.security.groups.cache.secs`.
     pub groups_ttl: Duration,
+    /// `hadoop.user.group.static.mapping.overrides`.
+    pub group_overrides: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl WebAccess {
@@ -62,6 +64,17 @@ impl WebAccess {
             groups_ttl: Duration::from_secs(
                 conf.get_i64(HADOOP_SECURITY_GROUPS_CACHE_SECS)?.max(0) as u64,
             ),
+            group_overrides: spindle_common::acl::static_group_overrides(
+                &conf
+                    .get(spindle_common::conf::keys::HADOOP_USER_GROUP_STATIC_MAPPING_OVERRIDES)
+                    .unwrap_or_default(),
+            )
+            .map_err(|why| {
+                conf.invalid_value(
+                    spindle_common::conf::keys::HADOOP_USER_GROUP_STATIC_MAPPING_OVERRIDES,
+                    &why,
+                )
+            })?,
         })
     }
 }
@@ -101,7 +114,8 @@ impl LogAccess {
         let daemon = Some(daemon_user).filter(|u| !u.is_empty());
         LogAccess {
             admin: admin_acl(settings.admin_acl.as_deref(), daemon),
-            groups: GroupCache::new(settings.groups_ttl),
+            groups: GroupCache::new(settings.groups_ttl)
+                .with_overrides(settings.group_overrides.clone()),
             settings: settings.clone(),
         }
     }

@@ -106,7 +106,7 @@ impl ResourceManager {
             scheduler_kind: read.scheduler_kind,
             topology: read.topology,
             acl_enabled: read.acl_enabled,
-            groups: GroupCache::new(read.groups_ttl),
+            groups: GroupCache::new(read.groups_ttl).with_overrides(read.group_overrides.clone()),
             daemon_user: read.daemon_user,
             max_reply_bytes: read.max_reply_bytes,
             web: web_addresses,

@@ -48,6 +48,8 @@ pub(super) struct Read {
     pub daemon_user: Option<String>,
     pub admin_acl: acl::Acl,
     pub groups_ttl: Duration,
+    /// `hadoop.user.group.static.mapping.overrides`.
+    pub group_overrides: std::collections::HashMap<String, Vec<String>>,
     pub launcher: launcher::Launcher,
     pub am_expiry_ms: u64,
     pub container_token_expiry_ms: u64,
@@ -154,6 +156,12 @@ impl Read {
             daemon_user,
             admin_acl,
             groups_ttl,
+            group_overrides: acl::static_group_overrides(
+                &conf
+                    .get(conf_keys::HADOOP_USER_GROUP_STATIC_MAPPING_OVERRIDES)
+                    .unwrap_or_default(),
+            )
+            .map_err(RmError::Invalid)?,
             // AM containers are started through the NMProxy settings; a bad
             // one stops start-up.
             launcher: launcher::Launcher::new(conf)?,

@@ -22,6 +22,7 @@ pub(super) static READ: &[&str] = &[
     "hadoop.security.instrumentation.requires.admin",
     "hadoop.security.sensitive-config-keys",
     "hadoop.tmp.dir",
+    "hadoop.user.group.static.mapping.overrides",
     "hadoop.zk.acl",
     "hadoop.zk.address",
     "hadoop.zk.num-retries",
