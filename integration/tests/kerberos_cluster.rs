@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+mod web_http;
+
 use spindle_integration::kdc::{self, Kdc, REALM};
 use spindle_integration::process::run_with_timeout;
 use spindle_integration::{wait_for, Cluster, HadoopClients};
@@ -49,6 +51,10 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
     let cluster = Cluster::builder()
         .nodemanagers(1)
         .core_property("hadoop.security.authentication", "kerberos")
+        // Service-level authorization, every protocol open to all until
+        // hadoop-policy.xml says otherwise (service_acls below); the
+        // NodeManager's registration is checked against its principal.
+        .core_property("hadoop.security.authorization", true)
         // alice is the cluster's administrator under another name: the
         // admin ACL sees the short name auth_to_local gives.
         .core_property(
@@ -221,6 +227,58 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
     );
 
     delegation_tokens(&cluster, &clients, &kdc, &cache, &bob_cache, &empty_cache);
+    service_acls(&cluster, &kdc, &cache, &bob_cache);
+}
+
+/// `hadoop-policy.xml` put in force by `yarn rmadmin -refreshServiceAcl`:
+/// the client protocol for alice (ops) only; bob is refused with Hadoop's
+/// words, the administrator keeps the admin protocol.
+fn service_acls(cluster: &Cluster, kdc: &Kdc, alice: &std::path::Path, bob: &std::path::Path) {
+    let as_user = |cache: &std::path::Path, args: &[&str]| {
+        cluster
+            .yarn_command()
+            .env("YARN_OPTS", java_opts(kdc))
+            .env("KRB5CCNAME", format!("FILE:{}", cache.display()))
+            .run(args)
+            .expect("the CLI runs")
+    };
+    std::fs::write(
+        cluster.conf_dir().join("hadoop-policy.xml"),
+        "<configuration>\n\
+         <property><name>security.applicationclient.protocol.acl</name><value>ops</value></property>\n\
+         </configuration>\n",
+    )
+    .expect("hadoop-policy.xml");
+    let out = as_user(alice, &["rmadmin", "-refreshServiceAcl"]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    let out = as_user(bob, &["application", "-list"]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "User bob@{REALM} (auth:KERBEROS) is not authorized for protocol interface \
+             org.apache.hadoop.yarn.api.ApplicationClientProtocolPB: denied by configured ACL"
+        )),
+        "{out}"
+    );
+    let out = as_user(alice, &["application", "-list"]);
+    assert!(out.success(), "{out}\n{}", cluster.log_report());
+    // The NodeManager's registration passed the resource tracker's check
+    // (its principal's host names its address) and it keeps heartbeating.
+    let out = as_user(alice, &["node", "-list"]);
+    assert!(out.stdout.contains("RUNNING"), "{out}");
+
+    // With authorization on, the web's /logLevel is for administrators
+    // (Hadoop's HttpServer2.hasAdministratorAccess).
+    let web = cluster.rm().webapp;
+    let bob = web_http::get(web, "/logLevel?log=spindle_rm&user.name=bob");
+    assert_eq!(bob.status, 403, "{bob}");
+    assert!(
+        bob.text()
+            .contains("User bob is unauthorized to access this page."),
+        "{bob}"
+    );
+    let ops = web_http::get(web, "/logLevel?log=spindle_rm&user.name=ops");
+    assert_eq!(ops.status, 200, "{ops}");
 }
 
 /// RM delegation tokens through Hadoop's own client classes (`RmToken.java`)

@@ -23,7 +23,6 @@ fn refused_value(key: &str) -> &'static str {
     match key {
         "hadoop.security.authentication" => "kerberos",
         "hadoop.rpc.protection" => "privacy",
-        "hadoop.security.authorization" => "true",
         "yarn.http.policy" => "HTTPS_ONLY",
         "hadoop.http.authentication.type" => "kerberos",
         "hadoop.http.filter.initializers" => {
@@ -33,7 +32,6 @@ fn refused_value(key: &str) -> &'static str {
             "org.apache.ranger.authorization.yarn.authorizer.RangerYarnAuthorizer"
         }
         "hadoop.security.group.mapping" => "org.apache.hadoop.security.LdapGroupsMapping",
-        "hadoop.user.group.static.mapping.overrides" => "bob=;",
         "hadoop.zk.auth" => "digest:yarn:secret",
         "yarn.nodemanager.runtime.linux.allowed-runtimes" => "default,docker",
         "yarn.nodemanager.runtime.linux.type" => "docker",

@@ -295,9 +295,8 @@ fn prom_is_off_unless_enabled() {
     let web = cluster.rm().webapp;
     assert_eq!(get(web, "/prom").status, 404);
     // /logLevel is for administrators only with hadoop.security.authorization
-    // on (Hadoop's HttpServer2.hasAdministratorAccess), which the RM refuses
-    // until service-level ACLs are enforced (integration/tests/refused_settings.rs):
-    // meanwhile it answers everyone, as Hadoop's does with authorization off.
+    // on (Hadoop's HttpServer2.hasAdministratorAccess; kerberos_cluster.rs);
+    // off, it answers everyone, as Hadoop's does.
     let anyone = get(web, "/logLevel?log=spindle_rm&user.name=not-an-admin");
     assert_eq!(anyone.status, 200, "{anyone}");
 }

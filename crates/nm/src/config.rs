@@ -306,6 +306,10 @@ pub struct NmConfig {
     pub rm_connect_retry: ConnectRetry,
     /// The node's Kerberos login to the ResourceManager, under Kerberos.
     pub kerberos: Option<KerberosClient>,
+    /// `hadoop-policy.xml`'s ACL of the container-management protocol when
+    /// `hadoop.security.authorization` is on.
+    pub service_policy:
+        Option<std::sync::Arc<spindle_common::security::service_acl::ServicePolicy>>,
     /// Port of the NodeManager's web server, reported to the ResourceManager
     /// at registration and to containers (`NM_HTTP_PORT`). Read from
     /// `yarn.nodemanager.webapp.address`; once the server is bound it is
@@ -467,6 +471,20 @@ impl NmConfig {
         let kerberos = kerberos_login(conf)?;
         Ok(NmConfig {
             kerberos,
+            service_policy: if conf.get_bool(keys::HADOOP_SECURITY_AUTHORIZATION)? {
+                Some(std::sync::Arc::new(
+                    spindle_common::security::service_acl::ServicePolicy::from_conf(
+                        conf,
+                        spindle_common::security::service_acl::NM_SERVICES,
+                    )
+                    .map_err(|message| NmError::Config {
+                        key: keys::HADOOP_SECURITY_AUTHORIZATION.to_string(),
+                        message,
+                    })?,
+                ))
+            } else {
+                None
+            },
             aux,
             node_host,
             bind_host,

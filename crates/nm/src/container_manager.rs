@@ -21,7 +21,9 @@ use hadoop_protos::yarn::{
     SignalContainerRequestProto, SignalContainerResponseProto, StartContainersRequestProto,
     StartContainersResponseProto, StopContainersRequestProto, StopContainersResponseProto,
 };
+use spindle_common::security::service_acl::{ServicePolicy, Subject};
 use spindle_ipc::methods::container_management as cm;
+use spindle_ipc::server::{ConnectionCaller, ServiceAuthorization};
 use spindle_ipc::{protocols, CallContext, Mechanism, RpcError, RpcServer, Service};
 use tracing::debug;
 
@@ -53,17 +55,47 @@ pub async fn bind(
     if cfg.kerberos.is_none() {
         mechanisms.push(Mechanism::Simple);
     }
-    RpcServer::bind(
-        addr,
-        vec![service(containers.clone())],
-        cfg.ipc_limits
-            .server_config("nm-container-manager", mechanisms),
-    )
-    .await
-    .map_err(|source| NmError::Bind {
-        addr: shown,
-        source,
-    })
+    let mut server_config = cfg
+        .ipc_limits
+        .server_config("nm-container-manager", mechanisms);
+    server_config.authorization = cfg
+        .service_policy
+        .clone()
+        .map(|policy| Arc::new(NmServiceAuthorizer(policy)) as Arc<dyn ServiceAuthorization>);
+    RpcServer::bind(addr, vec![service(containers.clone())], server_config)
+        .await
+        .map_err(|source| NmError::Bind {
+            addr: shown,
+            source,
+        })
+}
+
+/// Service-level authorization of the container-management port
+/// (`security.containermanagement.protocol.acl`). Its callers are
+/// ApplicationMasters authenticated by NMTokens, whose users (attempt ids)
+/// have no groups: the ACL is checked by user name.
+#[derive(Debug)]
+struct NmServiceAuthorizer(Arc<ServicePolicy>);
+
+impl ServiceAuthorization for NmServiceAuthorizer {
+    fn authorize<'a>(
+        &'a self,
+        caller: ConnectionCaller<'a>,
+        protocol: &'a str,
+        from: std::net::IpAddr,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>> {
+        Box::pin(async move {
+            let (display, principal) = caller.ugi();
+            let who = Subject {
+                display: &display,
+                principal: principal.as_deref(),
+                short: caller.user,
+                groups: &[],
+            };
+            // No protocol here names a client principal: nothing to resolve.
+            self.0.check(protocol, &who, from, &|_, _| false)
+        })
+    }
 }
 
 fn caller(ctx: &CallContext) -> Result<NmTokenCaller, RpcError> {

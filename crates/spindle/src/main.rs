@@ -369,6 +369,8 @@ async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
     let (conf, dir) = args.load()?;
     let conf = with_mapred_site(conf, dir.as_deref())?;
+    // hadoop-policy.xml's ACLs, for service-level authorization.
+    let conf = spindle_common::security::service_acl::with_policy_file(&conf, dir.as_deref())?;
     warn_not_acted_on(&conf);
     let nm = spindle_nm::NodeManager::start(&conf)
         .await

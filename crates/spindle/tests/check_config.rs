@@ -44,7 +44,6 @@ fn the_secure_example_is_refused_key_by_key() {
     assert_eq!(code, 1, "{text}");
     for key in [
         "hadoop.security.authentication",
-        "hadoop.security.authorization",
         "hadoop.rpc.protection",
         "hadoop.http.authentication.type",
         "hadoop.zk.auth",

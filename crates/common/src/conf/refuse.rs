@@ -165,15 +165,6 @@ pub static RULES: &[Rule] = &[
               do: calls would travel unprotected",
     },
     Rule {
-        key: keys::HADOOP_SECURITY_AUTHORIZATION,
-        deprecated: &[],
-        daemons: RPC_DAEMONS,
-        accepts: |v, _| is_false(v),
-        supported: "false",
-        why: "service-level authorization (hadoop-policy.xml's security.*.protocol.acl) is not \
-              enforced yet: every user would reach every protocol",
-    },
-    Rule {
         key: keys::YARN_HTTP_POLICY,
         deprecated: &[],
         daemons: WEB_DAEMONS,
@@ -477,7 +468,6 @@ mod tests {
         let refused: &[(&str, &str)] = &[
             ("hadoop.security.authentication", "kerberos"),
             ("hadoop.rpc.protection", "authentication,privacy"),
-            ("hadoop.security.authorization", "true"),
             ("yarn.http.policy", "HTTPS_ONLY"),
             ("hadoop.http.authentication.type", "kerberos"),
             (

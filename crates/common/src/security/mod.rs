@@ -13,6 +13,7 @@ pub mod auth_to_local;
 pub mod credentials;
 pub mod proxy_users;
 pub mod secret;
+pub mod service_acl;
 pub mod tokens;
 
 pub use credentials::{Credentials, CredentialsError};

@@ -21,7 +21,7 @@ pub const PREFIX: &str = "hadoop.proxyuser.";
 struct Rule {
     users: Names,
     groups: Names,
-    hosts: Machines,
+    hosts: MachineList,
 }
 
 /// A comma-separated list, or everyone.
@@ -62,9 +62,10 @@ impl Names {
     }
 }
 
-/// Hadoop's `MachineList`.
+/// Hadoop's `MachineList`: `*`, addresses, CIDR ranges and host names (as
+/// they resolve when read); none when unset.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-enum Machines {
+pub enum MachineList {
     #[default]
     Nowhere,
     Anywhere,
@@ -74,10 +75,11 @@ enum Machines {
     },
 }
 
-impl Machines {
-    fn parse(value: Option<String>, key: &str) -> Result<Machines, String> {
+impl MachineList {
+    /// The list `value` of `key` (named in the error).
+    pub fn parse(value: Option<String>, key: &str) -> Result<MachineList, String> {
         let Some(value) = value else {
-            return Ok(Machines::Nowhere);
+            return Ok(MachineList::Nowhere);
         };
         let items: Vec<&str> = value
             .split(',')
@@ -85,7 +87,7 @@ impl Machines {
             .filter(|s| !s.is_empty())
             .collect();
         if items.contains(&"*") {
-            return Ok(Machines::Anywhere);
+            return Ok(MachineList::Anywhere);
         }
         let mut addresses = Vec::new();
         let mut ranges = Vec::new();
@@ -111,14 +113,15 @@ impl Machines {
                 }
             }
         }
-        Ok(Machines::Some { addresses, ranges })
+        Ok(MachineList::Some { addresses, ranges })
     }
 
-    fn includes(&self, ip: IpAddr) -> bool {
+    /// Whether `ip` is in the list.
+    pub fn includes(&self, ip: IpAddr) -> bool {
         match self {
-            Machines::Nowhere => false,
-            Machines::Anywhere => true,
-            Machines::Some { addresses, ranges } => {
+            MachineList::Nowhere => false,
+            MachineList::Anywhere => true,
+            MachineList::Some { addresses, ranges } => {
                 let ip = canonical(ip);
                 addresses.iter().any(|a| canonical(*a) == ip)
                     || ranges
@@ -187,7 +190,7 @@ impl ProxyUsers {
             let rule = Rule {
                 users: Names::parse(conf.get(&key("users"))),
                 groups: Names::parse(conf.get(&key("groups"))),
-                hosts: Machines::parse(conf.get(&key("hosts")), &key("hosts"))?,
+                hosts: MachineList::parse(conf.get(&key("hosts")), &key("hosts"))?,
             };
             rules.insert(user, rule);
         }

@@ -44,6 +44,55 @@ pub trait Impersonation: Send + Sync + std::fmt::Debug {
 }
 
 pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
+
+/// Who a connection is, as service-level authorization sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionCaller<'a> {
+    /// The effective user (a Kerberos caller's short name, a token's user,
+    /// a SIMPLE caller's claim, or the user a proxy acts for).
+    pub user: &'a str,
+    /// Who authenticated for `user`, when it is a proxy.
+    pub real_user: Option<&'a str>,
+    pub auth: &'a crate::sasl::AuthMethod,
+}
+
+impl ConnectionCaller<'_> {
+    /// Hadoop's `UserGroupInformation.toString()` of the caller
+    /// (`alice@EXAMPLE.COM (auth:KERBEROS)`, `bob (auth:PROXY) via alice
+    /// (auth:SIMPLE)`), and its Kerberos principal when it acts for itself.
+    pub fn ugi(&self) -> (String, Option<String>) {
+        use crate::sasl::AuthMethod;
+        let (name, how, principal) = match self.auth {
+            AuthMethod::Simple => (self.real_user.unwrap_or(self.user), "SIMPLE", None),
+            AuthMethod::Kerberos { principal, .. } => {
+                (principal.as_str(), "KERBEROS", Some(principal.clone()))
+            }
+            AuthMethod::Token {
+                user, real_user, ..
+            } => (real_user.as_deref().unwrap_or(user), "TOKEN", None),
+        };
+        match self.real_user {
+            Some(_) => (
+                format!("{} (auth:PROXY) via {name} (auth:{how})", self.user),
+                None,
+            ),
+            None => (format!("{name} (auth:{how})"), principal),
+        }
+    }
+}
+
+/// Hadoop's `ServiceAuthorizationManager`: whether a caller may open a
+/// connection to a protocol.
+pub trait ServiceAuthorization: Send + Sync + std::fmt::Debug {
+    /// `Ok` when `caller` may use `protocol` from `from`; a refusal is
+    /// Hadoop's message (sent in an AuthorizationException).
+    fn authorize<'a>(
+        &'a self,
+        caller: ConnectionCaller<'a>,
+        protocol: &'a str,
+        from: IpAddr,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+}
 /// Default of `spindle.ipc.server.max.connections.per.peer`.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 256;
 /// Default of `spindle.ipc.server.max.buffered.request.bytes`: 256 MiB, two
@@ -76,6 +125,10 @@ pub struct ServerConfig {
     /// Who may act for whom: asked when a Kerberos caller names another user
     /// in its connection context (Hadoop's proxy users). `None`: nobody may.
     pub impersonation: Option<Arc<dyn Impersonation>>,
+    /// Service-level authorization (`hadoop.security.authorization`): asked
+    /// once per connection, after its context names the user and protocol.
+    /// `None`: every authenticated caller reaches every protocol.
+    pub authorization: Option<Arc<dyn ServiceAuthorization>>,
     /// Name used in logs.
     pub name: String,
 }
@@ -93,6 +146,7 @@ impl Default for ServerConfig {
             max_buffered_request_bytes: DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
             mechanisms: vec![Mechanism::Simple],
             impersonation: None,
+            authorization: None,
             name: "ipc".into(),
         }
     }

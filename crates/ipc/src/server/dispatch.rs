@@ -19,11 +19,11 @@ use hadoop_protos::common::{
 };
 use spindle_common::text::escaped;
 use tokio::sync::{mpsc, Semaphore};
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::reply::{fatal_frame, response_header, send_error};
 use super::service::HandlerFuture;
-use super::{CallContext, Shared};
+use super::{CallContext, ConnectionCaller, Shared};
 use crate::error::{class, RpcError};
 use crate::frame::{self, call_id, decode_delimited, encode_frame_raw};
 use crate::limits::Hold;
@@ -238,6 +238,32 @@ pub(super) async fn handle_frame(
             }
         }
         let protocol = ctx.protocol.unwrap_or_default();
+        if let (Some(authz), Some(user), Some(auth)) = (
+            &shared.config.authorization,
+            conn.user.as_deref(),
+            conn.auth.as_ref(),
+        ) {
+            let caller = ConnectionCaller {
+                user,
+                real_user: conn.real_user.as_deref(),
+                auth,
+            };
+            if let Err(why) = authz.authorize(caller, &protocol, conn.peer.ip()).await {
+                warn!(
+                    server = %shared.config.name,
+                    peer = %conn.peer,
+                    why = %escaped(&why),
+                    "connection refused by service-level authorization"
+                );
+                return Err(Fatal::new(
+                    cid,
+                    &client_id,
+                    class::AUTHORIZATION,
+                    why,
+                    RpcErrorCodeProto::FatalUnauthorized,
+                ));
+            }
+        }
         debug!(
             server = %shared.config.name,
             peer = %conn.peer,

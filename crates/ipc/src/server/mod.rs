@@ -41,8 +41,8 @@ mod reply;
 mod service;
 
 pub use config::{
-    keys, Impersonation, ServerConfig, DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    keys, ConnectionCaller, Impersonation, ServerConfig, ServiceAuthorization,
+    DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
 };
 pub use service::{Service, StatefulService};
 

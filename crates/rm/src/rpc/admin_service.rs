@@ -248,7 +248,24 @@ async fn refresh_service_acls(
 ) -> Result<pb::RefreshServiceAclsResponseProto, RpcError> {
     authorize(&ctx, &call, admin::REFRESH_SERVICE_ACLS.name).await?;
     check_active(&ctx)?;
-    reload_conf(&ctx).await?;
+    let conf = reload_conf(&ctx).await?;
+    // As Hadoop's AdminService: only with authorization on (turning it on
+    // or off takes a restart, as in Hadoop, whose servers read it once).
+    if ctx.service_policy().is_none() {
+        return Err(RpcError::yarn(format!(
+            "java.io.IOException: Service Authorization ({}) not enabled.",
+            spindle_common::conf::keys::HADOOP_SECURITY_AUTHORIZATION
+        )));
+    }
+    let dir = ctx.conf_dir.clone();
+    let policy = off_runtime(move || {
+        crate::runtime::service_authz::read_policy(&conf, dir.as_deref())
+            .map_err(|e| RpcError::new(class::IO_EXCEPTION, e))
+    })
+    .await?;
+    *ctx.service_policy
+        .write()
+        .unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(policy));
     Ok(pb::RefreshServiceAclsResponseProto {})
 }
 

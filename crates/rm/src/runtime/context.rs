@@ -59,9 +59,22 @@ pub struct RmContext {
     /// Whether Kerberos is on (`hadoop.security.authentication=kerberos`):
     /// delegation tokens are then issued only to Kerberos logins.
     pub kerberos: bool,
+    /// Service-level authorization's ACLs (`hadoop.security.authorization`
+    /// on; `None` off), replaced by `refreshServiceAcls`.
+    pub service_policy: RwLock<Option<Arc<spindle_common::security::service_acl::ServicePolicy>>>,
 }
 
 impl RmContext {
+    /// The service-level ACLs in force, if authorization is on.
+    pub fn service_policy(
+        &self,
+    ) -> Option<Arc<spindle_common::security::service_acl::ServicePolicy>> {
+        self.service_policy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The cluster timestamp of the RM's current (or last) activation.
     pub fn cluster_ts(&self) -> i64 {
         self.cluster_ts.load(Ordering::Relaxed)

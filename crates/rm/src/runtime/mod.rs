@@ -16,3 +16,4 @@ pub mod ha_conf;
 pub mod impersonation;
 pub mod launcher;
 pub mod log_retention;
+pub mod service_authz;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use spindle_common::conf::refuse::{self, Daemon};
 use spindle_common::conf::{keys as conf_keys, Configuration};
-use spindle_ipc::server::Impersonation;
+use spindle_ipc::server::{Impersonation, ServiceAuthorization};
 use spindle_ipc::{Mechanism, RpcServer, Service};
 use tracing::info;
 
@@ -29,6 +29,7 @@ use crate::runtime::context::RmContext;
 use crate::runtime::core::CoreHandle;
 use crate::runtime::delegation_verifier::DelegationVerifier;
 use crate::runtime::impersonation::Impersonator;
+use crate::runtime::service_authz::ServiceAuthorizer;
 use crate::runtime::{failover, ha_conf};
 use crate::state::build as state_build;
 use crate::state::Settings;
@@ -113,7 +114,14 @@ impl ResourceManager {
             proxy_users: std::sync::RwLock::new(Arc::new(read.proxy_users)),
             names: read.names.clone(),
             kerberos: read.kerberos.is_some(),
+            service_policy: std::sync::RwLock::new(read.service_policy.clone().map(Arc::new)),
         });
+        // hadoop.security.authorization: every port checks each new
+        // connection against hadoop-policy.xml.
+        let authorization: Option<Arc<dyn ServiceAuthorization>> = read
+            .service_policy
+            .is_some()
+            .then(|| Arc::new(ServiceAuthorizer(context.clone())) as Arc<dyn ServiceAuthorization>);
         // Kerberos callers may act for others as hadoop.proxyuser.* allows,
         // on the ports clients and administrators use.
         let impersonation: Option<Arc<dyn Impersonation>> =
@@ -145,6 +153,7 @@ impl ResourceManager {
             "rm-client",
             client_mechanisms,
             impersonation.clone(),
+            authorization.clone(),
         )
         .await?;
         // The scheduler port accepts only AMRMToken-authenticated connections.
@@ -155,6 +164,7 @@ impl ResourceManager {
             "rm-scheduler",
             Some(vec![Mechanism::token(AmrmVerifier(keys.clone()))]),
             None,
+            authorization.clone(),
         )
         .await?;
         let scheduler_service = service_name(scheduler_server.local_addr());
@@ -165,6 +175,7 @@ impl ResourceManager {
             "rm-tracker",
             kerberos_only.clone(),
             None,
+            authorization.clone(),
         )
         .await?;
 
@@ -220,6 +231,7 @@ impl ResourceManager {
             "rm-admin",
             kerberos_only,
             impersonation,
+            authorization,
         )
         .await?;
 
@@ -362,6 +374,7 @@ async fn bind_rpc(
     name: &str,
     mechanisms: Option<Vec<Mechanism>>,
     impersonation: Option<Arc<dyn Impersonation>>,
+    authorization: Option<Arc<dyn ServiceAuthorization>>,
 ) -> Result<RpcServer, RmError> {
     let addr = listen_addr(conf, key, BIND_HOST_KEY).await?;
     let mut cfg = ipc_server_config(conf, name)?;
@@ -369,6 +382,7 @@ async fn bind_rpc(
         cfg.mechanisms = mechanisms;
     }
     cfg.impersonation = impersonation;
+    cfg.authorization = authorization;
     RpcServer::bind(addr, services, cfg)
         .await
         .map_err(|source| bind_error(key, addr, source))

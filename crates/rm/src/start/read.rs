@@ -67,6 +67,8 @@ pub(super) struct Read {
     pub names: std::sync::Arc<spindle_common::security::auth_to_local::AuthToLocal>,
     /// `yarn.resourcemanager.delegation.*`.
     pub delegation: crate::model::delegation::DelegationConf,
+    /// `hadoop-policy.xml`'s ACLs when `hadoop.security.authorization` is on.
+    pub service_policy: Option<spindle_common::security::service_acl::ServicePolicy>,
 }
 
 impl Read {
@@ -133,7 +135,16 @@ impl Read {
             "scheduler configured"
         );
         let kerberos = kerberos_identity(conf)?;
+        let service_policy = if conf.get_bool(conf_keys::HADOOP_SECURITY_AUTHORIZATION)? {
+            Some(
+                crate::runtime::service_authz::read_policy(conf, conf_dir)
+                    .map_err(RmError::Invalid)?,
+            )
+        } else {
+            None
+        };
         Ok(Read {
+            service_policy,
             store,
             work_preserving,
             scheduling_wait_ms,

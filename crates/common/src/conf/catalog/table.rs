@@ -18,6 +18,7 @@ pub(super) static READ: &[&str] = &[
     "hadoop.prometheus.endpoint.enabled",
     "hadoop.security.auth_to_local",
     "hadoop.security.auth_to_local.mechanism",
+    "hadoop.security.authorization",
     "hadoop.security.groups.cache.secs",
     "hadoop.security.instrumentation.requires.admin",
     "hadoop.security.sensitive-config-keys",
@@ -249,6 +250,12 @@ pub(super) static READ_PATTERNS: &[&str] = &[
     "dfs.namenode.rpc-address.*",
     "dfs.client.failover.proxy.provider.*",
     "fs.viewfs.mounttable.*",
+    // Service-level authorization (hadoop-policy.xml), by protocol.
+    "security.*.protocol.acl",
+    "security.*.protocol.acl.blocked",
+    "security.*.protocol.hosts",
+    "security.*.protocol.hosts.blocked",
+    "security.service.authorization.default.*",
 ];
 
 /// Keys Spindle reads with a difference from Hadoop: the pattern, what
