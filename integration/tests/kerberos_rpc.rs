@@ -236,3 +236,127 @@ fn kdc_delete(kdc: &Kdc, principal: &str) {
         .expect("kadmin.local");
     assert!(out.status.success(), "{out:?}");
 }
+
+/// The cost of Kerberos at connection set-up against SIMPLE (docs/benchmarks.md):
+/// a new connection and one call, `ROUNDS` times each, with SIMPLE, with a
+/// daemon's keytab login and with a user's ticket cache, and calls on one
+/// established connection. Run:
+///
+/// ```sh
+/// cargo test -p spindle-integration --test kerberos_rpc -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "a measurement: run by hand with --ignored --nocapture"]
+fn kerberos_connection_setup_against_simple() -> anyhow::Result<()> {
+    const ROUNDS: usize = 400;
+    if let Some(why) = kdc::missing() {
+        println!("SKIP: {why}");
+        return Ok(());
+    }
+    let kdc = Kdc::start("1h")?;
+    for (k, v) in kdc.env() {
+        std::env::set_var(k, v);
+    }
+    let rm_keytab = kdc.keytab_for("rm/localhost")?;
+    let nm_keytab = kdc.keytab_for("nm/localhost")?;
+    let alice_keytab = kdc.keytab_for("alice")?;
+    let caches = tempfile::tempdir()?;
+    let cache = caches.path().join("alice.cc");
+    kdc.kinit("alice", &alice_keytab, &cache)?;
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let seen: Seen = Arc::default();
+        let identity = Arc::new(KerberosIdentity::with_default_rule(
+            rm_principal(),
+            rm_keytab,
+        ));
+        let krb = server(vec![Mechanism::Kerberos(identity)], seen.clone()).await;
+        let simple = server(vec![Mechanism::Simple], seen.clone()).await;
+        let krb_addr = format!("localhost:{}", krb.local_addr().port());
+        let simple_addr = format!("localhost:{}", simple.local_addr().port());
+        let nm = keytab_login("nm/localhost", &nm_keytab);
+
+        let mut lines = Vec::new();
+        let mut measure = |what: &str, mut times: Vec<std::time::Duration>| {
+            times.sort();
+            let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+            let line = format!(
+                "{what}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} rounds)",
+                at(0.50).as_secs_f64() * 1e3,
+                at(0.99).as_secs_f64() * 1e3,
+                times.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+                times.len()
+            );
+            eprintln!("{line}");
+            lines.push(line);
+        };
+        let mut times = Vec::new();
+        for _ in 0..ROUNDS {
+            let t = std::time::Instant::now();
+            call(
+                &simple_addr,
+                ClientOptions::new("nm", protocols::APPLICATION_CLIENT),
+            )
+            .await
+            .expect("simple");
+            times.push(t.elapsed());
+        }
+        measure("new connection + 1 call, SIMPLE", times);
+        for (what, login, user) in [
+            (
+                "new connection + 1 call, Kerberos keytab login",
+                nm.clone(),
+                "nm/localhost",
+            ),
+            (
+                "new connection + 1 call, Kerberos ticket cache",
+                KerberosLogin::TicketCache,
+                "alice",
+            ),
+        ] {
+            let mut times = Vec::new();
+            for _ in 0..ROUNDS {
+                let t = std::time::Instant::now();
+                call(
+                    &krb_addr,
+                    kerberos_options(&format!("{user}@{REALM}"), login.clone(), rm_pattern()),
+                )
+                .await
+                .expect("kerberos");
+                times.push(t.elapsed());
+            }
+            measure(what, times);
+        }
+        for (what, addr, options) in [
+            (
+                "call on an open connection, SIMPLE",
+                &simple_addr,
+                ClientOptions::new("nm", protocols::APPLICATION_CLIENT),
+            ),
+            (
+                "call on an open connection, Kerberos",
+                &krb_addr,
+                kerberos_options(&format!("nm/localhost@{REALM}"), nm.clone(), rm_pattern()),
+            ),
+        ] {
+            let client = IpcClient::connect(addr, options).await.expect("connect");
+            let mut times = Vec::new();
+            for _ in 0..ROUNDS * 5 {
+                let t = std::time::Instant::now();
+                client
+                    .call_method(
+                        &GET_NEW_APPLICATION,
+                        &GetNewApplicationRequestProto::default(),
+                    )
+                    .await
+                    .expect("call");
+                times.push(t.elapsed());
+            }
+            measure(what, times);
+        }
+        println!("{}", lines.join("\n"));
+    });
+    Ok(())
+}
