@@ -237,6 +237,21 @@ impl SaslServer {
         })
     }
 
+    /// Whether `step(msg)` runs a GSSAPI step, which MIT's library does
+    /// synchronously (keytab reads, the replay cache): the server runs it
+    /// where blocking is allowed.
+    pub fn blocks(&self, msg: &RpcSaslProto) -> bool {
+        let state = SaslState::try_from(msg.state).ok();
+        match state {
+            Some(SaslState::Initiate) => msg
+                .auths
+                .first()
+                .is_some_and(|a| a.method == METHOD_KERBEROS),
+            Some(SaslState::Response) => self.gss.is_some(),
+            _ => false,
+        }
+    }
+
     fn kerberos(&self) -> Option<Arc<KerberosIdentity>> {
         self.offered.iter().find_map(|m| match m {
             Mechanism::Kerberos(identity) => Some(identity.clone()),

@@ -433,7 +433,17 @@ async fn handle_sasl(
             RpcErrorCodeProto::FatalUnauthorized,
         ));
     }
-    let reply = match sasl.step(&msg).map_err(|e| unauthorized(e.0))? {
+    // A GSSAPI step blocks in MIT's library: on a multi-threaded runtime
+    // the worker hands its other tasks over while it runs.
+    let step = if sasl.blocks(&msg)
+        && tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(|| sasl.step(&msg))
+    } else {
+        sasl.step(&msg)
+    };
+    let reply = match step.map_err(|e| unauthorized(e.0))? {
         SaslStep::Reply(r) => Some(r),
         SaslStep::Done(r, auth) => {
             conn.auth = Some(auth);
