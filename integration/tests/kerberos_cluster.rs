@@ -8,8 +8,6 @@
 
 use std::time::Duration;
 
-mod web_http;
-
 use spindle_integration::kdc::{self, Kdc, REALM};
 use spindle_integration::process::run_with_timeout;
 use spindle_integration::{wait_for, Cluster, HadoopClients};
@@ -44,6 +42,11 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
     let rm_keytab = kdc.keytab_for("rm/localhost").expect("rm keytab");
     let nm_keytab = kdc.keytab_for(&format!("nm/{host}")).expect("nm keytab");
     let alice_keytab = kdc.keytab_for("alice").expect("alice keytab");
+    // The webs' SPNEGO principal: clients name the server they dial.
+    let http_keytab = kdc.keytab_for("HTTP/localhost").expect("HTTP keytab");
+    // The NodeManager's web is dialled by its address (127.0.0.2), its own
+    // SPNEGO principal (yarn.nodemanager.webapp.spnego-*).
+    let nm_http_keytab = kdc.keytab_for("HTTP/127.0.0.2").expect("NM HTTP keytab");
     let caches = tempfile::tempdir().expect("tempdir");
     let cache = caches.path().join("alice.cc");
     kdc.kinit("alice", &alice_keytab, &cache).expect("kinit");
@@ -55,6 +58,24 @@ fn the_stock_cli_with_a_ticket_is_served_by_a_kerberized_cluster_and_refused_wit
         // hadoop-policy.xml says otherwise (service_acls below); the
         // NodeManager's registration is checked against its principal.
         .core_property("hadoop.security.authorization", true)
+        // SPNEGO on the RM's and NM's webs.
+        .core_property("hadoop.http.authentication.type", "kerberos")
+        .core_property(
+            "hadoop.http.authentication.kerberos.principal",
+            format!("HTTP/localhost@{REALM}"),
+        )
+        .core_property(
+            "hadoop.http.authentication.kerberos.keytab",
+            http_keytab.display(),
+        )
+        .rm_property(
+            "yarn.nodemanager.webapp.spnego-principal",
+            format!("HTTP/127.0.0.2@{REALM}"),
+        )
+        .rm_property(
+            "yarn.nodemanager.webapp.spnego-keytab-file",
+            nm_http_keytab.display(),
+        )
         // alice is the cluster's administrator under another name: the
         // admin ACL sees the short name auth_to_local gives.
         .core_property(
@@ -267,18 +288,93 @@ fn service_acls(cluster: &Cluster, kdc: &Kdc, alice: &std::path::Path, bob: &std
     let out = as_user(alice, &["node", "-list"]);
     assert!(out.stdout.contains("RUNNING"), "{out}");
 
-    // With authorization on, the web's /logLevel is for administrators
-    // (Hadoop's HttpServer2.hasAdministratorAccess).
-    let web = cluster.rm().webapp;
-    let bob = web_http::get(web, "/logLevel?log=spindle_rm&user.name=bob");
-    assert_eq!(bob.status, 403, "{bob}");
-    assert!(
-        bob.text()
-            .contains("User bob is unauthorized to access this page."),
-        "{bob}"
+    spnego_web(cluster, alice, bob);
+}
+
+/// `curl` as a SPNEGO client (Debian's curl has GSS-API): the web.
+fn curl(cache: &std::path::Path, args: &[&str]) -> (u16, String) {
+    let mut command = std::process::Command::new("curl");
+    command
+        .args(["-s", "-w", "\n%{http_code}"])
+        .args(args)
+        .env("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let out = run_with_timeout(command, Duration::from_secs(60)).expect("curl runs");
+    let (body, code) = out
+        .stdout
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or(("", &out.stdout));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+/// SPNEGO on the RM's web: no ticket, 401 and a Negotiate challenge; with
+/// a ticket (`curl --negotiate`) served as the ticket's short name, which
+/// replaces any `user.name` given; the `hadoop.auth` cookie it sets lets
+/// the next request in without a ticket. With authorization on, /logLevel
+/// is for administrators (Hadoop's HttpServer2.hasAdministratorAccess).
+fn spnego_web(cluster: &Cluster, alice: &std::path::Path, bob: &std::path::Path) {
+    let port = cluster.rm().webapp.port();
+    let url = |path: &str| format!("http://localhost:{port}{path}");
+    let nobody = std::path::Path::new("/nonexistent/no-ticket.cc");
+    let (code, _) = curl(nobody, &[&url("/ws/v1/cluster/info")]);
+    assert_eq!(code, 401);
+    let (code, headers) = curl(
+        nobody,
+        &["-D", "-", "-o", "/dev/null", &url("/ws/v1/cluster/info")],
     );
-    let ops = web_http::get(web, "/logLevel?log=spindle_rm&user.name=ops");
-    assert_eq!(ops.status, 200, "{ops}");
+    assert_eq!(code, 401);
+    assert!(
+        headers
+            .to_ascii_lowercase()
+            .contains("www-authenticate: negotiate"),
+        "{headers}"
+    );
+    let (code, body) = curl(
+        alice,
+        &["--negotiate", "-u", ":", &url("/ws/v1/cluster/info")],
+    );
+    assert_eq!(code, 200, "{body}\n{}", cluster.log_report());
+    assert!(body.contains("clusterInfo"), "{body}");
+    // bob's ticket: user.name=ops does not make him ops.
+    let (code, body) = curl(
+        bob,
+        &[
+            "--negotiate",
+            "-u",
+            ":",
+            &url("/logLevel?log=spindle_rm&user.name=ops"),
+        ],
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body.contains("User bob is unauthorized to access this page."),
+        "{body}"
+    );
+    let jar = tempfile::NamedTempFile::new().expect("cookie jar");
+    let jar = jar.path().display().to_string();
+    let (code, body) = curl(
+        alice,
+        &[
+            "--negotiate",
+            "-u",
+            ":",
+            "-c",
+            &jar,
+            &url("/logLevel?log=spindle_rm&user.name=bob"),
+        ],
+    );
+    assert_eq!(code, 200, "{body}");
+    // The cookie alone, no ticket.
+    let (code, body) = curl(nobody, &["-b", &jar, &url("/ws/v1/cluster/apps")]);
+    assert_eq!(code, 200, "{body}");
+    // The NodeManager's web asks the same.
+    let nm = cluster.nodemanager(0);
+    assert!(nm.address().starts_with("127.0.0.2:"), "{}", nm.address());
+    let nm_url = format!("http://127.0.0.2:{}/ws/v1/node/info", nm.web_port());
+    let (code, _) = curl(nobody, &[&nm_url]);
+    assert_eq!(code, 401);
+    let (code, body) = curl(alice, &["--negotiate", "-u", ":", &nm_url]);
+    assert_eq!(code, 200, "{body}");
 }
 
 /// RM delegation tokens through Hadoop's own client classes (`RmToken.java`)

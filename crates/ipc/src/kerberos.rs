@@ -298,6 +298,95 @@ impl std::fmt::Debug for GssapiServer {
     }
 }
 
+/// Accepts an HTTP client's SPNEGO token (`Authorization: Negotiate`) with
+/// `identity`'s keys, in one step as Kerberos through SPNEGO takes: the
+/// client's principal and the token to send back, if any. Blocks in MIT's
+/// library: call it where blocking is allowed.
+pub fn accept_spnego(
+    identity: &KerberosIdentity,
+    token: &[u8],
+) -> Result<(String, Option<Vec<u8>>), String> {
+    let keytab = identity.keytab.to_string_lossy();
+    let principal = identity.principal.to_string();
+    let mut acceptor = GssAcceptor::new(&keytab, Some(&principal)).map_err(|e| {
+        format!("cannot accept Kerberos as {principal} with the keytab {keytab}: {e}")
+    })?;
+    let (out, complete) = acceptor
+        .step(token)
+        .map_err(|e| format!("the client's Negotiate token is refused: {e}"))?;
+    if !complete {
+        return Err("the Negotiate exchange needs more than one round, which is not served".into());
+    }
+    let peer = acceptor
+        .peer()
+        .map_err(|e| format!("the client's principal cannot be read: {e}"))?;
+    Ok((peer, out))
+}
+
+/// The HTTP (SPNEGO) identity of a daemon's web server when
+/// `hadoop.http.authentication.type=kerberos` (`None` otherwise): the
+/// daemon's own keys (`principal_key`, `keytab_key`: YARN's
+/// `….webapp.spnego-principal` and `-keytab-file`) when set, else
+/// `hadoop.http.authentication.kerberos.principal` and `.keytab`; `_HOST`
+/// is `host`. Short names come from
+/// `hadoop.http.authentication.kerberos.name.rules`, else
+/// `hadoop.security.auth_to_local`.
+pub fn http_identity(
+    conf: &Configuration,
+    principal_key: &str,
+    keytab_key: &str,
+    host: &str,
+) -> Result<Option<KerberosIdentity>, String> {
+    const TYPE: &str = "hadoop.http.authentication.type";
+    const PRINCIPAL: &str = "hadoop.http.authentication.kerberos.principal";
+    const KEYTAB: &str = "hadoop.http.authentication.kerberos.keytab";
+    const NAME_RULES: &str = "hadoop.http.authentication.kerberos.name.rules";
+    let kind = conf.get_trimmed(TYPE).unwrap_or_else(|| "simple".into());
+    if kind.eq_ignore_ascii_case("simple") {
+        return Ok(None);
+    }
+    if !kind.eq_ignore_ascii_case("kerberos") {
+        return Err(format!(
+            "{TYPE} = {kind:?}: Spindle's web serves simple and kerberos (SPNEGO); custom \
+             authentication handlers are not built, and the web would take the caller's \
+             ?user.name= at its word"
+        ));
+    }
+    let pick = |own: &str, shared: &str| {
+        conf.get_trimmed(own)
+            .filter(|v| !v.is_empty())
+            .map(|v| (own.to_string(), v))
+            .or_else(|| {
+                conf.get_trimmed(shared)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (shared.to_string(), v))
+            })
+    };
+    let (principal_from, principal) = pick(principal_key, PRINCIPAL)
+        .ok_or_else(|| format!("{TYPE}=kerberos needs {principal_key} or {PRINCIPAL}"))?;
+    let (keytab_from, keytab) = pick(keytab_key, KEYTAB)
+        .ok_or_else(|| format!("{TYPE}=kerberos needs {keytab_key} or {KEYTAB}"))?;
+    let principal =
+        Principal::with_host(&principal, host).map_err(|e| format!("{principal_from}: {e}"))?;
+    let names = match conf.get(NAME_RULES).filter(|r| !r.trim().is_empty()) {
+        Some(rules) => {
+            let mut with_rules = conf.clone();
+            with_rules.set(keys::AUTH_TO_LOCAL, rules);
+            names_of(&with_rules, &principal.realm)?
+        }
+        None => names_of(conf, &principal.realm)?,
+    };
+    let identity = KerberosIdentity {
+        principal,
+        keytab: PathBuf::from(keytab),
+        names: Arc::new(names),
+    };
+    identity
+        .check()
+        .map_err(|e| format!("{principal_from} and {keytab_from}: {e}"))?;
+    Ok(Some(identity))
+}
+
 impl GssapiServer {
     /// A new exchange with `identity`'s keys; a keytab that cannot be read or
     /// holds no key for the principal is named in the error.

@@ -306,6 +306,8 @@ pub struct NmConfig {
     pub rm_connect_retry: ConnectRetry,
     /// The node's Kerberos login to the ResourceManager, under Kerberos.
     pub kerberos: Option<KerberosClient>,
+    /// SPNEGO on the node's web (`hadoop.http.authentication.type=kerberos`).
+    pub spnego: Option<SharedSpnego>,
     /// `hadoop-policy.xml`'s ACL of the container-management protocol when
     /// `hadoop.security.authorization` is on.
     pub service_policy:
@@ -471,6 +473,18 @@ impl NmConfig {
         let kerberos = kerberos_login(conf)?;
         Ok(NmConfig {
             kerberos,
+            spnego: spindle_web::spnego::Spnego::from_conf(
+                conf,
+                "yarn.nodemanager.webapp.spnego-principal",
+                "yarn.nodemanager.webapp.spnego-keytab-file",
+                &node_host,
+                spindle_common::time::wall_ms_u64,
+            )
+            .map_err(|message| NmError::Config {
+                key: "hadoop.http.authentication.type".into(),
+                message,
+            })?
+            .map(SharedSpnego),
             service_policy: if conf.get_bool(keys::HADOOP_SECURITY_AUTHORIZATION)? {
                 Some(std::sync::Arc::new(
                     spindle_common::security::service_acl::ServicePolicy::from_conf(
@@ -513,6 +527,17 @@ impl NmConfig {
             web_access: crate::web::access::WebAccess::from_conf(conf)?,
             conf_properties: crate::web::ops::conf_properties(conf),
         })
+    }
+}
+
+/// The web's SPNEGO, shared by the configuration's copies (compared by
+/// identity).
+#[derive(Debug, Clone)]
+pub struct SharedSpnego(pub std::sync::Arc<spindle_web::spnego::Spnego>);
+
+impl PartialEq for SharedSpnego {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

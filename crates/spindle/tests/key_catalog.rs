@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use spindle_common::conf::catalog;
 
-/// Literals that look like keys and are not (a class name, a job-id prefix).
-const NOT_KEYS: &[&str] = &["mapreduce.job", "spindle.auxhost.AuxHost"];
+/// Literals that look like keys and are not: a Java class, a job name prefix,
+/// the web authentication cookie (`spindle_web::spnego::COOKIE`).
+const NOT_KEYS: &[&str] = &["mapreduce.job", "spindle.auxhost.AuxHost", "hadoop.auth"];
 const KEY_PREFIXES: &[&str] = &[
     "yarn.",
     "hadoop.",

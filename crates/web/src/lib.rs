@@ -13,6 +13,7 @@ pub mod prom;
 pub mod query;
 mod render;
 mod server;
+pub mod spnego;
 pub mod stacks;
 
 pub use error::WebError;

@@ -172,14 +172,16 @@ pub static RULES: &[Rule] = &[
         supported: "HTTP_ONLY",
         why: "the web servers have no TLS yet: they would answer in plain HTTP",
     },
+    // The RM's and NM's webs serve SPNEGO (spindle_web::spnego) and refuse
+    // custom handlers there (spindle_ipc::kerberos::http_identity).
     Rule {
         key: "hadoop.http.authentication.type",
         deprecated: &[],
-        daemons: WEB_DAEMONS,
+        daemons: &[Daemon::WebProxy],
         accepts: |v, _| v.eq_ignore_ascii_case("simple"),
         supported: "simple",
-        why: "SPNEGO (kerberos) and custom authentication handlers are not built yet: the web \
-              would take the caller's ?user.name= at its word",
+        why: "the separate web proxy server has no SPNEGO yet: it would take the caller's \
+              ?user.name= at its word",
     },
     Rule {
         key: "hadoop.http.filter.initializers",

@@ -111,6 +111,14 @@ pub fn serve(
         cfg.node_host.clone(),
         cfg.conf_properties.clone(),
     )));
+    // SPNEGO, when on, before everything else the web does.
+    let routes = match &cfg.spnego {
+        Some(s) => routes.layer(axum::middleware::from_fn_with_state(
+            s.0.clone(),
+            spindle_web::spnego::authenticate,
+        )),
+        None => routes,
+    };
     let web =
         spindle_web::WebServer::serve(listener.listener, routes, "nm-web").map_err(|source| {
             NmError::Bind {

@@ -81,6 +81,7 @@ impl ResourceManager {
         let rm_id = ha.as_ref().map(|h| h.rm_id.clone());
         let clock = Clock::start();
         let read = Read::read(conf, conf_dir.as_deref(), clock.now().mono_ms).await?;
+        let spnego = read.spnego.clone();
         // Under Kerberos the client, admin and resource-tracker ports take
         // Kerberos only (no SIMPLE), as Hadoop's with its RM principal.
         let kerberos_only: Option<Vec<Mechanism>> = read
@@ -252,7 +253,15 @@ impl ResourceManager {
             bound: web_bound,
             lists: Arc::new(tokio::sync::Semaphore::new(1)),
         };
-        let web = spindle_web::WebServer::serve(web_listener, web::router(web), "rm-web")
+        // SPNEGO, when on, before everything else the web does.
+        let routes = match &spnego {
+            Some(s) => web::router(web).layer(axum::middleware::from_fn_with_state(
+                s.clone(),
+                spindle_web::spnego::authenticate,
+            )),
+            None => web::router(web),
+        };
+        let web = spindle_web::WebServer::serve(web_listener, routes, "rm-web")
             .map_err(|source| bind_error(conf_keys::RM_WEBAPP_ADDRESS, web_bound, source))?;
         let addresses = RmAddresses {
             client: client.local_addr(),

@@ -5,11 +5,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use spindle_common::conf::{keys as conf_keys, Configuration};
 use spindle_common::resource::Resource;
 use spindle_common::security::proxy_users::ProxyUsers;
 use spindle_ipc::kerberos::{self, KerberosIdentity};
 use spindle_scheduler::{Scheduler, SchedulerConfig, SchedulerKind};
+use spindle_web::spnego::Spnego;
 use tracing::info;
 
 use super::settings::{max_reply_bytes, placement_settings, positive};
@@ -69,6 +72,8 @@ pub(super) struct Read {
     pub delegation: crate::model::delegation::DelegationConf,
     /// `hadoop-policy.xml`'s ACLs when `hadoop.security.authorization` is on.
     pub service_policy: Option<spindle_common::security::service_acl::ServicePolicy>,
+    /// SPNEGO on the web, when `hadoop.http.authentication.type=kerberos`.
+    pub spnego: Option<Arc<Spnego>>,
 }
 
 impl Read {
@@ -144,6 +149,7 @@ impl Read {
             None
         };
         Ok(Read {
+            spnego: spnego(conf)?,
             service_policy,
             store,
             work_preserving,
@@ -214,24 +220,49 @@ fn kerberos_identity(conf: &Configuration) -> Result<Option<KerberosIdentity>, R
     if !kerberos::enabled(conf).map_err(RmError::Invalid)? {
         return Ok(None);
     }
-    let (host, _) = conf.get_socket_addr(conf_keys::RM_ADDRESS)?;
+    let host = principal_host(conf, conf_keys::RM_ADDRESS, conf_keys::RM_PRINCIPAL)?;
+    kerberos::daemon_identity(conf, conf_keys::RM_PRINCIPAL, conf_keys::RM_KEYTAB, &host)
+        .map_err(RmError::Invalid)
+}
+
+/// What `_HOST` stands for in a principal of the server at `address_key`:
+/// that address's host, or the machine's host name when it is a wildcard.
+fn principal_host(
+    conf: &Configuration,
+    address_key: &str,
+    principal_key: &str,
+) -> Result<String, RmError> {
+    let (host, _) = conf.get_socket_addr(address_key)?;
     let wildcard = host.is_empty()
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_unspecified());
-    let host = if wildcard {
-        crate::web_host::machine_hostname().ok_or_else(|| {
-            RmError::Invalid(format!(
-                "{} is a wildcard and the machine has no host name for _HOST in {}",
-                conf_keys::RM_ADDRESS,
-                conf_keys::RM_PRINCIPAL
-            ))
-        })?
-    } else {
-        host
-    };
-    kerberos::daemon_identity(conf, conf_keys::RM_PRINCIPAL, conf_keys::RM_KEYTAB, &host)
-        .map_err(RmError::Invalid)
+    if !wildcard {
+        return Ok(host);
+    }
+    crate::web_host::machine_hostname().ok_or_else(|| {
+        RmError::Invalid(format!(
+            "{address_key} is a wildcard and the machine has no host name for _HOST in \
+             {principal_key}"
+        ))
+    })
+}
+
+/// SPNEGO on the RM's web (`hadoop.http.authentication.type=kerberos`), with
+/// `yarn.resourcemanager.webapp.spnego-principal`/`-keytab-file` or
+/// `hadoop.http.authentication.kerberos.*`; `_HOST` is the web address's host.
+fn spnego(conf: &Configuration) -> Result<Option<Arc<Spnego>>, RmError> {
+    const PRINCIPAL: &str = "yarn.resourcemanager.webapp.spnego-principal";
+    const KEYTAB: &str = "yarn.resourcemanager.webapp.spnego-keytab-file";
+    let host = principal_host(conf, conf_keys::RM_WEBAPP_ADDRESS, PRINCIPAL)?;
+    Spnego::from_conf(
+        conf,
+        PRINCIPAL,
+        KEYTAB,
+        &host,
+        spindle_common::time::wall_ms_u64,
+    )
+    .map_err(RmError::Invalid)
 }
 
 /// `yarn.scheduler.{minimum,maximum}-allocation-{mb,vcores}`; the maximum
