@@ -367,6 +367,57 @@ fn spnego_web(cluster: &Cluster, alice: &std::path::Path, bob: &std::path::Path)
     // The cookie alone, no ticket.
     let (code, body) = curl(nobody, &["-b", &jar, &url("/ws/v1/cluster/apps")]);
     assert_eq!(code, 200, "{body}");
+    // Delegation tokens over REST, for a SPNEGO caller only.
+    let (code, body) = curl(
+        alice,
+        &[
+            "--negotiate",
+            "-u",
+            ":",
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &format!("{{\"renewer\":\"alice@{REALM}\"}}"),
+            &url("/ws/v1/cluster/delegation-token"),
+        ],
+    );
+    assert_eq!(code, 200, "{body}\n{}", cluster.log_report());
+    let token: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(token["kind"], "RM_DELEGATION_TOKEN", "{body}");
+    assert_eq!(token["owner"], format!("alice@{REALM}"), "{body}");
+    let header = format!(
+        "Hadoop-YARN-RM-Delegation-Token: {}",
+        token["token"].as_str().expect("a token")
+    );
+    let with_token = |cache: &std::path::Path, method: &str, path: &str| {
+        curl(
+            cache,
+            &[
+                "--negotiate",
+                "-u",
+                ":",
+                "-X",
+                method,
+                "-H",
+                &header,
+                &url(path),
+            ],
+        )
+    };
+    let (code, body) = with_token(alice, "POST", "/ws/v1/cluster/delegation-token/expiration");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("expiration-time"), "{body}");
+    let (code, body) = with_token(bob, "POST", "/ws/v1/cluster/delegation-token/expiration");
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("bob tries to renew a token"), "{body}");
+    let (code, body) = with_token(alice, "DELETE", "/ws/v1/cluster/delegation-token");
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = with_token(alice, "POST", "/ws/v1/cluster/delegation-token/expiration");
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("Renewal request for unknown token"), "{body}");
+
     // The NodeManager's web asks the same.
     let nm = cluster.nodemanager(0);
     assert!(nm.address().starts_with("127.0.0.2:"), "{}", nm.address());

@@ -29,6 +29,17 @@ pub type ShortName = dyn Fn(&str) -> Result<String, String> + Send + Sync;
 
 /// Hadoop's cookie name.
 pub const COOKIE: &str = "hadoop.auth";
+
+/// Who a request authenticated as by SPNEGO (or its cookie): put in the
+/// request's extensions for the handlers that need more than `user.name`
+/// (delegation tokens are issued only to Kerberos callers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    /// The short name.
+    pub user: String,
+    /// The Kerberos principal.
+    pub principal: String,
+}
 const TYPE: &str = "kerberos";
 
 /// One web server's SPNEGO settings.
@@ -120,8 +131,9 @@ impl Spnego {
         format!("{payload}&s={s}")
     }
 
-    /// The user of a cookie value this server signed and that has not expired.
-    pub fn user_of(&self, token: &str, now_ms: u64) -> Option<String> {
+    /// The user and principal of a cookie value this server signed and that
+    /// has not expired.
+    pub fn user_of(&self, token: &str, now_ms: u64) -> Option<(String, String)> {
         let token = token.trim_matches('"');
         let (payload, signature) = token.rsplit_once("&s=")?;
         let expected = self.signature(payload);
@@ -131,20 +143,21 @@ impl Spnego {
             return None;
         }
         let mut user = None;
+        let mut principal = None;
         let mut expires = None;
         let mut kind = None;
         for part in payload.split('&') {
             match part.split_once('=') {
                 Some(("u", u)) => user = Some(u.to_string()),
+                Some(("p", p)) => principal = Some(p.to_string()),
                 Some(("e", e)) => expires = e.parse::<u64>().ok(),
                 Some(("t", t)) => kind = Some(t.to_string()),
                 _ => {}
             }
         }
+        let user = user.filter(|u| !u.is_empty())?;
         (kind.as_deref() == Some(TYPE) && expires? > now_ms)
-            .then_some(user)
-            .flatten()
-            .filter(|u| !u.is_empty())
+            .then(|| (user, principal.unwrap_or_default()))
     }
 }
 
@@ -231,8 +244,9 @@ pub async fn authenticate(
     let now = (spnego.now_ms)();
     let mut set_cookie = None;
     let mut reply_token = None;
-    let user = match cookie_value(&request).and_then(|c| spnego.user_of(&c, now)) {
-        Some(user) => user,
+    let from_cookie = cookie_value(&request).and_then(|c| spnego.user_of(&c, now));
+    let (user, principal) = match from_cookie {
+        Some(found) => found,
         None => match negotiate_token(&request) {
             None => return challenge("Authentication required"),
             Some(Err(why)) => return challenge(&why),
@@ -269,10 +283,14 @@ pub async fn authenticate(
                     ))
                     .ok()
                 });
-                user
+                (user, principal)
             }
         },
     };
+    request.extensions_mut().insert(Authenticated {
+        user: user.clone(),
+        principal,
+    });
     match with_user(request.uri(), &user) {
         Some(uri) => *request.uri_mut() = uri,
         None => return (StatusCode::BAD_REQUEST, "malformed request URI").into_response(),
@@ -314,11 +332,9 @@ mod tests {
     fn a_signed_cookie_names_its_user_until_it_expires_and_a_forged_one_nobody() {
         let s = spnego();
         let token = s.token("alice", "alice@EXAMPLE.COM", 6_000);
-        assert_eq!(s.user_of(&token, 5_999).as_deref(), Some("alice"));
-        assert_eq!(
-            s.user_of(&format!("\"{token}\""), 5_999).as_deref(),
-            Some("alice")
-        );
+        let alice = Some(("alice".to_string(), "alice@EXAMPLE.COM".to_string()));
+        assert_eq!(s.user_of(&token, 5_999), alice);
+        assert_eq!(s.user_of(&format!("\"{token}\""), 5_999), alice);
         assert_eq!(s.user_of(&token, 6_000), None, "expired");
         let forged = token.replace("u=alice", "u=root");
         assert_eq!(s.user_of(&forged, 5_000), None);

@@ -11,7 +11,7 @@
 //! | `POST /ws/v1/cluster/containers/{id}/signal/{command}` | `SignalContainer` | 200, empty; 400 `Invalid command: <C>, valid commands are: [OUTPUT_THREAD_DUMP, GRACEFUL_SHUTDOWN, FORCEFUL_SHUTDOWN]`; any refusal a 500 with the RPC's message, as `RMWebServices.signalToContainer` |
 //! | `POST /ws/v1/cluster/apps/new-application` | `NewApplication` | `{"application-id", "maximum-resource-capability"}` |
 //! | `POST /ws/v1/cluster/apps` (Hadoop's `ApplicationSubmissionContextInfo` JSON) | `SubmitApplication` (the submission the RPC builds) | 202 with `Location: .../apps/<id>`; a refusal is a 400 with the RPC's message |
-//! | `POST /ws/v1/cluster/delegation-token`, `POST .../delegation-token/expiration`, `DELETE .../delegation-token` | none | 403 `Delegation token operations can only be carried out on a Kerberos authenticated channel. Expected auth type is kerberos, got type <simple or null>`, as Hadoop's RM answers without SPNEGO (which Spindle's web does not offer yet); the RPC serves them |
+//! | `POST /ws/v1/cluster/delegation-token` `{"renewer": r}`, `POST .../delegation-token/expiration`, `DELETE .../delegation-token` (the token in the `Hadoop-YARN-RM-Delegation-Token` header, Hadoop's URL string) | `GetDelegationToken`, `RenewDelegationToken`, `CancelDelegationToken` | for a SPNEGO caller (`spindle_web::spnego`): the token `{"token", "renewer", "owner", "kind", "expiration-time", "max-validity"}`, `{"expiration-time"}`, 200; an invalid token a 400, a caller without the right a 403 with Hadoop's message. Any other caller: 403 `Delegation token operations can only be carried out on a Kerberos authenticated channel. Expected auth type is kerberos, got type <simple or null>` |
 //!
 //! The caller is Hadoop's pseudo-authentication user, the `user.name` query
 //! parameter, else the static web user (`dr.who`, see `web::caller`); with
@@ -30,24 +30,29 @@
 //! set to false refuses every submission (403).
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::Router;
+use base64::Engine as _;
 use serde_json::{json, Value};
 use spindle_common::ids::{ApplicationId, ContainerId};
+use spindle_common::security::{RmDelegationTokenIdentifier, Token};
+use spindle_web::spnego::Authenticated;
 use spindle_web::{Format, WebError};
 
 use super::{caller, WebContext};
 use crate::cluster::nodes::ContainerSignal;
 use crate::model::apps::AppState;
 use crate::model::convert::refusal_to_rpc;
+use crate::model::delegation::refusal_class;
 use crate::model::refusal::Refusal;
 use crate::model::reports::ProxyTarget;
 use crate::state::command::{
-    KillApplication, MoveApplication, NewApplication, SignalContainer, SubmitApplication,
-    UpdateApplicationPriority, UpdateApplicationTimeouts,
+    CancelDelegationToken, GetDelegationToken, KillApplication, MoveApplication, NewApplication,
+    RenewDelegationToken, SignalContainer, SubmitApplication, UpdateApplicationPriority,
+    UpdateApplicationTimeouts,
 };
 
 pub fn routes() -> Router<WebContext> {
@@ -64,38 +69,204 @@ pub fn routes() -> Router<WebContext> {
         .route("/ws/v1/cluster/apps", post(submit_application))
         .route(
             "/ws/v1/cluster/delegation-token",
-            post(delegation_token).delete(delegation_token),
+            post(post_delegation_token).delete(delete_delegation_token),
         )
         .route(
             "/ws/v1/cluster/delegation-token/expiration",
-            post(delegation_token),
+            post(post_delegation_token_expiration),
         )
 }
 
-/// `RMWebServices`' delegation-token resources: only a Kerberos (SPNEGO)
-/// caller may use them, and this web authenticates by `user.name` or the
-/// static user, so each is refused as Hadoop's `createKerberosUserGroupInformation`
-/// refuses another authentication type (a caller without a user first gets
-/// the 401 every write gets).
-async fn delegation_token(
-    State(web): State<WebContext>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    if let Err(r) = require_user(&web, query.as_deref(), &headers) {
-        return *r;
+/// The header that carries a token to renew or cancel (Hadoop's
+/// `RMWebServices.DELEGATION_TOKEN_HEADER`).
+const TOKEN_HEADER: &str = "Hadoop-YARN-RM-Delegation-Token";
+
+/// `RMWebServices`' delegation-token resources are for Kerberos (SPNEGO)
+/// callers only: anyone else is refused as Hadoop's
+/// `createKerberosUserGroupInformation` refuses another authentication
+/// type (a caller without a user first gets the 401 every write gets).
+fn kerberos_caller(
+    web: &WebContext,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    auth: Option<Authenticated>,
+) -> Result<Authenticated, Box<Response>> {
+    if let Some(auth) = auth {
+        return Ok(auth);
     }
-    let auth_type = match caller::user_in_query(query.as_deref()) {
+    require_user(web, query, headers)?;
+    let auth_type = match caller::user_in_query(query) {
         Ok(Some(_)) => "simple",
         _ => "null",
     };
-    plain(
+    Err(Box::new(plain(
         StatusCode::FORBIDDEN,
         format!(
             "Delegation token operations can only be carried out on a Kerberos authenticated \
              channel. Expected auth type is kerberos, got type {auth_type}"
         ),
+    )))
+}
+
+/// Hadoop's `Token.encodeToUrlString`: the Writable token, URL-safe base64.
+fn token_to_url(token: &Token) -> String {
+    let mut bytes = Vec::new();
+    token.write_writable(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The token a renewal or cancellation names in its header.
+fn token_of(headers: &HeaderMap) -> Result<Token, Box<Response>> {
+    let Some(text) = headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Err(fail(
+            WebError::bad_request(format!(
+                "Header '{TOKEN_HEADER}' containing encoded token not found"
+            )),
+            headers,
+        ));
+    };
+    let text = text.trim().trim_end_matches('=');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .and_then(|bytes| Token::read_writable(&bytes).ok())
+        .map(|(token, _)| token)
+        .ok_or_else(|| {
+            fail(
+                WebError::bad_request("Couldn't decode delegation token from header"),
+                headers,
+            )
+        })
+}
+
+/// A renewal's or cancellation's refusal as Hadoop answers it: an invalid
+/// token a 400, a caller without the right a 403 with the message.
+fn token_refused(refusal: Refusal, headers: &HeaderMap) -> Response {
+    match refusal {
+        Refusal::DelegationToken(r) if r.class == refusal_class::ACCESS_CONTROL => {
+            plain(StatusCode::FORBIDDEN, r.message)
+        }
+        Refusal::DelegationToken(r) => *fail(WebError::bad_request(r.message), headers),
+        other => *undeclared(other, headers),
+    }
+}
+
+/// `POST /ws/v1/cluster/delegation-token` `{"renewer": …}`: a token for the
+/// caller's principal.
+async fn post_delegation_token(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    auth: Option<Extension<Authenticated>>,
+    body: Bytes,
+) -> Response {
+    let auth = match kerberos_caller(&web, query.as_deref(), &headers, auth.map(|a| a.0)) {
+        Ok(a) => a,
+        Err(r) => return *r,
+    };
+    let renewer = match body_field(&headers, &body, "renewer") {
+        Ok(r) => r.unwrap_or_default(),
+        Err(r) => return *r,
+    };
+    let rm = web.rm();
+    let short = if renewer.is_empty() {
+        String::new()
+    } else {
+        match rm.names.short_name(&renewer) {
+            Ok(s) => s,
+            Err(e) => return *fail(WebError::bad_request(e), &headers),
+        }
+    };
+    let token = match rm
+        .core
+        .call(GetDelegationToken {
+            owner: auth.principal.clone(),
+            renewer: short,
+            real_user: None,
+        })
+        .await
+    {
+        Ok(t) => t,
+        Err(e) => return *fail(WebError::unavailable(e.to_string()), &headers),
+    };
+    let ident = RmDelegationTokenIdentifier::decode(&token.identifier).unwrap_or_default();
+    let renew_ms = web
+        .conf
+        .get_i64(spindle_common::conf::keys::RM_DELEGATION_TOKEN_RENEW_INTERVAL)
+        .unwrap_or(86_400_000);
+    answer(
+        &headers,
+        StatusCode::OK,
+        "delegation-token",
+        json!({
+            "token": token_to_url(&token),
+            "renewer": renewer,
+            "owner": auth.principal,
+            "kind": token.kind,
+            "expiration-time": ident.issue_date + renew_ms,
+            "max-validity": ident.max_date,
+        }),
     )
+}
+
+/// `POST /ws/v1/cluster/delegation-token/expiration`: the caller renews
+/// the token of the header.
+async fn post_delegation_token_expiration(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    auth: Option<Extension<Authenticated>>,
+) -> Response {
+    let auth = match kerberos_caller(&web, query.as_deref(), &headers, auth.map(|a| a.0)) {
+        Ok(a) => a,
+        Err(r) => return *r,
+    };
+    let token = match token_of(&headers) {
+        Ok(t) => t,
+        Err(r) => return *r,
+    };
+    let renew = RenewDelegationToken {
+        token,
+        renewer: auth.user,
+    };
+    match web.rm().core.call(renew).await {
+        Ok(Ok(expiry)) => answer(
+            &headers,
+            StatusCode::OK,
+            "delegation-token",
+            json!({ "expiration-time": expiry }),
+        ),
+        Ok(Err(refusal)) => token_refused(refusal, &headers),
+        Err(e) => *fail(WebError::unavailable(e.to_string()), &headers),
+    }
+}
+
+/// `DELETE /ws/v1/cluster/delegation-token`: the caller cancels the token
+/// of the header.
+async fn delete_delegation_token(
+    State(web): State<WebContext>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    auth: Option<Extension<Authenticated>>,
+) -> Response {
+    let auth = match kerberos_caller(&web, query.as_deref(), &headers, auth.map(|a| a.0)) {
+        Ok(a) => a,
+        Err(r) => return *r,
+    };
+    let token = match token_of(&headers) {
+        Ok(t) => t,
+        Err(r) => return *r,
+    };
+    let cancel = CancelDelegationToken {
+        token,
+        canceller: auth.principal,
+        short: auth.user,
+    };
+    match web.rm().core.call(cancel).await {
+        Ok(Ok(())) => StatusCode::OK.into_response(),
+        Ok(Err(refusal)) => token_refused(refusal, &headers),
+        Err(e) => *fail(WebError::unavailable(e.to_string()), &headers),
+    }
 }
 
 type WebResult = Result<Response, Box<Response>>;
