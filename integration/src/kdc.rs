@@ -152,10 +152,26 @@ impl Kdc {
 
     /// `kinit` with a keytab into the cache file `cache`.
     pub fn kinit(&self, principal: &str, keytab: &Path, cache: &Path) -> anyhow::Result<()> {
+        self.kinit_for(principal, keytab, cache, None)
+    }
+
+    /// `kinit` with a ticket lifetime (`kinit -l`, e.g. `5s`).
+    pub fn kinit_for(
+        &self,
+        principal: &str,
+        keytab: &Path,
+        cache: &Path,
+        lifetime: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let mut command = Command::new("/usr/bin/kinit");
+        command
+            .envs(self.env())
+            .env("KRB5CCNAME", format!("FILE:{}", cache.display()));
+        if let Some(lifetime) = lifetime {
+            command.args(["-l", lifetime]);
+        }
         run(
-            Command::new("/usr/bin/kinit")
-                .envs(self.env())
-                .env("KRB5CCNAME", format!("FILE:{}", cache.display()))
+            command
                 .args(["-k", "-t"])
                 .arg(keytab)
                 .arg(format!("{principal}@{REALM}")),

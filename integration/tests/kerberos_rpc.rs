@@ -147,6 +147,22 @@ fn kerberos_logins_are_served_and_everything_else_is_refused_by_name() -> anyhow
             .expect_err("no ticket, no call");
         assert!(err.to_string().contains("no Kerberos credentials"), "{err}");
 
+        // An expired ticket: named as such, with what to do.
+        let short = caches.path().join("short.cc");
+        kdc.kinit_for("alice", &alice_keytab, &short, Some("3s"))
+            .expect("kinit -l 3s");
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        std::env::set_var("KRB5CCNAME", format!("FILE:{}", short.display()));
+        let err = call(&addr, kerberos_options("alice", KerberosLogin::TicketCache, rm_pattern()))
+            .await
+            .expect_err("an expired ticket");
+        assert!(
+            err.to_string()
+                .contains("the Kerberos ticket has expired: run kinit again"),
+            "{err}"
+        );
+        std::env::set_var("KRB5CCNAME", format!("FILE:{}", caches.path().join("none.cc").display()));
+
         // The client names its login, never the user it was handed: a
         // Kerberos connection is served as its principal's short name (a
         // Java client that names another user is refused as an impersonator:

@@ -298,6 +298,25 @@ impl std::fmt::Debug for GssapiServer {
     }
 }
 
+/// `detail` (MIT's message) preceded by what it means for the operator,
+/// for the failures a user meets: an expired ticket, clocks apart, a
+/// principal the KDC does not know, a KDC that does not answer.
+fn explain(detail: String) -> String {
+    let hint = if detail.contains("Ticket expired") {
+        "the Kerberos ticket has expired: run kinit again (or renew the keytab login)"
+    } else if detail.contains("Clock skew too great") {
+        "this host's clock and the KDC's (or the server's) differ by more than the allowed \
+         skew: synchronize them (NTP)"
+    } else if detail.contains("not found in Kerberos database") {
+        "the KDC does not know a principal involved (the client's or the server's)"
+    } else if detail.contains("Cannot contact any KDC") {
+        "no KDC of the realm answers"
+    } else {
+        return detail;
+    };
+    format!("{hint} ({detail})")
+}
+
 /// Accepts an HTTP client's SPNEGO token (`Authorization: Negotiate`) with
 /// `identity`'s keys, in one step as Kerberos through SPNEGO takes: the
 /// client's principal and the token to send back, if any. Blocks in MIT's
@@ -513,7 +532,7 @@ impl GssapiClient {
             ),
             KerberosLogin::TicketCache => GssInitiator::new(protocol, server_id, None, None, None),
         }
-        .map_err(|e| format!("GSSAPI: no Kerberos credentials ({login:?}): {e}"))?;
+        .map_err(|e| explain(format!("GSSAPI: no Kerberos credentials ({login:?}): {e}")))?;
         let mut client = GssapiClient {
             initiator,
             established: false,
@@ -521,7 +540,9 @@ impl GssapiClient {
             principal: None,
         };
         let (token, complete) = client.initiator.step(None).map_err(|e| {
-            format!("GSSAPI: cannot start a context with {protocol}/{server_id}: {e}")
+            explain(format!(
+                "GSSAPI: cannot start a context with {protocol}/{server_id}: {e}"
+            ))
         })?;
         client.established = complete;
         if let KerberosLogin::Keytab { principal, .. } = login {

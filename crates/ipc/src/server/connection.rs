@@ -268,7 +268,8 @@ async fn serve_connection(
 
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection));
     let result = read_loop(&mut reader, &mut conn, &shared, &tx, &in_flight).await;
-    drop(tx);
+    // The FATAL is handed over before the ordinary channel closes: a
+    // writer that saw the channel closed first would end without it.
     let mut fatal_sent = false;
     let result = match result {
         Ok(()) => Ok(()),
@@ -279,6 +280,7 @@ async fn serve_connection(
             Err(reason)
         }
     };
+    drop(tx);
     // Let queued replies (or the FATAL) reach the client before the socket closes.
     let _ = writer.await;
     if fatal_sent {
