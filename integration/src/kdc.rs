@@ -37,6 +37,35 @@ pub fn missing() -> Option<String> {
         .map(|p| format!("{p} is missing: run integration/setup-kdc.sh (Debian's krb5-kdc)"))
 }
 
+/// A KDC for a test whose realm lives for the whole process (its
+/// environment set in this process, for MIT's library and the daemons and
+/// clients the test starts), with ticket lifetimes of an hour; `None` (the
+/// test prints `SKIP:` and passes) when none can run here, except under
+/// CI, which must have one.
+pub fn for_test() -> Option<Kdc> {
+    if let Some(why) = missing() {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI must install the KDC: {why}");
+        }
+        println!("SKIP: {why}");
+        return None;
+    }
+    let kdc = Kdc::start("1h").expect("the KDC starts");
+    for (k, v) in kdc.env() {
+        std::env::set_var(k, v);
+    }
+    Some(kdc)
+}
+
+/// The machine's host name, lower-cased: `_HOST` in a NodeManager's
+/// principal, as Hadoop's `SecurityUtil.login` gives it.
+pub fn machine_host() -> String {
+    nix::unistd::gethostname()
+        .expect("host name")
+        .to_string_lossy()
+        .to_ascii_lowercase()
+}
+
 /// A running KDC; stopped when dropped.
 pub struct Kdc {
     dir: tempfile::TempDir,

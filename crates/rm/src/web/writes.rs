@@ -139,6 +139,17 @@ fn token_of(headers: &HeaderMap) -> Result<Token, Box<Response>> {
         })
 }
 
+/// The SPNEGO caller of a renewal or cancellation and the token it names.
+fn caller_and_token(
+    web: &WebContext,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    auth: Option<Extension<Authenticated>>,
+) -> Result<(Authenticated, Token), Box<Response>> {
+    let auth = kerberos_caller(web, query, headers, auth.map(|a| a.0))?;
+    Ok((auth, token_of(headers)?))
+}
+
 /// A renewal's or cancellation's refusal as Hadoop answers it: an invalid
 /// token a 400, a caller without the right a 403 with the message.
 fn token_refused(refusal: Refusal, headers: &HeaderMap) -> Response {
@@ -217,12 +228,8 @@ async fn post_delegation_token_expiration(
     headers: HeaderMap,
     auth: Option<Extension<Authenticated>>,
 ) -> Response {
-    let auth = match kerberos_caller(&web, query.as_deref(), &headers, auth.map(|a| a.0)) {
-        Ok(a) => a,
-        Err(r) => return *r,
-    };
-    let token = match token_of(&headers) {
-        Ok(t) => t,
+    let (auth, token) = match caller_and_token(&web, query.as_deref(), &headers, auth) {
+        Ok(found) => found,
         Err(r) => return *r,
     };
     let renew = RenewDelegationToken {
@@ -249,12 +256,8 @@ async fn delete_delegation_token(
     headers: HeaderMap,
     auth: Option<Extension<Authenticated>>,
 ) -> Response {
-    let auth = match kerberos_caller(&web, query.as_deref(), &headers, auth.map(|a| a.0)) {
-        Ok(a) => a,
-        Err(r) => return *r,
-    };
-    let token = match token_of(&headers) {
-        Ok(t) => t,
+    let (auth, token) = match caller_and_token(&web, query.as_deref(), &headers, auth) {
+        Ok(found) => found,
         Err(r) => return *r,
     };
     let cancel = CancelDelegationToken {
