@@ -91,7 +91,21 @@ impl Spnego {
             .map_or(Ok(36_000), |v| v.parse::<u64>())
             .map_err(|_| format!("{validity_key} is not a number of seconds"))?;
         let secret_key = "hadoop.http.authentication.signature.secret.file";
-        let secret = match conf.get_trimmed(secret_key).filter(|f| !f.is_empty()) {
+        // A configured file that is not there: a random secret, as Hadoop's
+        // AuthenticationFilter falls back to its random provider (Hadoop's
+        // own default names a file under the user's home).
+        let configured = conf.get_trimmed(secret_key).filter(|f| !f.is_empty());
+        let file = configured
+            .clone()
+            .filter(|f| std::path::Path::new(f).exists());
+        if let (Some(missing), None) = (&configured, &file) {
+            tracing::warn!(
+                file = %missing,
+                "{secret_key}: no such file; the hadoop.auth cookie is signed with a random \
+                 secret of this start"
+            );
+        }
+        let secret = match file {
             Some(file) => std::fs::read(&file).map_err(|e| {
                 format!("{secret_key}: cannot read the signature secret {file}: {e}")
             })?,
