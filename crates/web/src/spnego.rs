@@ -40,6 +40,7 @@ pub struct Authenticated {
     /// The Kerberos principal.
     pub principal: String,
 }
+
 const TYPE: &str = "kerberos";
 
 /// One web server's SPNEGO settings.
@@ -151,9 +152,11 @@ impl Spnego {
         let token = token.trim_matches('"');
         let (payload, signature) = token.rsplit_once("&s=")?;
         let expected = self.signature(payload);
-        // Compared in full; a forged cookie learns nothing from timing worth
-        // having (the signature is over the whole payload).
-        if expected.as_bytes() != signature.as_bytes() {
+        // In constant time, as token passwords are compared.
+        if !spindle_common::security::secret::passwords_equal(
+            expected.as_bytes(),
+            signature.as_bytes(),
+        ) {
             return None;
         }
         let mut user = None;
