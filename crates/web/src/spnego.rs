@@ -224,6 +224,15 @@ fn challenge(message: &str) -> Response {
         .into_response()
 }
 
+/// Whether the request names a user to act for (`doAs`, any case).
+fn asks_do_as(uri: &Uri) -> bool {
+    uri.query().unwrap_or_default().split('&').any(|p| {
+        p.split('=')
+            .next()
+            .is_some_and(|name| name.eq_ignore_ascii_case("doas"))
+    })
+}
+
 /// The request's URI with `user.name` set to `user` (and any `user.name`
 /// the client gave removed).
 fn with_user(uri: &Uri, user: &str) -> Option<Uri> {
@@ -308,6 +317,19 @@ pub async fn authenticate(
         user: user.clone(),
         principal,
     });
+    // Hadoop's filter lets a proxy user act for another with `doAs`
+    // (hadoop.proxyuser.*); Spindle's web does not serve it yet, and must
+    // not serve such a request as the caller instead.
+    if asks_do_as(request.uri()) {
+        return (
+            StatusCode::FORBIDDEN,
+            format!(
+                "doAs is not served by Spindle's web yet: {user} may not act for another \
+                 user here (the RPC ports serve proxy users)"
+            ),
+        )
+            .into_response();
+    }
     match with_user(request.uri(), &user) {
         Some(uri) => *request.uri_mut() = uri,
         None => return (StatusCode::BAD_REQUEST, "malformed request URI").into_response(),
@@ -452,5 +474,14 @@ mod tests {
             .to_string();
         let again = send(get_with("cookie", format!("hadoop.auth={value}"))).await;
         assert_eq!(again.status(), StatusCode::OK);
+        // doAs is refused, not served as the caller.
+        let do_as = send(
+            axum::http::Request::get("/who?doAs=root")
+                .header("cookie", format!("hadoop.auth={value}"))
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+        assert_eq!(do_as.status(), StatusCode::FORBIDDEN);
     }
 }
