@@ -114,8 +114,12 @@ impl World {
                     self.clients[i].killed = true;
                 }
             }
-            Reply::GetDelegationToken(token) => {
+            Reply::GetDelegationToken(issued) => {
                 if let TokenPlan::Wanted { cancel } = self.clients[i].token {
+                    // The client's own reckoning of the renew date (the
+                    // scenario's interval), not the RM's answer, is what
+                    // the check holds the RM to.
+                    let token = issued.token;
                     let ident = RmDelegationTokenIdentifier::decode(&token.identifier)
                         .expect("the RM's own token identifier");
                     let until = self.now().wall_ms as i64 + DAY_MS;

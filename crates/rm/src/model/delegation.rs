@@ -140,6 +140,16 @@ impl DelegationView {
     }
 }
 
+/// A token just issued, with the dates REST answers report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedToken {
+    pub token: Token,
+    /// Wall ms: refused after this unless renewed.
+    pub renew_date_ms: i64,
+    /// Wall ms: no renewal extends it past this.
+    pub max_date_ms: i64,
+}
+
 /// The RM's delegation-token secret manager.
 #[derive(Debug)]
 pub struct DelegationTokens {
@@ -304,15 +314,16 @@ impl DelegationTokens {
 
     /// `getDelegationToken`: a token for `owner` (its full name), renewable
     /// by `renewer` (a short name; empty: by nobody), `real_user` when the
-    /// owner is impersonated; issued at wall time `now_ms`. Its service is
-    /// empty, as Hadoop's RM answers: the client fills in the address.
+    /// owner is impersonated; issued at wall time `now_ms`, with its renew
+    /// and maximum dates. Its service is empty, as Hadoop's RM answers: the
+    /// client fills in the address.
     pub fn issue(
         &mut self,
         owner: &str,
         renewer: &str,
         real_user: Option<&str>,
         now_ms: i64,
-    ) -> Token {
+    ) -> IssuedToken {
         self.sequence = self.sequence.wrapping_add(1);
         let ident = RmDelegationTokenIdentifier {
             owner: owner.to_string(),
@@ -326,19 +337,25 @@ impl DelegationTokens {
         let identifier = ident.encode();
         let password = self.keys[&self.current_key].key.password(&identifier);
         let sequence = ident.sequence_number;
+        let (renew_date_ms, max_date_ms) =
+            (now_ms + self.conf.renew_interval_ms as i64, ident.max_date);
         self.tokens.insert(
             sequence,
             Issued {
                 ident,
                 identifier: identifier.clone(),
                 password: password.clone(),
-                renew_date: now_ms + self.conf.renew_interval_ms as i64,
+                renew_date: renew_date_ms,
             },
         );
         self.keys_changed();
         self.token_changed(sequence);
         info!(owner, renewer, sequence, "RM delegation token issued");
-        Token::new(identifier, password, kind::RM_DELEGATION, "")
+        IssuedToken {
+            token: Token::new(identifier, password, kind::RM_DELEGATION, ""),
+            renew_date_ms,
+            max_date_ms,
+        }
     }
 
     /// `renewDelegationToken` by `renewer` (a short name) at `now_ms`:
@@ -538,7 +555,7 @@ mod tests {
     #[test]
     fn an_issued_token_verifies_until_its_renew_date_and_renewal_extends_it_to_the_max() {
         let mut dt = dt();
-        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0);
+        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0).token;
         assert_eq!(token.kind, "RM_DELEGATION_TOKEN");
         let ident = RmDelegationTokenIdentifier::decode(&token.identifier).expect("ident");
         assert_eq!(
@@ -577,7 +594,7 @@ mod tests {
     #[test]
     fn only_the_renewer_renews_with_the_right_password_and_only_owner_or_renewer_cancels() {
         let mut dt = dt();
-        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0);
+        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0).token;
         let err = dt
             .renew(&token.identifier, &token.password, "bob", T0)
             .expect_err("not the renewer");
@@ -595,7 +612,7 @@ mod tests {
             "{}",
             err.message
         );
-        let nobody = dt.issue("alice@EXAMPLE.COM", "", None, T0);
+        let nobody = dt.issue("alice@EXAMPLE.COM", "", None, T0).token;
         let err = dt
             .renew(&nobody.identifier, &nobody.password, "alice", T0)
             .expect_err("no renewer");
@@ -645,7 +662,7 @@ mod tests {
     #[test]
     fn a_forged_identifier_is_unknown_even_with_a_live_sequence_number() {
         let mut dt = dt();
-        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0);
+        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0).token;
         let mut forged = RmDelegationTokenIdentifier::decode(&token.identifier).expect("ident");
         forged.owner = "root@EXAMPLE.COM".into();
         let err = dt.view().check(&forged.encode(), T0).expect_err("forged");
@@ -655,7 +672,7 @@ mod tests {
     #[test]
     fn keys_roll_and_old_tokens_stay_renewable_until_their_max_date() {
         let mut dt = dt();
-        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0);
+        let token = dt.issue("alice@EXAMPLE.COM", "yarn", None, T0).token;
         for day in 1..=6 {
             dt.tick(T0 + day * DAY);
             dt.renew(&token.identifier, &token.password, "yarn", T0 + day * DAY)
@@ -674,8 +691,10 @@ mod tests {
     fn what_the_store_kept_gives_the_same_tokens_back() {
         let mut dt = dt();
         dt.record();
-        let token = dt.issue("alice@EXAMPLE.COM", "yarn", Some("oozie"), T0);
-        let kept = dt.issue("bob@EXAMPLE.COM", "yarn", None, T0);
+        let token = dt
+            .issue("alice@EXAMPLE.COM", "yarn", Some("oozie"), T0)
+            .token;
+        let kept = dt.issue("bob@EXAMPLE.COM", "yarn", None, T0).token;
         dt.cancel(&kept.identifier, "bob@EXAMPLE.COM", "bob")
             .expect("cancel");
         let mut keys = None;
@@ -706,7 +725,7 @@ mod tests {
         assert_eq!(p.real_user.as_deref(), Some("oozie"));
         assert!(back.view().check(&kept.identifier, T0 + 5).is_err());
         // The sequence continues.
-        let next = back.issue("carol@EXAMPLE.COM", "", None, T0 + 6);
+        let next = back.issue("carol@EXAMPLE.COM", "", None, T0 + 6).token;
         let ident = RmDelegationTokenIdentifier::decode(&next.identifier).expect("ident");
         assert_eq!(ident.sequence_number, 3);
     }

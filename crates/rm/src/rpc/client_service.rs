@@ -321,7 +321,7 @@ async fn get_delegation_token(
         })
         .await?;
     Ok(hadoop_protos::common::GetDelegationTokenResponseProto {
-        token: Some(token.to_proto()),
+        token: Some(token.token.to_proto()),
     })
 }
 

@@ -33,6 +33,7 @@ use crate::cluster::nodes::{
 use crate::hosts::HostLists;
 use crate::log_aggregation::AppLogReport;
 use crate::model::amrm::{AllocateReply, AllocateRequest, RegisterReply};
+use crate::model::delegation::IssuedToken;
 use crate::model::keys::NmMasterKeys;
 use crate::model::launch::AmLaunchContext;
 use crate::model::refusal::Refusal;
@@ -173,7 +174,7 @@ pub enum Reply {
     UpdateApplicationTimeouts(Result<(), Refusal>),
     SignalContainer(Result<(), Refusal>),
     FailApplicationAttempt(Result<(), Refusal>),
-    GetDelegationToken(Token),
+    GetDelegationToken(IssuedToken),
     RenewDelegationToken(Result<i64, Refusal>),
     CancelDelegationToken(Result<(), Refusal>),
     RegisterApplicationMaster(Result<RegisterReply, Refusal>),
@@ -246,7 +247,7 @@ request!(MoveApplication => Result<(), Refusal>);
 request!(UpdateApplicationTimeouts => Result<(), Refusal>);
 request!(SignalContainer => Result<(), Refusal>);
 request!(FailApplicationAttempt => Result<(), Refusal>);
-request!(GetDelegationToken => Token);
+request!(GetDelegationToken => IssuedToken);
 request!(RenewDelegationToken => Result<i64, Refusal>);
 request!(CancelDelegationToken => Result<(), Refusal>);
 request!(RegisterApplicationMaster => Result<RegisterReply, Refusal>);
@@ -268,7 +269,8 @@ request!(AmLaunchFailed => ());
 
 /// `getDelegationToken` by `owner` (its full name, a Kerberos principal),
 /// for `renewer` (a short name), `real_user` when the owner is
-/// impersonated. Answers the token (its service empty, as Hadoop's RM).
+/// impersonated. Answers the token (its service empty, as Hadoop's RM)
+/// with its dates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GetDelegationToken {
     pub owner: String,

@@ -2,16 +2,14 @@
 //! (so the store keeps them and a failover gives them back), with the
 //! secret manager in [`crate::model::delegation`].
 
-use spindle_common::security::Token;
-
 use super::RmState;
-use crate::model::delegation::{DelegationTokens, DelegationView};
+use crate::model::delegation::{DelegationTokens, DelegationView, IssuedToken};
 use crate::model::refusal::Refusal;
 use crate::state::command::{CancelDelegationToken, GetDelegationToken, RenewDelegationToken};
 use crate::time::Now;
 
 impl RmState {
-    pub(super) fn get_delegation_token(&mut self, now: Now, c: GetDelegationToken) -> Token {
+    pub(super) fn get_delegation_token(&mut self, now: Now, c: GetDelegationToken) -> IssuedToken {
         self.delegation.issue(
             &c.owner,
             &c.renewer,

@@ -38,7 +38,7 @@ use axum::Router;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use spindle_common::ids::{ApplicationId, ContainerId};
-use spindle_common::security::{RmDelegationTokenIdentifier, Token};
+use spindle_common::security::Token;
 use spindle_web::spnego::Authenticated;
 use spindle_web::{Format, WebError};
 
@@ -188,7 +188,7 @@ async fn post_delegation_token(
             Err(e) => return *fail(WebError::bad_request(e), &headers),
         }
     };
-    let token = match rm
+    let issued = match rm
         .core
         .call(GetDelegationToken {
             owner: auth.principal.clone(),
@@ -200,22 +200,17 @@ async fn post_delegation_token(
         Ok(t) => t,
         Err(e) => return *fail(WebError::unavailable(e.to_string()), &headers),
     };
-    let ident = RmDelegationTokenIdentifier::decode(&token.identifier).unwrap_or_default();
-    let renew_ms = web
-        .conf
-        .get_i64(spindle_common::conf::keys::RM_DELEGATION_TOKEN_RENEW_INTERVAL)
-        .unwrap_or(86_400_000);
     answer(
         &headers,
         StatusCode::OK,
         "delegation-token",
         json!({
-            "token": token_to_url(&token),
+            "token": token_to_url(&issued.token),
             "renewer": renewer,
             "owner": auth.principal,
-            "kind": token.kind,
-            "expiration-time": ident.issue_date + renew_ms,
-            "max-validity": ident.max_date,
+            "kind": issued.token.kind,
+            "expiration-time": issued.renew_date_ms,
+            "max-validity": issued.max_date_ms,
         }),
     )
 }
