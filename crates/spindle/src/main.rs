@@ -365,12 +365,17 @@ fn with_mapred_site(
     Ok(conf)
 }
 
+/// A NodeManager's configuration: the site files with `mapred-site.xml`
+/// (the shuffle's keys) and `hadoop-policy.xml` (service-level ACLs).
+fn nm_conf(conf: Configuration, dir: Option<&std::path::Path>) -> Result<Configuration, String> {
+    let conf = with_mapred_site(conf, dir)?;
+    spindle_common::security::service_acl::with_policy_file(&conf, dir)
+}
+
 async fn run_nm(args: ConfArgs) -> Result<(), String> {
     let shutdown = Shutdown::catch();
     let (conf, dir) = args.load()?;
-    let conf = with_mapred_site(conf, dir.as_deref())?;
-    // hadoop-policy.xml's ACLs, for service-level authorization.
-    let conf = spindle_common::security::service_acl::with_policy_file(&conf, dir.as_deref())?;
+    let conf = nm_conf(conf, dir.as_deref())?;
     warn_not_acted_on(&conf);
     let nm = spindle_nm::NodeManager::start(&conf)
         .await
@@ -514,8 +519,9 @@ async fn run_standalone(args: ConfArgs) -> Result<(), String> {
              yarn.resourcemanager.hostname and yarn.nodemanager.hostname (or their bind-host keys)."
         );
     }
-    // The NM reaches the RM at the address the RM actually bound.
-    let mut nm_conf = with_mapred_site(conf.clone(), dir.as_deref())?;
+    // The NM reaches the RM at the address the RM actually bound; it reads
+    // what `spindle nodemanager` reads (mapred-site.xml, hadoop-policy.xml).
+    let mut nm_conf = nm_conf(conf.clone(), dir.as_deref())?;
     let tracker = rm.addresses().resource_tracker;
     let tracker_host = if tracker.ip().is_unspecified() {
         "127.0.0.1".to_string()
