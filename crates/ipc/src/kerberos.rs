@@ -385,6 +385,8 @@ pub fn http_identity(
         .ok_or_else(|| format!("{TYPE}=kerberos needs {principal_key} or {PRINCIPAL}"))?;
     let (keytab_from, keytab) = pick(keytab_key, KEYTAB)
         .ok_or_else(|| format!("{TYPE}=kerberos needs {keytab_key} or {KEYTAB}"))?;
+    // Without a realm, MIT's default one, as for the daemons' principals.
+    let principal = in_default_realm(&principal, default_realm().as_deref());
     let principal =
         Principal::with_host(&principal, host).map_err(|e| format!("{principal_from}: {e}"))?;
     let names = match conf.get(NAME_RULES).filter(|r| !r.trim().is_empty()) {
