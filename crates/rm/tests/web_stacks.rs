@@ -1,8 +1,8 @@
 //! The RM's `/stacks` (Hadoop's `StackServlet`): a text page listing the
 //! process's OS threads by name and state, for administrators only when
 //! `hadoop.security.instrumentation.requires.admin` and
-//! `hadoop.security.authorization` are both on (the RM refuses the second
-//! until service-level ACLs are enforced).
+//! `hadoop.security.authorization` are both on (Hadoop's
+//! `HttpServer2.hasAdministratorAccess`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -51,9 +51,8 @@ async fn stacks_lists_the_process_threads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instrumentation_for_admins_needs_service_authorization_as_in_hadoop() {
     // Hadoop's `HttpServer2.hasAdministratorAccess` lets everyone in while
-    // `hadoop.security.authorization` is off, and the RM refuses to start
-    // with it on until service-level ACLs are enforced (S23): so
-    // `requires.admin` alone keeps /stacks open.
+    // `hadoop.security.authorization` is off: `requires.admin` alone keeps
+    // /stacks open.
     let rm = start_rm(&[
         ("hadoop.security.instrumentation.requires.admin", "true"),
         ("yarn.admin.acl", "boss"),
@@ -63,4 +62,29 @@ async fn instrumentation_for_admins_needs_service_authorization_as_in_hadoop() {
     let (status, text) = get(web, "/stacks?user.name=mallory").await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("Process Thread Dump: "), "{text}");
+    drop(rm);
+
+    // With it on, administrators only: named in the ACL, or in one of its
+    // groups, here by a static group override (no such group on the host).
+    let rm = start_rm(&[
+        ("hadoop.security.instrumentation.requires.admin", "true"),
+        ("hadoop.security.authorization", "true"),
+        ("yarn.admin.acl", "boss spindle-test-admins"),
+        (
+            "hadoop.user.group.static.mapping.overrides",
+            "dr.who=;carol=spindle-test-admins",
+        ),
+    ])
+    .await;
+    let web = rm.addresses().webapp;
+    let (status, text) = get(web, "/stacks?user.name=mallory").await;
+    assert_eq!(status, 403, "{text}");
+    assert!(
+        text.contains("User mallory is unauthorized to access this page."),
+        "{text}"
+    );
+    for admin in ["boss", "carol"] {
+        let (status, text) = get(web, &format!("/stacks?user.name={admin}")).await;
+        assert_eq!(status, 200, "{admin}: {text}");
+    }
 }
